@@ -1,0 +1,73 @@
+// Command mcpgw is a local, multiplexing MCP gateway: one daemon that every
+// agent session connects to as a single MCP server, in front of many
+// upstream MCP servers started lazily and shared by all sessions.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "mcpgw:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `mcpgw — a local, multiplexing MCP gateway
+
+Usage:
+  mcpgw serve [--config FILE] [--listen ADDR]   run the daemon
+  mcpgw serve --stdio                           one private session on stdin/stdout
+  mcpgw stdio                                   connect a stdio MCP client to the daemon (starts it if needed)
+  mcpgw bench search --catalog FILE --queries FILE
+  mcpgw version
+
+Run "mcpgw COMMAND -h" for a command's flags.
+`
+
+// run dispatches a subcommand. It is main without the process: tests call it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, stdin, stdout, stderr)
+	case "stdio":
+		return stdioShim(ctx, rest, stdin, stdout, stderr)
+	case "bench":
+		if len(rest) > 0 && rest[0] == "search" {
+			return benchSearch(rest[1:], stdout)
+		}
+		return errors.New("usage: mcpgw bench search --catalog FILE --queries FILE")
+	case "testserver":
+		// A small fast MCP server on stdin/stdout, used by benchmarks and
+		// end-to-end tests as an upstream.
+		return testServer(ctx)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "mcpgw", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+
+	"github.com/mcpgw/mcpgw/cachefile"
+	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// DefaultListen is the daemon's default HTTP address (documented in the README).
+const DefaultListen = "127.0.0.1:7332"
+
+type serveFlags struct {
+	config      string
+	listen      string
+	allowRemote bool
+	cache       string
+	logLevel    string
+	logFormat   string
+	noBootstrap bool
+	token       string
+	socket      string
+	stdio       bool
+}
+
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	fs.StringVar(&f.listen, "listen", DefaultListen, "HTTP listen address for /mcp, /metrics and /healthz")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
+	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
+	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
+	fs.StringVar(&f.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token HTTP clients must present (default $MCPGW_TOKEN)")
+	fs.StringVar(&f.socket, "socket", defaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
+	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	if err := checkListen(f.listen, f.allowRemote); err != nil {
+		return err
+	}
+
+	path := f.config
+	if path == "" {
+		path = registry.DefaultConfigPath()
+	}
+	cfg, err := registry.Load(path, nil)
+	if err != nil {
+		return err
+	}
+	if cfg.Missing {
+		log.Info("no config file; starting with no servers", "path", path,
+			"hint", `create it with {"mcpServers": {"name": {"command": "...", "args": []}}}`)
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config", "warning", w)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	cachePath := f.cache
+	if cachePath == "" {
+		cachePath = cfg.Settings.CachePath
+	}
+	if cachePath == "" {
+		cachePath = cachefile.DefaultPath()
+	}
+	cache := cachefile.Open(cachePath, &cachefile.Options{MaxAge: cfg.Settings.CacheMaxAge})
+
+	gw := gateway.New(cfg, &gateway.Options{
+		Logger:      log,
+		Registerer:  reg,
+		Version:     version,
+		Cache:       cache,
+		NoBootstrap: f.noBootstrap,
+	})
+	defer gw.Close()
+
+	if f.stdio {
+		// A private single-session gateway: stdout carries protocol bytes only.
+		gw.Start()
+		log.Info("mcpgw serving one session on stdio", "version", version, "config", path, "servers", len(cfg.Servers))
+		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{})
+	}
+
+	var sockLn net.Listener
+	if f.socket != "" {
+		unlock, ln, err := listenSocket(f.socket)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		sockLn = ln
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.listen, err)
+	}
+	srv := &http.Server{
+		Handler:           gw.Handler(&gateway.HTTPOptions{Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	gw.Start()
+	log.Info("mcpgw serving", "version", version, "mcp", "http://"+ln.Addr().String()+"/mcp",
+		"socket", f.socket, "config", path, "servers", len(cfg.Servers), "cache", cachePath)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	if sockLn != nil {
+		g.Go(func() error { return gw.ServeSocket(ctx, sockLn) })
+	}
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	})
+	g.Go(func() error {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-hup:
+				next, err := registry.Load(path, nil)
+				if err != nil {
+					log.Error("reload failed; keeping the running config", "err", err)
+					continue
+				}
+				gw.Reload(next)
+				log.Info("config reloaded", "servers", len(next.Servers))
+			}
+		}
+	})
+	err = g.Wait()
+	log.Info("mcpgw stopping")
+	return err
+}
+
+// checkListen refuses non-loopback addresses unless allowed explicitly: the
+// daemon starts processes on behalf of whoever can reach it.
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with --token) if you mean it", addr)
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	switch strings.ToLower(format) {
+	case "auto", "":
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly})), nil
+		}
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	case "text", "logfmt":
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want auto, text or json", format)
+}
+
+// listenSocket takes the single-instance lock beside the socket, replaces
+// a stale socket file and listens with mode 0600.
+func listenSocket(path string) (unlock func(), ln net.Listener, err error) {
+	dir := filepath.Dir(path)
+	if err := ensurePrivateDir(dir); err != nil {
+		return nil, nil, err
+	}
+	unlock, err = lockFile(filepath.Join(dir, "daemon.lock"), false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("another mcpgw daemon is already running for %s (its lock %s is held)", path, filepath.Join(dir, "daemon.lock"))
+	}
+	_ = os.Remove(path) // we hold the lock, so any socket file left is stale
+	ln, err = net.Listen("unix", path)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		unlock()
+		return nil, nil, err
+	}
+	return func() { ln.Close(); unlock() }, ln, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func testServer(ctx context.Context) error {
+	return upstreamtest.ServeStdio(ctx)
+}

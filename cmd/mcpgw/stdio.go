@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
+)
+
+// stdioShim is `mcpgw stdio`: it connects an MCP client that speaks stdio
+// to the daemon's unix socket, starting the daemon when none answers. Only
+// protocol bytes ever go to stdout; messages go to stderr.
+func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sock := fs.String("socket", defaultSocket(), "daemon socket")
+	mode := fs.String("mode", "", "session mode: proxy, toolsearch or direct (default: the config's)")
+	noStart := fs.Bool("no-start", false, "fail instead of starting a daemon when none runs")
+	config := fs.String("config", "", "config file for a daemon this shim starts")
+	timeout := fs.Duration("start-timeout", 15*time.Second, "how long to wait for a started daemon")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	conn, err := dialDaemon(*sock)
+	if err != nil {
+		if *noStart {
+			return fmt.Errorf("no mcpgw daemon at %s: %w", *sock, err)
+		}
+		conn, err = startDaemon(ctx, *sock, *config, *timeout)
+		if err != nil {
+			return err
+		}
+	}
+	defer conn.Close()
+
+	cwd, _ := os.Getwd()
+	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode})
+	if _, err := conn.Write(append(hello, '\n')); err != nil {
+		return fmt.Errorf("sending handshake to %s: %w", *sock, err)
+	}
+	br := bufio.NewReader(conn)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("reading the daemon's handshake answer from %s: %w", *sock, err)
+	}
+	var wel gateway.Welcome
+	if err := json.Unmarshal(line, &wel); err != nil {
+		return fmt.Errorf("the process at %s is not an mcpgw daemon (answered %q)", *sock, strings.TrimSpace(string(line)))
+	}
+	if !wel.OK {
+		return fmt.Errorf("daemon refused the session: %s", wel.Error)
+	}
+	if wel.Version != version {
+		fmt.Fprintf(stderr, "mcpgw: note: daemon is version %s, this shim %s; restart the daemon to run the same version\n", wel.Version, version)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(conn, stdin)
+		if uc, ok := conn.(*net.UnixConn); ok {
+			_ = uc.CloseWrite()
+		}
+		done <- err
+	}()
+	_, err = io.Copy(stdout, br)
+	// The daemon closed the session: stop reading stdin too.
+	conn.Close()
+	select {
+	case <-done:
+	default:
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// dialDaemon connects to the daemon's socket after checking it is ours.
+func dialDaemon(sock string) (net.Conn, error) {
+	if err := checkSocketOwner(sock); err != nil {
+		return nil, err
+	}
+	return net.DialTimeout("unix", sock, 2*time.Second)
+}
+
+// startDaemon starts `mcpgw serve` in the background and waits for its
+// socket. Shims racing to do this serialise on a lock; the loser finds the
+// winner's daemon. A socket file nobody answers on is stale and removed.
+func startDaemon(ctx context.Context, sock, config string, timeout time.Duration) (net.Conn, error) {
+	dir := filepath.Dir(sock)
+	if err := ensurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(filepath.Join(dir, "start.lock"), true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if conn, err := dialDaemon(sock); err == nil {
+		return conn, nil
+	}
+	if _, err := os.Lstat(sock); err == nil {
+		_ = os.Remove(sock) // stale: nobody answered
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the mcpgw binary: %w", err)
+	}
+	logDir := stateDir()
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(logDir, "mcpgw.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	args := []string{"serve", "--socket", sock, "--log-format", "json"}
+	if config != "" {
+		args = append(args, "--config", config)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlive this shim and its terminal
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting mcpgw daemon: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+
+	deadline := time.Now().Add(timeout)
+	for {
+		if conn, err := dialDaemon(sock); err == nil {
+			return conn, nil
+		}
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("the mcpgw daemon exited at start; see %s:\n%s", logPath, tail(logPath, 10))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the mcpgw daemon did not open %s within %v; see %s", sock, timeout, logPath)
+		}
+	}
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lockFile takes an flock on path; wait blocks until it is free.
+func lockFile(path string, wait bool) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_EX
+	if !wait {
+		how |= syscall.LOCK_NB
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

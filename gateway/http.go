@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Headers and query parameters an HTTP client may use to describe its
+// session (the stdio shim sends the same facts in its handshake line).
+const (
+	HeaderCwd  = "Mcp-Gateway-Cwd"  // the client's working directory (project overlays)
+	HeaderMode = "Mcp-Gateway-Mode" // proxy, toolsearch or direct; also ?mode=
+)
+
+// HTTPOptions configure Handler.
+type HTTPOptions struct {
+	// Token, when set, must be presented as "Authorization: Bearer <token>"
+	// on /mcp.
+	Token string
+	// Gatherer serves /metrics; nil serves 404 there.
+	Gatherer prometheus.Gatherer
+	// SessionTimeout closes HTTP sessions idle this long; 0 = never.
+	SessionTimeout time.Duration
+}
+
+// Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp
+// (DNS-rebinding and cross-origin protection on), /metrics and /healthz.
+func (s *Server) Handler(opts *HTTPOptions) http.Handler {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		mode := r.URL.Query().Get("mode")
+		if mode == "" {
+			mode = r.Header.Get(HeaderMode)
+		}
+		return s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode}).server
+	}, &mcp.StreamableHTTPOptions{
+		Logger:         s.log.With("component", "http"),
+		SessionTimeout: o.SessionTimeout,
+	})
+	var h http.Handler = mcpHandler
+	if o.Token != "" {
+		h = requireToken(o.Token, h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if o.Gatherer != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	}
+	return mux
+}
+
+func requireToken(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,575 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// The `mcp` tool replaces every upstream schema the model would otherwise
+// see, so its name, description and schema together are kept well under
+// 1,000 bytes (TestProxyToolSize).
+const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list a server's tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) show parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect.`
+
+const proxySchema = `{"type":"object","properties":{` +
+	`"tool":{"type":"string","description":"Tool to call"},` +
+	`"args":{"type":"object","description":"Arguments for tool"},` +
+	`"search":{"type":"string","description":"Words to find tools"},` +
+	`"regex":{"type":"boolean"},` +
+	`"includeSchemas":{"type":"boolean"},` +
+	`"describe":{"type":"string","description":"Tool to describe"},` +
+	`"server":{"type":"string","description":"List or narrow to this server"},` +
+	`"connect":{"type":"string","description":"Server to connect"}}}`
+
+func proxyTool() *mcp.Tool {
+	return &mcp.Tool{Name: "mcp", Description: proxyDescription, InputSchema: json.RawMessage(proxySchema)}
+}
+
+// proxyArgs are the `mcp` tool's arguments. Args stays raw: it may be an
+// object or a JSON string holding one.
+type proxyArgs struct {
+	Tool           string          `json:"tool"`
+	Args           json.RawMessage `json:"args"`
+	Search         string          `json:"search"`
+	Regex          bool            `json:"regex"`
+	IncludeSchemas bool            `json:"includeSchemas"`
+	Describe       string          `json:"describe"`
+	Server         string          `json:"server"`
+	Connect        string          `json:"connect"`
+}
+
+func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a proxyArgs
+	if raw := req.Params.Arguments; len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return errorResult("Invalid arguments for mcp: %v. Use mcp({}) for status or mcp({tool:\"name\",args:{...}}) to call a tool.", err), nil
+		}
+	}
+	gw := ss.gw
+	v := gw.catalog.View()
+	switch {
+	case a.Tool != "":
+		return gw.callTool(ctx, v, a.Tool, a.Args), nil
+	case len(a.Args) > 0 && !isEmptyJSON(a.Args):
+		return errorResult("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"})."), nil
+	case a.Connect != "":
+		return gw.connect(ctx, v, a.Connect), nil
+	case a.Describe != "":
+		return gw.describe(v, a.Describe), nil
+	case a.Search != "":
+		return gw.search(v, a), nil
+	case a.Server != "":
+		return gw.listServer(v, a.Server), nil
+	default:
+		return textResult(gw.statusText(v)), nil
+	}
+}
+
+func isEmptyJSON(raw json.RawMessage) bool {
+	s := string(bytes.TrimSpace(raw))
+	return s == "" || s == "null" || s == "{}" || s == `""`
+}
+
+func textResult(format string, a ...any) *mcp.CallToolResult {
+	text := format
+	if len(a) > 0 {
+		text = fmt.Sprintf(format, a...)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func errorResult(format string, a ...any) *mcp.CallToolResult {
+	r := textResult(format, a...)
+	r.IsError = true
+	return r
+}
+
+// gatewayKeys are the `mcp` tool's own argument names; finding them inside
+// args usually means the model nested a gateway call by mistake.
+var gatewayKeys = []string{"tool", "args", "search", "describe", "connect", "server"}
+
+// decodeArgs turns the args value (object, JSON string holding an object,
+// or absent) into the arguments forwarded upstream.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return map[string]any{}, nil
+		}
+		raw = []byte(s)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("args must be a JSON object: %v", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage) *mcp.CallToolResult {
+	t, ok := v.Lookup(name)
+	if !ok {
+		return gw.unknownTool(v, name)
+	}
+	args, err := decodeArgs(rawArgs)
+	if err != nil {
+		return errorResult("Invalid args for %s: %v\n\n%s", t.Name, err, paramsText(t))
+	}
+	if nested := nestedGatewayKeys(t, args); len(nested) > 0 {
+		return errorResult("args for %s contain %s, which are arguments of the mcp tool itself, not of %s. Pass the tool's own arguments directly: mcp({tool:%q,args:{...}}).\n\n%s",
+			t.Name, strings.Join(nested, ", "), t.Name, t.Name, paramsText(t))
+	}
+	sv, _ := v.Server(t.Server)
+	srv := sv.Server
+	if !srv.Enabled {
+		return errorResult("Server %q is disabled in %s.", srv.Name, srv.Source)
+	}
+	u := gw.pool.Upstream(srv)
+	start := time.Now()
+	var res *mcp.CallToolResult
+	if t.Resource != nil {
+		var rr *mcp.ReadResourceResult
+		rr, err = u.ReadResource(ctx, t.Resource.URI)
+		if err == nil {
+			res = resourceResult(rr)
+		}
+	} else {
+		res, err = u.Call(ctx, t.Original, args)
+	}
+	elapsed := time.Since(start)
+	outcome := "ok"
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome = "canceled"
+	case err != nil:
+		outcome = "error"
+		var te *upstream.TimeoutError
+		if errors.As(err, &te) {
+			outcome = "timeout"
+		}
+	case res.IsError:
+		outcome = "tool_error"
+	}
+	gw.metrics.call(srv.Name, outcome, elapsed)
+	if err != nil {
+		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t))
+	}
+	res = convertResult(res)
+	if res.IsError {
+		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
+	}
+	return res
+}
+
+// nestedGatewayKeys reports gateway argument names found in args that the
+// target tool does not itself accept.
+func nestedGatewayKeys(t *registry.Tool, args map[string]any) []string {
+	props := schemaProps(t.Def.InputSchema)
+	var out []string
+	for _, k := range gatewayKeys {
+		if _, ok := args[k]; !ok {
+			continue
+		}
+		if _, own := props[k]; own {
+			continue
+		}
+		out = append(out, k)
+	}
+	// "tool" alone next to real arguments is not proof enough; "tool" with
+	// "args", or "args" alone, is.
+	if len(out) == 1 && out[0] != "args" {
+		return nil
+	}
+	return out
+}
+
+func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Unknown tool %q.", name)
+	if sugg := v.Suggest(name, 5); len(sugg) > 0 {
+		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
+	} else if hits, err := v.Search(name, registry.SearchOptions{Limit: 5}); err == nil && len(hits) > 0 {
+		names := make([]string, len(hits))
+		for i, h := range hits {
+			names[i] = h.Name
+		}
+		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(names, ", "))
+	}
+	b.WriteString(" Use mcp({search:\"words\"}) to find tools.")
+	if len(v.Tools) == 0 {
+		b.WriteString(" No tools are known yet: mcp({}) shows the servers, mcp({connect:\"server\"}) lists one's tools.")
+	}
+	return errorResult("%s", b.String())
+}
+
+func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+	sv, ok := v.Server(name)
+	if !ok {
+		return gw.unknownServer(v, name)
+	}
+	if !sv.Server.Enabled {
+		return errorResult("Server %q is disabled in %s.", name, sv.Server.Source)
+	}
+	if _, err := gw.pool.Upstream(sv.Server).Connect(ctx); err != nil {
+		return errorResult("Connecting %s: %v", name, err)
+	}
+	return gw.listServer(gw.catalog.View(), name)
+}
+
+func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
+	names := make([]string, len(v.Servers))
+	for i, sv := range v.Servers {
+		names[i] = sv.Server.Name
+	}
+	if len(names) == 0 {
+		return errorResult("Unknown server %q: no servers are configured.", name)
+	}
+	return errorResult("Unknown server %q. Servers: %s.", name, strings.Join(names, ", "))
+}
+
+func (gw *Server) listServer(v *registry.View, name string) *mcp.CallToolResult {
+	sv, ok := v.Server(name)
+	if !ok {
+		return gw.unknownServer(v, name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))
+	if sv.Listing == nil && sv.Server.Enabled {
+		fmt.Fprintf(&b, "Tools unknown until it connects: mcp({connect:%q}).\n", name)
+	}
+	for _, t := range sv.Tools {
+		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
+	}
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
+	if a.Server != "" {
+		if _, ok := v.Server(a.Server); !ok {
+			return gw.unknownServer(v, a.Server)
+		}
+	}
+	hits, err := v.Search(a.Search, registry.SearchOptions{Regex: a.Regex, Server: a.Server})
+	if err != nil {
+		return errorResult("Search %q: %v", a.Search, err)
+	}
+	const max = 20
+	var b strings.Builder
+	switch {
+	case len(hits) == 0:
+		fmt.Fprintf(&b, "No tools match %q.", a.Search)
+		if len(v.Tools) == 0 {
+			b.WriteString(" No tools are known yet: mcp({}) shows the servers.")
+		}
+		return textResult(b.String())
+	case len(hits) > max:
+		fmt.Fprintf(&b, "%d tools match %q (best %d shown):\n", len(hits), a.Search, max)
+		hits = hits[:max]
+	default:
+		fmt.Fprintf(&b, "%d tools match %q:\n", len(hits), a.Search)
+	}
+	for _, t := range hits {
+		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 120))
+		if a.IncludeSchemas {
+			b.WriteString(indent(paramsBody(t), "    "))
+		}
+	}
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+func (gw *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
+	t, ok := v.Lookup(name)
+	if !ok {
+		return gw.unknownTool(v, name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (server %s, tool %s)\n", t.Name, t.Server, t.Original)
+	if d := strings.TrimSpace(t.Description()); d != "" {
+		b.WriteString(d)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(paramsText(t))
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+// statusText renders mcp({}).
+func (gw *Server) statusText(v *registry.View) string {
+	enabled, connected := 0, 0
+	var lines []string
+	for _, sv := range v.Servers {
+		if sv.Server.Enabled {
+			enabled++
+		}
+		state := gw.serverState(sv)
+		if state == "connected" {
+			connected++
+		}
+		line := fmt.Sprintf("- %s: %s", sv.Server.Name, state)
+		if sv.Server.Enabled && sv.Listing != nil {
+			line += fmt.Sprintf(", %d tools", len(sv.Tools))
+		}
+		lines = append(lines, line)
+	}
+	head := fmt.Sprintf("MCP: %d/%d servers, %d tools", connected, enabled, len(v.Tools))
+	if len(lines) == 0 {
+		path := v.Config.Path
+		if path == "" {
+			path = "the config file"
+		}
+		return head + "\nNo servers configured: add them under \"mcpServers\" in " + path + "."
+	}
+	return head + "\n" + strings.Join(lines, "\n")
+}
+
+// serverState is the one-word-ish state shown in status and lists.
+func (gw *Server) serverState(sv *registry.ServerView) string {
+	if !sv.Server.Enabled {
+		return "disabled"
+	}
+	st := gw.pool.Upstream(sv.Server).Status()
+	switch st.State {
+	case upstream.StateConnected:
+		return "connected"
+	case upstream.StateConnecting:
+		return "connecting"
+	case upstream.StateFailed:
+		s := "failed " + ago(st.Since)
+		if !st.NextRetry.IsZero() {
+			if d := time.Until(st.NextRetry); d > 0 {
+				s += ", retry in " + roundDur(d)
+			}
+		}
+		if st.LastError != "" {
+			s += ": " + shorten(firstLine(st.LastError), 160)
+		}
+		return s
+	case upstream.StateNeedsAuth:
+		s := "needs-auth"
+		if st.LastError != "" {
+			s += ": " + shorten(firstLine(st.LastError), 160)
+		}
+		return s
+	}
+	if sv.Listing != nil && sv.Listing.Source == registry.SourceCache {
+		return "cached"
+	}
+	if sv.Listing != nil {
+		return "idle"
+	}
+	return "not connected"
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "just now"
+	}
+	return roundDur(time.Since(t)) + " ago"
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// shorten cuts s to at most n runes, at a word boundary when one is near.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > n*2/3 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,.;:") + "…"
+}
+
+func indent(s, prefix string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// schemaProps returns the properties object of a JSON schema in any of the
+// shapes the SDK hands us (map, json.RawMessage, *jsonschema.Schema...).
+func schemaProps(schema any) map[string]any {
+	m := schemaMap(schema)
+	props, _ := m["properties"].(map[string]any)
+	return props
+}
+
+func schemaMap(schema any) map[string]any {
+	switch s := schema.(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		return s
+	case json.RawMessage:
+		var m map[string]any
+		_ = json.Unmarshal(s, &m)
+		return m
+	case []byte:
+		var m map[string]any
+		_ = json.Unmarshal(s, &m)
+		return m
+	default:
+		data, err := json.Marshal(s)
+		if err != nil {
+			return nil
+		}
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		return m
+	}
+}
+
+// paramsText renders a tool's parameters for the model.
+func paramsText(t *registry.Tool) string {
+	body := paramsBody(t)
+	if body == "" {
+		return fmt.Sprintf("Parameters of %s: none.", t.Name)
+	}
+	return fmt.Sprintf("Parameters of %s:\n%s", t.Name, strings.TrimRight(body, "\n"))
+}
+
+// paramsBody lists parameters one per line: name (type, required): description [enum] [default].
+func paramsBody(t *registry.Tool) string {
+	m := schemaMap(t.Def.InputSchema)
+	props, _ := m["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	required := map[string]bool{}
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	// Required first, then alphabetical: what the model must supply leads.
+	slices.SortFunc(names, func(a, b string) int {
+		if required[a] != required[b] {
+			if required[a] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var b strings.Builder
+	for _, name := range names {
+		p, _ := props[name].(map[string]any)
+		fmt.Fprintf(&b, "- %s (%s", name, schemaType(p))
+		if required[name] {
+			b.WriteString(", required")
+		}
+		b.WriteString(")")
+		if d, _ := p["description"].(string); d != "" {
+			b.WriteString(": ")
+			b.WriteString(strings.Join(strings.Fields(d), " "))
+		}
+		if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
+			b.WriteString(" [one of: ")
+			for i, e := range enum {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(jsonText(e))
+			}
+			b.WriteString("]")
+		}
+		if def, ok := p["default"]; ok {
+			b.WriteString(" [default: " + jsonText(def) + "]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func schemaType(p map[string]any) string {
+	switch t := p["type"].(type) {
+	case string:
+		if t == "array" {
+			if items, ok := p["items"].(map[string]any); ok {
+				if it := schemaType(items); it != "any" {
+					return it + "[]"
+				}
+			}
+		}
+		return t
+	case []any:
+		parts := make([]string, 0, len(t))
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "|")
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := p[k].([]any); ok {
+			var parts []string
+			for _, alt := range alts {
+				if am, ok := alt.(map[string]any); ok {
+					parts = append(parts, schemaType(am))
+				}
+			}
+			return strings.Join(parts, "|")
+		}
+	}
+	if _, ok := p["enum"]; ok {
+		return "enum"
+	}
+	return "any"
+}
+
+func jsonText(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
+}

@@ -1,0 +1,274 @@
+// Package gateway is mcpgw's downstream side: the MCP endpoint that agent
+// sessions connect to (Streamable HTTP, unix socket, stdio), one go-sdk
+// Server per session, the `mcp` proxy tool, result conversion, /metrics,
+// /healthz, and the glue that keeps the catalogue, the upstream pool and
+// the metadata cache in step.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgw/mcpgw/cachefile"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	Logger     *slog.Logger          // nil = discard
+	Registerer prometheus.Registerer // nil = no metrics
+	Version    string                // reported to clients and upstreams
+	// Cache is the shared metadata cache; nil disables it.
+	Cache *cachefile.File
+	// NoBootstrap disables connecting, at start, the servers that have no
+	// valid cache entry.
+	NoBootstrap bool
+}
+
+// Server is the gateway daemon's core. Create it with New, call Start once,
+// serve sessions through Handler or ServeTransport, and Close it.
+type Server struct {
+	log     *slog.Logger
+	opts    Options
+	version string
+	catalog *registry.Catalog
+	pool    *upstream.Pool
+	metrics *metrics
+	started time.Time
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	closed   bool
+	wg       sync.WaitGroup // session waiters and background work
+	stop     context.CancelFunc
+	ctx      context.Context
+}
+
+// New returns a gateway for cfg. Nothing is connected until Start.
+func New(cfg *registry.Config, opts *Options) *Server {
+	s := &Server{sessions: make(map[*session]struct{}), started: time.Now()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.version = s.opts.Version
+	if s.version == "" {
+		s.version = "dev"
+	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.metrics = newMetrics(s.opts.Registerer)
+	s.catalog = registry.NewCatalog(cfg)
+	s.pool = upstream.New(&upstream.Options{
+		Logger:        s.log,
+		Registerer:    s.opts.Registerer,
+		ClientName:    "mcpgw",
+		ClientVersion: s.version,
+		OnUpdate:      s.onUpdate,
+		OnState:       s.onState,
+	})
+	return s
+}
+
+// Catalog returns the live catalogue.
+func (s *Server) Catalog() *registry.Catalog { return s.catalog }
+
+// Pool returns the upstream pool.
+func (s *Server) Pool() *upstream.Pool { return s.pool }
+
+// Start loads cached listings into the catalogue (no upstream is contacted
+// for those), reconciles the pool (eager and keep-alive servers connect)
+// and, unless disabled, connects once each enabled server that has no
+// valid cache entry so that search and describe can answer next time
+// without it.
+func (s *Server) Start() {
+	v := s.catalog.View()
+	s.loadCache(v.Config)
+	s.pool.Reconcile(enabledServers(v.Config))
+	if !s.opts.NoBootstrap {
+		s.bootstrap(s.catalog.View())
+	}
+}
+
+func (s *Server) loadCache(cfg *registry.Config) {
+	if s.opts.Cache == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		srv := cfg.Servers[name]
+		e, ok := s.opts.Cache.Lookup(name, srv.Hash)
+		if !ok {
+			continue
+		}
+		s.catalog.SetListing(srv.Hash, &registry.Listing{
+			Tools:        e.Tools,
+			Resources:    e.Resources,
+			Instructions: e.Instructions,
+			Source:       registry.SourceCache,
+			At:           e.CachedAt,
+		})
+	}
+}
+
+// bootstrap connects, in the background, enabled servers the catalogue
+// knows nothing about. At most a few connect at once.
+func (s *Server) bootstrap(v *registry.View) {
+	var todo []*registry.Server
+	for _, sv := range v.Servers {
+		if sv.Server.Enabled && sv.Listing == nil && sv.Server.Lifecycle == registry.LifecycleLazy {
+			todo = append(todo, sv.Server)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	sem := make(chan struct{}, 4)
+	for _, srv := range todo {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if _, err := s.pool.Upstream(srv).Connect(s.ctx); err != nil {
+				s.log.Warn("bootstrap connect", "server", srv.Name, "err", err)
+			}
+		}()
+	}
+}
+
+func enabledServers(cfg *registry.Config) []*registry.Server {
+	var out []*registry.Server
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		if srv := cfg.Servers[name]; srv.Enabled {
+			out = append(out, srv)
+		}
+	}
+	return out
+}
+
+// onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
+// the catalogue and the cache, and sessions hear about the change.
+func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
+	now := time.Now()
+	before := s.catalog.View()
+	after := s.catalog.SetListing(srv.Hash, &registry.Listing{
+		Tools:        snap.Tools,
+		Resources:    snap.Resources,
+		Instructions: snap.Instructions,
+		Source:       registry.SourceLive,
+		At:           now,
+	})
+	if s.opts.Cache != nil {
+		entries := make(map[string]*cachefile.Entry)
+		for name, cs := range after.Config.Servers {
+			if cs.Hash == srv.Hash {
+				entries[name] = &cachefile.Entry{
+					ConfigHash:   cs.Hash,
+					Tools:        snap.Tools,
+					Resources:    snap.Resources,
+					Prompts:      snap.Prompts,
+					Instructions: snap.Instructions,
+					CachedAt:     now,
+				}
+			}
+		}
+		err := s.opts.Cache.Put(entries)
+		s.metrics.cacheWrite(err)
+		if err != nil {
+			s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
+		}
+	}
+	s.toolsChanged(before, after)
+}
+
+func (s *Server) onState(srv *registry.Server, st upstream.Status) {
+	// State changes are logged by the pool; status is read on demand.
+}
+
+// toolsChanged tells sessions whose visible tool list differs.
+func (s *Server) toolsChanged(before, after *registry.View) {
+	for _, ss := range s.sessionList() {
+		ss.catalogChanged(before, after)
+	}
+}
+
+func (s *Server) sessionList() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Keys(s.sessions))
+}
+
+// Reload applies a new configuration: the catalogue switches to it (cached
+// listings are looked up for new servers), the pool restarts only servers
+// whose identity changed, and sessions whose tools changed are notified.
+func (s *Server) Reload(cfg *registry.Config) {
+	before := s.catalog.View()
+	s.catalog.SetConfig(cfg)
+	s.loadCache(cfg)
+	after := s.catalog.View()
+	s.pool.Reconcile(enabledServers(cfg))
+	if !s.opts.NoBootstrap {
+		s.bootstrap(after)
+	}
+	s.toolsChanged(before, after)
+}
+
+// Close ends every session, closes every upstream and waits for all
+// goroutines the Server started. Safe to call twice.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	sessions := slices.Collect(maps.Keys(s.sessions))
+	s.mu.Unlock()
+	s.stop()
+	for _, ss := range sessions {
+		ss.close()
+	}
+	err := s.pool.Close()
+	s.wg.Wait()
+	return err
+}
+
+// SessionOptions describe a downstream session.
+type SessionOptions struct {
+	Cwd  string // the client's working directory, if known
+	Mode string // "" = the configured mode
+}
+
+// ServeTransport serves one downstream session on t (a unix-socket
+// connection from the stdio shim, or stdin/stdout) until it ends.
+func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
+	ss := s.newSession(opts)
+	sess, err := ss.server.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("starting session: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { sess.Close() })
+	defer stop()
+	err = sess.Wait()
+	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		err = nil
+	}
+	return err
+}

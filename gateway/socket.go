@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HandshakeProtocol is the version of the shim ↔ daemon handshake. The
+// daemon refuses a shim that speaks another one, with a message saying
+// which side to restart.
+const HandshakeProtocol = 1
+
+// Hello is the one JSON line the stdio shim sends when it connects to the
+// daemon's unix socket; everything after it is MCP (newline-delimited
+// JSON-RPC), copied byte for byte.
+type Hello struct {
+	Protocol int    `json:"mcpgw"`
+	Version  string `json:"version"`        // the shim's mcpgw version
+	Cwd      string `json:"cwd,omitempty"`  // the client's working directory
+	Mode     string `json:"mode,omitempty"` // proxy, toolsearch, direct or "" for the default
+}
+
+// Welcome is the daemon's one-line answer to Hello.
+type Welcome struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version"`         // the daemon's mcpgw version
+	Error   string `json:"error,omitempty"` // why the connection is refused
+}
+
+// ServeSocket accepts shim connections on ln until ctx ends or ln is
+// closed, serving each as its own MCP session. It returns after every
+// connection it accepted has ended.
+func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("accepting shim connection: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.serveShim(ctx, conn); err != nil {
+				s.log.Debug("shim session ended", "err", err)
+			}
+		}()
+	}
+}
+
+func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("reading shim handshake: %w", err)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	var hello Hello
+	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol == 0 {
+		writeWelcome(conn, Welcome{Version: s.version, Error: "not an mcpgw shim handshake"})
+		return fmt.Errorf("bad shim handshake %q", line)
+	}
+	if hello.Protocol != HandshakeProtocol {
+		msg := fmt.Sprintf("mcpgw stdio %s speaks handshake %d but the running daemon (%s) speaks %d: restart the daemon (mcpgw stop, or systemctl --user restart mcpgw) so both are the same version",
+			hello.Version, hello.Protocol, s.version, HandshakeProtocol)
+		writeWelcome(conn, Welcome{Version: s.version, Error: msg})
+		return errors.New(msg)
+	}
+	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version}); err != nil {
+		return err
+	}
+	t := &mcp.IOTransport{Reader: readCloser{br, conn}, Writer: conn}
+	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode})
+}
+
+func writeWelcome(w io.Writer, wel Welcome) error {
+	data, _ := json.Marshal(wel)
+	_, err := w.Write(append(data, '\n'))
+	return err
+}
+
+// readCloser reads through the handshake's buffered reader and closes the
+// connection.
+type readCloser struct {
+	*bufio.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }

@@ -1,0 +1,360 @@
+package registry
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Listing sources.
+const (
+	SourceLive  = "live"  // read from the connected upstream
+	SourceCache = "cache" // read from the metadata cache file
+)
+
+// Listing is what an upstream offers, as last seen live or in the cache.
+type Listing struct {
+	Tools        []*mcp.Tool
+	Resources    []*mcp.Resource
+	Instructions string
+	Source       string    // SourceLive or SourceCache
+	At           time.Time // when it was read (cachedAt for cache entries)
+}
+
+// Tool is one tool as the gateway offers it.
+type Tool struct {
+	// Name is the gateway name: unique in a View, ≤ 64 chars of [A-Za-z0-9_-].
+	Name string
+	// Server is the name of the server the tool belongs to.
+	Server string
+	// Original is the tool's name on the upstream.
+	Original string
+	// Def is the upstream's definition (Name is the original name). For
+	// resource tools it is synthesised.
+	Def *mcp.Tool
+	// Resource is set for get_<resource> tools, which read it.
+	Resource *mcp.Resource
+}
+
+// Description returns the tool's description.
+func (t *Tool) Description() string { return t.Def.Description }
+
+// ServerView is one configured server in a View.
+type ServerView struct {
+	Server *Server
+	// Listing is nil when nothing is known about the server's tools yet.
+	Listing *Listing
+	// Tools after include/exclude filtering, sorted by gateway name.
+	Tools []*Tool
+}
+
+// View is an immutable snapshot of the catalogue: the configuration plus
+// every known tool under its gateway name. Safe for concurrent use.
+type View struct {
+	Config  *Config
+	Servers []*ServerView // sorted by server name, disabled ones included
+	Tools   []*Tool       // tools of enabled servers, ordered by server then name
+
+	byServer map[string]*ServerView
+	byName   map[string]*Tool
+
+	indexOnce sync.Once
+	index     *Index
+}
+
+// Catalog holds the current View and rebuilds it when the configuration or
+// a server's listing changes. Its methods are safe for concurrent use.
+type Catalog struct {
+	mu       sync.Mutex
+	cfg      *Config
+	listings map[string]*Listing // by identity hash
+	cur      atomic.Pointer[View]
+}
+
+// NewCatalog returns a catalogue for cfg with no listings.
+func NewCatalog(cfg *Config) *Catalog {
+	c := &Catalog{cfg: cfg, listings: make(map[string]*Listing)}
+	c.rebuildLocked()
+	return c
+}
+
+// View returns the current snapshot.
+func (c *Catalog) View() *View { return c.cur.Load() }
+
+// SetConfig replaces the configuration. Listings are kept by identity hash,
+// so unchanged servers keep their tools. It returns the new View.
+func (c *Catalog) SetConfig(cfg *Config) *View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfg = cfg
+	live := make(map[string]bool)
+	for _, s := range cfg.Servers {
+		live[s.Hash] = true
+	}
+	for h := range c.listings {
+		if !live[h] {
+			delete(c.listings, h)
+		}
+	}
+	return c.rebuildLocked()
+}
+
+// SetListing records what the upstream with identity hash offers and
+// returns the new View. A cache listing never replaces a live one.
+func (c *Catalog) SetListing(hash string, l *Listing) *View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.listings[hash]; old != nil && old.Source == SourceLive && l.Source == SourceCache {
+		return c.cur.Load()
+	}
+	c.listings[hash] = l
+	return c.rebuildLocked()
+}
+
+func (c *Catalog) rebuildLocked() *View {
+	v := buildView(c.cfg, c.listings)
+	c.cur.Store(v)
+	return v
+}
+
+func buildView(cfg *Config, listings map[string]*Listing) *View {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	v := &View{
+		Config:   cfg,
+		byServer: make(map[string]*ServerView, len(cfg.Servers)),
+		byName:   make(map[string]*Tool),
+	}
+	names := make([]string, 0, len(cfg.Servers))
+	for name := range cfg.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	var reqs []NameRequest
+	var pending []*Tool
+	for _, name := range names {
+		srv := cfg.Servers[name]
+		sv := &ServerView{Server: srv, Listing: listings[srv.Hash]}
+		v.Servers = append(v.Servers, sv)
+		v.byServer[name] = sv
+		if !srv.Enabled || sv.Listing == nil {
+			continue
+		}
+		prefix := srv.ToolPrefix
+		if prefix == "" {
+			prefix = cfg.Settings.ToolPrefix
+		}
+		for _, t := range sv.Listing.Tools {
+			if t == nil || !srv.toolAllowed(t.Name) {
+				continue
+			}
+			tool := &Tool{Server: name, Original: t.Name, Def: t}
+			sv.Tools = append(sv.Tools, tool)
+			pending = append(pending, tool)
+			reqs = append(reqs, NameRequest{Server: name, Tool: t.Name, Prefix: prefix})
+		}
+		if srv.ExposesResources() {
+			for _, r := range sv.Listing.Resources {
+				if r == nil {
+					continue
+				}
+				rname := ResourceToolName(r.Name)
+				if !srv.toolAllowed(rname) {
+					continue
+				}
+				tool := &Tool{Server: name, Original: rname, Resource: r, Def: resourceTool(rname, r)}
+				sv.Tools = append(sv.Tools, tool)
+				pending = append(pending, tool)
+				reqs = append(reqs, NameRequest{Server: name, Tool: rname, Prefix: prefix})
+			}
+		}
+	}
+	for i, n := range AssignNames(reqs) {
+		pending[i].Name = n
+		v.byName[n] = pending[i]
+	}
+	for _, sv := range v.Servers {
+		slices.SortFunc(sv.Tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
+		v.Tools = append(v.Tools, sv.Tools...)
+	}
+	return v
+}
+
+func resourceTool(name string, r *mcp.Resource) *mcp.Tool {
+	desc := r.Description
+	if desc == "" {
+		desc = r.Title
+	}
+	if desc == "" {
+		desc = "Read resource " + r.URI
+	} else {
+		desc = desc + " (reads resource " + r.URI + ")"
+	}
+	return &mcp.Tool{
+		Name:        name,
+		Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	}
+}
+
+// toolAllowed applies includeTools / excludeTools (path.Match globs) to the
+// tool's original name.
+func (s *Server) toolAllowed(name string) bool {
+	if len(s.IncludeTools) > 0 && !matchAny(s.IncludeTools, name) {
+		return false
+	}
+	return !matchAny(s.ExcludeTools, name)
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Server returns the named server's view.
+func (v *View) Server(name string) (*ServerView, bool) {
+	sv, ok := v.byServer[name]
+	return sv, ok
+}
+
+// Lookup finds a tool by gateway name. It also accepts "server/tool",
+// "server.tool" and, when unambiguous, a tool's original name, because
+// models write those too.
+func (v *View) Lookup(name string) (*Tool, bool) {
+	if t, ok := v.byName[name]; ok {
+		return t, true
+	}
+	for _, sep := range []string{"/", ".", ":"} {
+		if srv, tool, ok := strings.Cut(name, sep); ok {
+			if sv, ok := v.byServer[srv]; ok {
+				for _, t := range sv.Tools {
+					if t.Original == tool || t.Name == tool {
+						return t, true
+					}
+				}
+			}
+		}
+	}
+	var found *Tool
+	for _, t := range v.Tools {
+		if t.Original == name {
+			if found != nil {
+				return nil, false
+			}
+			found = t
+		}
+	}
+	return found, found != nil
+}
+
+// Suggest returns up to n gateway names close to name, best first.
+func (v *View) Suggest(name string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	lname := strings.ToLower(name)
+	var cs []cand
+	for _, t := range v.Tools {
+		ln := strings.ToLower(t.Name)
+		d := editDistance(lname, ln)
+		if lo := strings.ToLower(t.Original); lo != ln {
+			d = min(d, editDistance(lname, lo))
+		}
+		if strings.Contains(ln, lname) || strings.Contains(lname, strings.ToLower(t.Original)) {
+			d = min(d, 1+abs(len(ln)-len(lname))/4)
+		}
+		limit := max(3, len(lname)/2)
+		if d <= limit {
+			cs = append(cs, cand{t.Name, d})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, 0, n)
+	for _, c := range cs {
+		if len(out) == n {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// Index returns the search index over v.Tools, built on first use.
+func (v *View) Index() *Index {
+	v.indexOnce.Do(func() {
+		docs := make([]Doc, len(v.Tools))
+		for i, t := range v.Tools {
+			var schema json.RawMessage
+			if t.Def.InputSchema != nil {
+				schema, _ = json.Marshal(t.Def.InputSchema)
+			}
+			var sdesc string
+			if sv := v.byServer[t.Server]; sv != nil {
+				sdesc = sv.Server.Description
+			}
+			docs[i] = Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc}
+		}
+		v.index = NewIndex(docs)
+	})
+	return v.index
+}
+
+// Search ranks v.Tools against query, best first.
+func (v *View) Search(query string, opts SearchOptions) ([]*Tool, error) {
+	hits, err := v.Index().Search(query, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Tool, len(hits))
+	for i, h := range hits {
+		out[i] = v.Tools[h.Doc]
+	}
+	return out, nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
