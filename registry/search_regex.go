@@ -1,0 +1,35 @@
+package registry
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// searchRegex matches query, a Go regular expression, against tool names and
+// descriptions. It is case-insensitive unless the expression turns that off
+// with (?-i). A name match ranks before a description-only match; a tool
+// matching in both ranks before one matching in its name alone.
+func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
+	re, err := regexp.Compile("(?i)" + query)
+	if err != nil {
+		return nil, fmt.Errorf("compiling search pattern %q: %w", query, err)
+	}
+	var hits []Hit
+	for d := range ix.docs {
+		doc := &ix.docs[d]
+		if opts.Server != "" && doc.Server != opts.Server {
+			continue
+		}
+		score := 0.0
+		if re.MatchString(doc.Name) {
+			score += 2
+		}
+		if re.MatchString(doc.Description) {
+			score++
+		}
+		if score > 0 {
+			hits = append(hits, Hit{Doc: d, Score: score})
+		}
+	}
+	return ix.top(hits, opts.Limit), nil
+}

@@ -1,0 +1,181 @@
+package registry
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// splitWords splits text into lower-case words the way tool names are built:
+// on anything that is not a letter or digit (snake_case, kebab-case, dots,
+// spaces), at camelCase humps ("getHTTPResponse" → get, http, response) and
+// between letters and digits ("base64" → base, 64). A short run that mixes
+// letters and digits ("s3", "ec2", "mp3") is also emitted whole, since it is
+// usually a name in its own right. Words of a single letter are dropped.
+func splitWords(text string, emit func(string)) {
+	var buf [64]byte
+	start := -1
+	for i := 0; i <= len(text); {
+		r, size := rune(0), 1
+		if i < len(text) {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		if i < len(text) && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			splitRun(text[start:i], buf[:0], emit)
+			start = -1
+		}
+		i += size
+	}
+}
+
+type runeClass uint8
+
+const (
+	runeLower runeClass = iota
+	runeUpper
+	runeDigit
+)
+
+func runeClassOf(r rune) runeClass {
+	switch {
+	case unicode.IsDigit(r):
+		return runeDigit
+	case unicode.IsUpper(r):
+		return runeUpper
+	}
+	return runeLower
+}
+
+// splitRun splits one run of letters and digits.
+func splitRun(run string, buf []byte, emit func(string)) {
+	letters, digits := false, false
+	partStart := 0
+	prev := runeLower
+	for i, r := range run {
+		c := runeClassOf(r)
+		if c == runeDigit {
+			digits = true
+		} else {
+			letters = true
+		}
+		if i > 0 && boundaryAt(run, i, prev, c) {
+			emitLower(run[partStart:i], buf, emit)
+			partStart = i
+		}
+		prev = c
+	}
+	emitLower(run[partStart:], buf, emit)
+	if letters && digits && partStart > 0 && len(run) <= 5 {
+		emitLower(run, buf, emit)
+	}
+}
+
+// boundaryAt reports whether a word starts at byte i of run, whose rune is
+// of class c and follows a rune of class prev.
+func boundaryAt(run string, i int, prev, c runeClass) bool {
+	switch {
+	case (prev == runeDigit) != (c == runeDigit):
+		return true
+	case prev == runeLower && c == runeUpper:
+		return true
+	case prev == runeUpper && c == runeUpper:
+		// "HTTPResponse": the R of Response starts a word because a
+		// lower-case letter follows it.
+		_, size := utf8.DecodeRuneInString(run[i:])
+		if j := i + size; j < len(run) {
+			next, _ := utf8.DecodeRuneInString(run[j:])
+			return unicode.IsLower(next)
+		}
+	}
+	return false
+}
+
+func emitLower(w string, buf []byte, emit func(string)) {
+	if utf8.RuneCountInString(w) < 2 {
+		if len(w) == 1 && w[0] >= '0' && w[0] <= '9' {
+			emit(w)
+		}
+		return
+	}
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		buf = buf[:0]
+		for _, r := range w {
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		}
+		emit(string(buf))
+		return
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= 'A' && c <= 'Z' {
+			buf = append(buf[:0], w...)
+			for j := i; j < len(buf); j++ {
+				if c := buf[j]; c >= 'A' && c <= 'Z' {
+					buf[j] = c + 'a' - 'A'
+				}
+			}
+			emit(string(buf))
+			return
+		}
+	}
+	emit(w)
+}
+
+// isStopWord reports whether a lower-case word carries no meaning for
+// finding a tool: English function words, the phrasing of a request ("can
+// you please help me"), and words every tool shares ("tool", "plugin").
+func isStopWord(w string) bool {
+	_, ok := stopWords[w]
+	return ok
+}
+
+var stopWords = wordSet(
+	// English function words.
+	"a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
+	"any", "are", "as", "at", "be", "because", "been", "before", "being", "below",
+	"between", "both", "but", "by", "did", "do", "does", "doing", "down", "during",
+	"each", "either", "else", "etc", "ever", "every", "few", "for", "from", "further",
+	"had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him",
+	"himself", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its",
+	"itself", "just", "me", "more", "most", "much", "my", "myself", "no", "nor", "not",
+	"of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out",
+	"over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the",
+	"their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+	"those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we",
+	"were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why",
+	"will", "with", "within", "without", "would", "you", "your", "yours", "yourself",
+	"yourselves", "via", "per", "may", "might", "must", "shall", "can", "could",
+	"cannot", "let", "lets", "s", "t", "don", "doesn", "didn", "isn", "aren", "won",
+	"ve", "ll", "re", "d", "m", "im", "ive", "id", "yes", "ok", "okay", "hi", "hello",
+	"hey", "thanks", "thank", "really", "actually", "maybe", "perhaps", "quite",
+	"something", "anything", "everything", "someone", "anyone", "thing", "things",
+	"way", "ways", "kind", "sort", "lot", "lots", "many", "several", "various",
+	"able", "will", "shall", "whether", "though", "although", "even", "still", "yet",
+	"already", "now", "currently", "using", "use", "used", "given",
+	// The phrasing of a request.
+	"please", "pls", "help", "need", "needs", "want", "wants", "wanted", "wanna",
+	"like", "would", "looking", "know", "tell", "give", "possible", "provide",
+	"provides", "providing", "allow", "allows", "enable", "enables", "try",
+	"trying", "going", "gonna", "sure", "nice", "awesome",
+	"somebody",
+	// Every entry of a tool catalogue is a tool.
+	"tool", "tools", "plugin", "plugins", "mcp",
+)
+
+func wordSet(words ...string) map[string]struct{} {
+	m := make(map[string]struct{}, len(words))
+	for _, w := range words {
+		m[w] = struct{}{}
+	}
+	return m
+}

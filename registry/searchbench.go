@@ -1,0 +1,209 @@
+package registry
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// BenchReport is what RunSearchBench measured.
+type BenchReport struct {
+	Tools, Servers int
+	Queries        int
+	Unknown        int // queries none of whose relevant tools is in the catalog
+	K              int // the result limit of the timed searches, and of RecallAtK
+
+	RecallAt1, RecallAt5, RecallAt10, RecallAtK float64
+	MRR                                         float64 // over the whole ranking
+
+	Build         time.Duration // NewIndex
+	P50, P99, Max time.Duration // per query, Search with Limit K
+}
+
+// BenchOptions tune RunSearchBenchWith; nil means defaults.
+type BenchOptions struct {
+	K int // result limit of the timed searches; 0 = 10
+}
+
+// RunSearchBench measures the search ranking on a catalog in the metadata
+// cache's shape ({"version":1,"servers":{NAME:{"tools":[...]}}}) and JSON
+// Lines queries ({"query": "...", "relevant": ["server/tool", ...]}). A query
+// is a hit at k when any relevant tool is among the first k results. It
+// builds the index with NewIndex and searches with Index.Search, as the
+// gateway does, and writes a summary to out.
+func RunSearchBench(catalog, queries io.Reader, out io.Writer) (*BenchReport, error) {
+	return RunSearchBenchWith(catalog, queries, out, nil)
+}
+
+// RunSearchBenchWith is RunSearchBench with options.
+func RunSearchBenchWith(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
+	k := 10
+	if opts != nil && opts.K > 0 {
+		k = opts.K
+	}
+	docs, servers, err := readBenchCatalog(catalog)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := readBenchQueries(queries)
+	if err != nil {
+		return nil, err
+	}
+	return runSearchBench(docs, servers, qs, k, &defaultParams, out)
+}
+
+type benchQuery struct {
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+}
+
+func readBenchCatalog(r io.Reader) (docs []Doc, servers int, err error) {
+	var c struct {
+		Version int `json:"version"`
+		Servers map[string]struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.NewDecoder(r).Decode(&c); err != nil {
+		return nil, 0, fmt.Errorf("reading catalog: %w", err)
+	}
+	if c.Version != 1 {
+		return nil, 0, fmt.Errorf("reading catalog: version %d, want 1", c.Version)
+	}
+	names := make([]string, 0, len(c.Servers))
+	for name := range c.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, t := range c.Servers[name].Tools {
+			docs = append(docs, Doc{Server: name, Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		}
+	}
+	if len(docs) == 0 {
+		return nil, 0, errors.New("reading catalog: no tools")
+	}
+	return docs, len(names), nil
+}
+
+func readBenchQueries(r io.Reader) ([]benchQuery, error) {
+	var qs []benchQuery
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var q benchQuery
+		if err := json.Unmarshal([]byte(text), &q); err != nil {
+			return nil, fmt.Errorf("reading queries: line %d: %w", line, err)
+		}
+		qs = append(qs, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading queries: %w", err)
+	}
+	if len(qs) == 0 {
+		return nil, errors.New("reading queries: no queries")
+	}
+	return qs, nil
+}
+
+// runSearchBench scores qs against an index of docs built with p.
+func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankParams, out io.Writer) (*BenchReport, error) {
+	start := time.Now()
+	ix := newIndex(docs, p)
+	rep := &BenchReport{Tools: len(docs), Servers: servers, Queries: len(qs), K: k, Build: time.Since(start)}
+
+	ids := make(map[string]int, len(docs))
+	for i, d := range docs {
+		ids[d.Server+"/"+d.Name] = i
+	}
+	relevant := make(map[int]bool)
+	var hits1, hits5, hits10, hitsK int
+	var rr float64
+	for _, q := range qs {
+		clear(relevant)
+		for _, name := range q.Relevant {
+			if i, ok := ids[name]; ok {
+				relevant[i] = true
+			}
+		}
+		if len(relevant) == 0 {
+			rep.Unknown++
+			continue
+		}
+		hits, err := ix.Search(q.Query, SearchOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("searching %q: %w", q.Query, err)
+		}
+		for rank, h := range hits {
+			if relevant[h.Doc] {
+				rr += 1 / float64(rank+1)
+				if rank < 1 {
+					hits1++
+				}
+				if rank < 5 {
+					hits5++
+				}
+				if rank < 10 {
+					hits10++
+				}
+				if rank < k {
+					hitsK++
+				}
+				break
+			}
+		}
+	}
+	n := float64(len(qs))
+	rep.RecallAt1, rep.RecallAt5 = float64(hits1)/n, float64(hits5)/n
+	rep.RecallAt10, rep.RecallAtK = float64(hits10)/n, float64(hitsK)/n
+	rep.MRR = rr / n
+
+	// Latency: the search the gateway makes, with a result limit.
+	lat := make([]time.Duration, len(qs))
+	for i, q := range qs {
+		t := time.Now()
+		if _, err := ix.Search(q.Query, SearchOptions{Limit: k}); err != nil {
+			return nil, fmt.Errorf("searching %q: %w", q.Query, err)
+		}
+		lat[i] = time.Since(t)
+	}
+	slices.Sort(lat)
+	rep.P50 = lat[len(lat)/2]
+	rep.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
+	rep.Max = lat[len(lat)-1]
+
+	if out != nil {
+		rep.write(out)
+	}
+	return rep, nil
+}
+
+func (r *BenchReport) write(w io.Writer) {
+	fmt.Fprintf(w, "catalog   %d tools, %d servers; index built in %v\n", r.Tools, r.Servers, r.Build.Round(time.Microsecond))
+	fmt.Fprintf(w, "queries   %d", r.Queries)
+	if r.Unknown > 0 {
+		fmt.Fprintf(w, " (%d name no tool of the catalog, counted as misses)", r.Unknown)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "R@1 %.3f  R@5 %.3f  R@10 %.3f", r.RecallAt1, r.RecallAt5, r.RecallAt10)
+	if r.K != 1 && r.K != 5 && r.K != 10 {
+		fmt.Fprintf(w, "  R@%d %.3f", r.K, r.RecallAtK)
+	}
+	fmt.Fprintf(w, "  MRR %.3f\n", r.MRR)
+	fmt.Fprintf(w, "latency   p50 %v  p99 %v  max %v  (per query, limit %d)\n",
+		r.P50.Round(100*time.Nanosecond), r.P99.Round(100*time.Nanosecond), r.Max.Round(100*time.Nanosecond), r.K)
+}
