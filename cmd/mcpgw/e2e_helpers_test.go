@@ -1,0 +1,560 @@
+//go:build unix
+
+package main
+
+// End-to-end test harness: real processes on loopback, driven by the official
+// TypeScript SDK client (testdata/e2e/client.mjs) against the mcpgw binary and
+// against @modelcontextprotocol/server-everything as an upstream.
+//
+// The node packages are pinned in testdata/e2e/package-lock.json; install them with
+//
+//	(cd cmd/mcpgw/testdata/e2e && npm ci --no-audit --no-fund)
+//
+// server-everything's transports, from testdata/e2e (the first argument of
+// dist/index.js picks the transport; PORT defaults to 3001):
+//
+//	stdio:           node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+//	Streamable HTTP: PORT=P node node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp
+//	                 endpoint http://127.0.0.1:P/mcp (POST, GET stream, DELETE)
+//	legacy SSE:      PORT=P node node_modules/@modelcontextprotocol/server-everything/dist/index.js sse
+//	                 stream GET http://127.0.0.1:P/sse, messages POST /message?sessionId=ID
+//
+// Both HTTP modes listen on every interface (express app.listen(PORT)); tests
+// only dial 127.0.0.1. Any other path answers 404, which waitHTTP takes as ready.
+// Its echo tool answers {"message":"hi"} with the text "Echo: hi". Right after
+// initialization it registers more tools and sends
+// notifications/tools/list_changed: over stdio and SSE the client receives it;
+// over Streamable HTTP it is lost, because it is sent before the client's GET
+// stream is open.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// e2eDir holds the node package of the end-to-end tests, relative to this
+// package's directory (the working directory of its tests).
+const e2eDir = "testdata/e2e"
+
+const npmInstallHint = "(cd cmd/mcpgw/testdata/e2e && npm ci --no-audit --no-fund)"
+
+const everythingPkg = "node_modules/@modelcontextprotocol/server-everything"
+
+// e2ePath returns the absolute path of rel inside e2eDir.
+func e2ePath(rel string) string {
+	dir, err := filepath.Abs(e2eDir)
+	if err != nil {
+		panic(err) // only when the working directory is gone
+	}
+	return filepath.Join(dir, rel)
+}
+
+// needNode returns the path of node after checking that the e2e node
+// packages are installed. When either is missing it fails the test if the
+// environment variable CI is set, and skips it otherwise.
+func needNode(t testing.TB) string {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s; install with: %s", msg, npmInstallHint)
+		}
+		t.Skipf("%s; install with: %s", msg, npmInstallHint)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node not found on PATH (Node.js 20 or later)")
+	}
+	for _, f := range []string{
+		"node_modules/@modelcontextprotocol/sdk/package.json",
+		everythingPkg + "/dist/index.js",
+	} {
+		if _, err := os.Stat(e2ePath(f)); err != nil {
+			missing("e2e node packages not installed: %v", err)
+		}
+	}
+	return node
+}
+
+// everythingStdioCommand returns the command line that runs server-everything
+// over stdio, with absolute paths, for an upstream's "command" and "args".
+// Call needNode first.
+func everythingStdioCommand() (cmd string, args []string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		node = "node"
+	}
+	return node, []string{e2ePath(everythingPkg + "/dist/index.js"), "stdio"}
+}
+
+// startEverything starts server-everything on a free loopback port in mode
+// "streamableHttp" or "sse", waits until it answers HTTP and returns its MCP
+// endpoint: http://127.0.0.1:P/mcp or http://127.0.0.1:P/sse. The process
+// group is ended when the test finishes.
+func startEverything(t testing.TB, mode string) (url string) {
+	t.Helper()
+	node := needNode(t)
+	var path string
+	switch mode {
+	case "streamableHttp":
+		path = "/mcp"
+	case "sse":
+		path = "/sse"
+	default:
+		t.Fatalf("startEverything: unknown mode %q (want streamableHttp or sse)", mode)
+	}
+	// freePort's port can be taken again before node binds it; a process that
+	// exits before it is ready is retried on another port.
+	var lastErr error
+	for range 3 {
+		port := freePort(t)
+		cmd := exec.Command(node, e2ePath(everythingPkg+"/dist/index.js"), mode)
+		cmd.Dir = e2ePath(".")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+		p := startProcess(t, cmd)
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		if lastErr = waitHTTPOrExit(base+"/", p.exited, 30*time.Second); lastErr == nil {
+			return base + path
+		}
+		p.stop()
+		t.Logf("server-everything %s on port %d: %v; output:\n%s", mode, port, lastErr, p.output.String())
+	}
+	t.Fatalf("starting server-everything %s: %v", mode, lastErr)
+	return ""
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitHTTP waits up to 30 seconds until url answers any HTTP response (a 404
+// or 400 counts: the server accepts connections and speaks HTTP).
+func waitHTTP(t testing.TB, url string) {
+	t.Helper()
+	if err := waitHTTPOrExit(url, nil, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitHTTPOrExit polls url until it answers, exited is closed, or timeout passes.
+func waitHTTPOrExit(url string, exited <-chan struct{}, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	delay := 5 * time.Millisecond
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for %s: no answer after %v: %w", url, timeout, err)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("waiting for %s: process exited", url)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// process is a child process in its own process group, started by startProcess.
+type process struct {
+	cmd    *exec.Cmd
+	output *syncBuffer   // stdout and stderr, interleaved
+	exited chan struct{} // closed once the process has exited
+	err    error         // Wait's result; read only after exited is closed
+
+	stopOnce sync.Once
+}
+
+// startProcess starts cmd in a new process group with stdout and stderr
+// captured (unless already set), and ends the group when the test finishes,
+// logging the output if the test failed.
+func startProcess(t testing.TB, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, output: new(syncBuffer), exited: make(chan struct{})}
+	if cmd.Stdout == nil {
+		cmd.Stdout = p.output
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = p.output
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd, err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", cmd, p.output.String())
+		}
+	})
+	return p
+}
+
+// stop ends the process group: SIGTERM, up to 5 seconds to exit, then SIGKILL
+// (which also reaches any child left in the group). Safe to call twice.
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		pgid := p.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.exited
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var mcpgwBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildMcpgw builds this package's binary once per test process and returns
+// its path. It is built with -race when the test binary was. The binary is
+// replaced atomically in a per-user directory keyed by this package's
+// location, so repeated runs reuse one file instead of leaving one each.
+func buildMcpgw(t testing.TB) string {
+	t.Helper()
+	mcpgwBuild.once.Do(func() {
+		mcpgwBuild.path, mcpgwBuild.err = build()
+	})
+	if mcpgwBuild.err != nil {
+		t.Fatalf("building mcpgw: %v", mcpgwBuild.err)
+	}
+	return mcpgwBuild.path
+}
+
+func build() (string, error) {
+	pkgDir, err := filepath.Abs(".")
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(pkgDir))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mcpgw-e2e-%d", os.Getuid()), hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name, flags := "mcpgw", []string{"build"}
+	if testRace() {
+		name, flags = "mcpgw-race", append(flags, "-race")
+	}
+	tmp, err := os.CreateTemp(dir, name+".tmp*")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(goTool, append(flags, "-o", tmp.Name(), ".")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %w\n%s", cmd, err, out)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// testRace reports whether the test binary was built with -race.
+func testRace() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(info.Settings, func(s debug.BuildSetting) bool {
+		return s.Key == "-race" && s.Value == "true"
+	})
+}
+
+// Target says how client.mjs reaches the MCP server under test: a URL or a
+// stdio command.
+type Target struct {
+	// URL is the Streamable HTTP endpoint (http://127.0.0.1:P/mcp), or with
+	// SSE set the legacy SSE endpoint (http://127.0.0.1:P/sse).
+	URL     string
+	SSE     bool
+	Headers map[string]string // sent with every HTTP request
+	// Command is the stdio server's command line; it excludes URL. The
+	// server inherits client.mjs's whole environment and working directory.
+	Command []string
+	Dir     string   // working directory of client.mjs; "" means the test's
+	Env     []string // added to the test's environment for client.mjs
+}
+
+func (tg Target) args() ([]string, error) {
+	switch {
+	case tg.URL != "" && len(tg.Command) > 0:
+		return nil, errors.New("target has both URL and Command")
+	case len(tg.Command) > 0:
+		return append([]string{"--stdio", "--"}, tg.Command...), nil
+	case tg.URL == "":
+		return nil, errors.New("target has neither URL nor Command")
+	}
+	args := []string{"--url", tg.URL}
+	if tg.SSE {
+		args = append(args, "--sse")
+	}
+	for k, v := range tg.Headers {
+		args = append(args, "--header", k+": "+v)
+	}
+	return args, nil
+}
+
+// Step is one step of a client.mjs script; see client.mjs for the ops.
+type Step struct {
+	Op        string `json:"op"`
+	Name      string `json:"name,omitempty"`      // callTool
+	Arguments any    `json:"arguments,omitempty"` // callTool; map[string]any{} is sent as {}
+	Progress  bool   `json:"progress,omitempty"`  // callTool: record progress notifications
+	Method    string `json:"method,omitempty"`    // waitNotification
+	TimeoutMs int    `json:"timeoutMs,omitempty"` // request or wait timeout
+	Ms        int    `json:"ms,omitempty"`        // sleep
+}
+
+// StepResult is client.mjs's line for one step.
+type StepResult struct {
+	Step   int             `json:"step"` // -1 for a failed connect
+	Op     string          `json:"op"`
+	OK     bool            `json:"ok"`
+	Error  string          `json:"error,omitempty"`
+	Code   int             `json:"code,omitempty"` // JSON-RPC error code, if any
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// String returns the step's line as client.mjs printed it.
+func (r StepResult) String() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf("step %d (%s): %v", r.Step, r.Op, err)
+	}
+	return string(b)
+}
+
+// callToolResult is the part of a CallToolResult the helpers read.
+type callToolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
+// Text returns the text contents of a callTool result, joined by newlines.
+func (r StepResult) Text() string {
+	var res callToolResult
+	if json.Unmarshal(r.Result, &res) != nil {
+		return ""
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// IsError reports whether a callTool result has isError set.
+func (r StepResult) IsError() bool {
+	var res callToolResult
+	return json.Unmarshal(r.Result, &res) == nil && res.IsError
+}
+
+// Decode unmarshals the step's result into v.
+func (r StepResult) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("decoding step %d (%s) result %s: %v", r.Step, r.Op, r.Result, err)
+	}
+}
+
+// runClient runs steps through client.mjs against target, with a 2 minute
+// limit, and fails the test on a transport failure. A failed step is not a
+// test failure: check StepResult.OK.
+func runClient(t testing.TB, target Target, steps []Step) []StepResult {
+	t.Helper()
+	needNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	results, stderr, err := tryClient(ctx, target, steps)
+	if stderr != "" {
+		t.Logf("client.mjs stderr:\n%s", stderr)
+	}
+	if err != nil {
+		t.Fatalf("client.mjs: %v\nresults: %v", err, results)
+	}
+	return results
+}
+
+// tryClient runs steps through client.mjs against target and returns the
+// results it printed and its stderr. err is non-nil when client.mjs exits
+// non-zero (a transport failure or a bad script) or prints a line per step
+// less than it was given. Call needNode first.
+func tryClient(ctx context.Context, target Target, steps []Step) (results []StepResult, stderr string, err error) {
+	targetArgs, err := target.args()
+	if err != nil {
+		return nil, "", err
+	}
+	if steps == nil {
+		steps = []Step{}
+	}
+	script, err := json.Marshal(steps)
+	if err != nil {
+		return nil, "", err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.CommandContext(ctx, node, append([]string{e2ePath("client.mjs")}, targetArgs...)...)
+	cmd.Dir = target.Dir
+	cmd.Env = append(os.Environ(), target.Env...)
+	cmd.Stdin = bytes.NewReader(script)
+	var stdout, errBuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &errBuf
+	// Its own group, so that a stdio server it started dies with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r StepResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return results, errBuf.String(), fmt.Errorf("parsing client.mjs output line %q: %w", sc.Text(), err)
+		}
+		results = append(results, r)
+	}
+	if err := sc.Err(); err != nil {
+		return results, errBuf.String(), fmt.Errorf("reading client.mjs output: %w", err)
+	}
+	if runErr != nil {
+		return results, errBuf.String(), fmt.Errorf("%s: %w", cmd, runErr)
+	}
+	if len(results) != len(steps) {
+		return results, errBuf.String(), fmt.Errorf("client.mjs printed %d results for %d steps", len(results), len(steps))
+	}
+	return results, errBuf.String(), nil
+}
+
+// TestE2EHarness checks the harness itself: server-everything over each
+// transport, driven through client.mjs.
+func TestE2EHarness(t *testing.T) {
+	needNode(t)
+	echo := func(msg string) Step {
+		return Step{Op: "callTool", Name: "echo", Arguments: map[string]any{"message": msg}}
+	}
+	listChanged := Step{Op: "waitNotification", Method: "notifications/tools/list_changed", TimeoutMs: 10000}
+	check := func(t *testing.T, target Target, steps []Step, msg string) []StepResult {
+		t.Helper()
+		results := runClient(t, target, steps)
+		var tools struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		results[0].Decode(t, &tools)
+		if !slices.ContainsFunc(tools.Tools, func(tool struct{ Name string }) bool { return tool.Name == "echo" }) {
+			t.Errorf("listTools: no echo tool in %s", results[0].Result)
+		}
+		if r := results[1]; !r.OK || r.IsError() || r.Text() != "Echo: "+msg {
+			t.Errorf("callTool echo = %v, want text %q", r, "Echo: "+msg)
+		}
+		return results
+	}
+
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		name, args := everythingStdioCommand()
+		steps := []Step{{Op: "listTools"}, echo("over stdio"), listChanged, {Op: "callTool", Name: "no-such-tool"}}
+		results := check(t, Target{Command: append([]string{name}, args...)}, steps, "over stdio")
+		if r := results[2]; !r.OK {
+			t.Errorf("waitNotification tools/list_changed: %s", r.Error)
+		}
+		if r := results[3]; !r.OK || !r.IsError() {
+			t.Errorf("callTool no-such-tool = %v, want a result with isError", r)
+		}
+	})
+	t.Run("streamableHttp", func(t *testing.T) {
+		t.Parallel()
+		url := startEverything(t, "streamableHttp")
+		check(t, Target{URL: url}, []Step{{Op: "listTools"}, echo("over streamable http"), {Op: "terminateSession"}}, "over streamable http")
+	})
+	t.Run("sse", func(t *testing.T) {
+		t.Parallel()
+		url := startEverything(t, "sse")
+		results := check(t, Target{URL: url, SSE: true}, []Step{{Op: "listTools"}, echo("over sse"), listChanged}, "over sse")
+		if r := results[2]; !r.OK {
+			t.Errorf("waitNotification tools/list_changed: %s", r.Error)
+		}
+	})
+	t.Run("transport failure", func(t *testing.T) {
+		t.Parallel()
+		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", freePort(t))
+		results, _, err := tryClient(t.Context(), Target{URL: url}, []Step{{Op: "ping"}})
+		if err == nil {
+			t.Fatalf("client.mjs against %s with nothing listening: no error, results %v", url, results)
+		}
+		if len(results) != 1 || results[0].Op != "connect" || results[0].OK {
+			t.Errorf("results = %v, want one failed connect", results)
+		}
+	})
+}
