@@ -89,14 +89,8 @@ function makeTransport(opts) {
   const url = new URL(opts.url);
   const requestInit = { headers: opts.headers };
   if (opts.sse) {
-    // The SSE transport's GET goes through eventSourceInit.fetch; carry the
-    // headers there too.
-    return new SSEClientTransport(url, {
-      requestInit,
-      eventSourceInit: {
-        fetch: (u, init) => fetch(u, { ...init, headers: { ...init?.headers, ...opts.headers } }),
-      },
-    });
+    // requestInit's headers go on the GET stream and on every POST.
+    return new SSEClientTransport(url, { requestInit });
   }
   return new StreamableHTTPClientTransport(url, { requestInit });
 }
