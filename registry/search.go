@@ -47,7 +47,7 @@ type Index struct {
 	docs []Doc
 	p    *rankParams
 
-	terms     map[string]int32    // term → id; pair terms are "a b"
+	terms     map[string]int32    // term → id; pairs are "a b", unstemmed name words "=word"
 	vocab     []string            // unigram terms, sorted, for prefix matching
 	vocabID   []int32             // ids of vocab, same order
 	surface   map[string]struct{} // words of three letters or more
@@ -64,7 +64,8 @@ type Index struct {
 type searchField uint8
 
 const (
-	fieldName searchField = iota
+	fieldName      searchField = iota
+	fieldNameExact             // name words as written, unstemmed, keyed "=word"
 	fieldNamePair
 	fieldServer
 	fieldDescription
@@ -84,6 +85,8 @@ type rankParams struct {
 	b      [numFields]float64
 
 	synonym   float64 // weight of a synonym relative to the word itself
+	related   float64 // weight of a related word
+	soft      float64 // share of a word's weaker matches added to its best
 	prefix    float64 // weight of a prefix match (scaled by length ratio)
 	pair      float64 // weight of a pair of adjacent query words found in a name
 	minPrefix int     // shortest stem that prefix-matches
@@ -96,6 +99,7 @@ var defaultParams = rankParams{
 	k1: 1.2,
 	weight: [numFields]float64{
 		fieldName:              3,
+		fieldNameExact:         0.5,
 		fieldNamePair:          3,
 		fieldServer:            1.5,
 		fieldDescription:       1,
@@ -105,6 +109,7 @@ var defaultParams = rankParams{
 	},
 	b: [numFields]float64{
 		fieldName:              0.5,
+		fieldNameExact:         0.5,
 		fieldNamePair:          0.5,
 		fieldServer:            0.3,
 		fieldDescription:       0.75,
@@ -112,7 +117,9 @@ var defaultParams = rankParams{
 		fieldParamDescription:  0.75,
 		fieldServerDescription: 0.75,
 	},
-	synonym:   0.5,
+	synonym:   0.8,
+	related:   0.5,
+	soft:      0.2,
 	prefix:    0.6,
 	pair:      1,
 	minPrefix: 4,
@@ -175,7 +182,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			if fl == fieldName {
 				src = name
 			}
-			if fl == fieldNamePair {
+			if fl == fieldNamePair || fl == fieldNameExact {
 				continue
 			}
 			var ids []int32
@@ -189,6 +196,11 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		stems := make([]string, len(f[fieldName]))
 		for j, w := range f[fieldName] {
 			stems[j] = stem(w)
+		}
+		for j, w := range f[fieldName] {
+			if stems[j] != w {
+				all[i][fieldNameExact] = append(all[i][fieldNameExact], ix.termID("="+w))
+			}
 		}
 		for j := 0; j+1 < len(stems); j++ {
 			all[i][fieldNamePair] = append(all[i][fieldNamePair], ix.termID(namePairKey(stems[j], stems[j+1])))
@@ -248,7 +260,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	}
 
 	for term, id := range ix.terms {
-		if !strings.Contains(term, " ") {
+		if !strings.ContainsAny(term, " =") {
 			ix.vocab = append(ix.vocab, term)
 			ix.vocabID = append(ix.vocabID, id)
 		}
@@ -414,7 +426,8 @@ func (ix *Index) segment(w string) []string {
 // not allocate in proportion to the catalogue.
 type searchScratch struct {
 	score   []float32
-	best    []float32
+	best    []float32 // per tool, the best match of the current query word
+	sum     []float32 // per tool, the sum of the current query word's matches
 	matched []uint16
 	touched []int32 // docs with a score, in first-touch order
 	group   []int32 // docs touched by the current query word
@@ -424,7 +437,7 @@ type searchScratch struct {
 }
 
 func newSearchScratch(n int) *searchScratch {
-	return &searchScratch{score: make([]float32, n), best: make([]float32, n), matched: make([]uint16, n)}
+	return &searchScratch{score: make([]float32, n), best: make([]float32, n), sum: make([]float32, n), matched: make([]uint16, n)}
 }
 
 // queryGroup is one query word and what it matches: the word's stem,
@@ -471,25 +484,27 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 			}
 			continue
 		}
+		// A tool scores the best of a word's alternatives plus a small share
+		// of the others, so synonyms back a match up but never outweigh it.
 		for _, a := range g.alts {
 			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
 				d := ix.postDoc[k]
 				v := a.w * ix.postScore[k]
-				if s.best[d] == 0 {
+				if s.sum[d] == 0 {
 					s.group = append(s.group, d)
 				}
-				if v > s.best[d] {
-					s.best[d] = v
-				}
+				s.sum[d] += v
+				s.best[d] = max(s.best[d], v)
 			}
 		}
+		soft := float32(ix.p.soft)
 		for _, d := range s.group {
 			if s.matched[d] == 0 {
 				s.touched = append(s.touched, d)
 			}
-			s.score[d] += s.best[d]
+			s.score[d] += s.best[d] + soft*(s.sum[d]-s.best[d])
 			s.matched[d]++
-			s.best[d] = 0
+			s.best[d], s.sum[d] = 0, 0
 		}
 		s.group = s.group[:0]
 	}
@@ -585,28 +600,50 @@ func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGr
 	p := ix.p
 	groups := s.groups[:0]
 	alts := s.alts[:0]
+	start := 0
+	// add adds an alternative to the group being built, keeping the larger
+	// weight when a term comes twice (a synonym that is also a prefix).
+	add := func(id int32, w float64) {
+		for i := start; i < len(alts); i++ {
+			if alts[i].term == id {
+				alts[i].w = max(alts[i].w, float32(w))
+				return
+			}
+		}
+		alts = append(alts, termAlt{id, float32(w)})
+	}
+	closeGroup := func() {
+		if len(alts) > start {
+			groups = append(groups, queryGroup{alts: alts[start:len(alts):len(alts)]})
+		}
+		start = len(alts)
+	}
 	var seen []string
-	var pending []string // stems of the content words, in order, for pairs
+	var content []string // stems of the content words, in order, for pairs
 	splitWords(query, func(w string) {
 		*any = true
 		if isStopWord(w) {
 			return
 		}
 		st := stem(w)
-		pending = append(pending, st)
+		content = append(content, st)
 		for _, x := range seen {
 			if x == st {
 				return
 			}
 		}
 		seen = append(seen, st)
-		start := len(alts)
 		if id, ok := ix.terms[st]; ok {
-			alts = append(alts, termAlt{id, 1})
+			add(id, 1)
 		}
 		for _, syn := range synonymsOf[st] {
 			if id, ok := ix.terms[syn]; ok {
-				alts = append(alts, termAlt{id, float32(p.synonym)})
+				add(id, p.synonym)
+			}
+		}
+		for _, rel := range relatedTo[st] {
+			if id, ok := ix.terms[rel]; ok {
+				add(id, p.related)
 			}
 		}
 		if len(st) >= p.minPrefix {
@@ -614,36 +651,43 @@ func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGr
 			i := sort.SearchStrings(ix.vocab, st)
 			for k := 0; i < len(ix.vocab) && k < p.maxPrefix && strings.HasPrefix(ix.vocab[i], st); i++ {
 				if t := ix.vocab[i]; t != st {
-					alts = append(alts, termAlt{ix.vocabID[i], float32(p.prefix * float64(len(st)) / float64(len(t)))})
+					add(ix.vocabID[i], p.prefix*float64(len(st))/float64(len(t)))
 					k++
 				}
 			}
 			// Shorter words this one starts with ("repositories" → repo).
 			for l := len(st) - 1; l >= p.minPrefix; l-- {
 				if id, ok := ix.terms[st[:l]]; ok {
-					alts = append(alts, termAlt{id, float32(p.prefix * float64(l) / float64(len(st)))})
+					add(id, p.prefix*float64(l)/float64(len(st)))
 				}
 			}
 		}
 		if len(alts) == start {
-			// An unknown compound ("wordcloud"): its known parts.
+			// An unknown compound ("wordcloud"): each known part.
 			for _, part := range ix.segment(w) {
 				if id, ok := ix.terms[stem(part)]; ok {
-					alts = append(alts, termAlt{id, 1})
+					add(id, 1)
+					closeGroup()
 				}
 			}
 		}
-		if len(alts) > start {
-			groups = append(groups, queryGroup{alts: alts[start:len(alts):len(alts)]})
+		closeGroup()
+		// The word as written, when a name has it so ("issues" favours
+		// list_issues over get_issue).
+		if st != w {
+			if id, ok := ix.terms["="+w]; ok {
+				add(id, 1)
+				closeGroup()
+			}
 		}
 	})
-	for i := 0; i+1 < len(pending); i++ {
-		if pending[i] == pending[i+1] {
+	for i := 0; i+1 < len(content); i++ {
+		if content[i] == content[i+1] {
 			continue
 		}
-		if id, ok := ix.terms[namePairKey(pending[i], pending[i+1])]; ok {
-			alts = append(alts, termAlt{id, float32(p.pair)})
-			groups = append(groups, queryGroup{alts: alts[len(alts)-1 : len(alts) : len(alts)]})
+		if id, ok := ix.terms[namePairKey(content[i], content[i+1])]; ok {
+			add(id, p.pair)
+			closeGroup()
 		}
 	}
 	s.groups, s.alts = groups[:0], alts[:0]

@@ -161,7 +161,7 @@ var stopWords = wordSet(
 	"something", "anything", "everything", "someone", "anyone", "thing", "things",
 	"way", "ways", "kind", "sort", "lot", "lots", "many", "several", "various",
 	"able", "will", "shall", "whether", "though", "although", "even", "still", "yet",
-	"already", "now", "currently", "using", "use", "used", "given",
+	"already", "using", "use", "used", "given",
 	// The phrasing of a request.
 	"please", "pls", "help", "need", "needs", "want", "wants", "wanted", "wanna",
 	"like", "would", "looking", "know", "tell", "give", "possible", "provide",

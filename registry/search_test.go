@@ -1,0 +1,331 @@
+package registry
+
+import (
+	"errors"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSplitWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"create_issue", []string{"create", "issue"}},
+		{"browser-take-screenshot", []string{"browser", "take", "screenshot"}},
+		{"getHTTPResponse", []string{"get", "http", "response"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"listAPIKeys", []string{"list", "api", "keys"}},
+		{"files.read", []string{"files", "read"}},
+		{"WordCloud", []string{"word", "cloud"}},
+		{"s3_list_buckets", []string{"3", "s3", "list", "buckets"}}, // "s" alone is dropped
+		{"base64Encode", []string{"base", "64", "encode"}},
+		{"get_ec2_instances", []string{"get", "ec", "2", "ec2", "instances"}},
+		{"Tool for searching academic papers.", []string{"tool", "for", "searching", "academic", "papers"}},
+		{"Größe_ändern", []string{"größe", "ändern"}},
+		{"a b c", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		splitWords(tt.in, func(w string) { got = append(got, w) })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("splitWords(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStem(t *testing.T) {
+	// Porter2 reference outputs.
+	tests := map[string]string{
+		"consign": "consign", "consigned": "consign", "consigning": "consign",
+		"consignment": "consign", "consistency": "consist", "consistently": "consist",
+		"generate": "generat", "generated": "generat", "general": "general", "generic": "generic",
+		"running": "run", "hopping": "hop", "hoping": "hope", "caresses": "caress",
+		"ponies": "poni", "ties": "tie", "cats": "cat", "agreed": "agre", "feed": "feed",
+		"sized": "size", "happily": "happili", "relational": "relat", "hopefulness": "hope",
+		"electrical": "electr", "adjustable": "adjust", "replacement": "replac",
+		"adoption": "adopt", "communication": "communic", "cry": "cri", "say": "say",
+		"news": "news", "skies": "sky", "dying": "die", "inning": "inning", "proceeding": "proceed",
+		// Tool vocabulary: the forms a query and a description use must meet.
+		"searching": "search", "searches": "search", "searched": "search",
+		"repositories": "repositori", "repository": "repositori",
+		"issues": "issu", "issue": "issu", "screenshots": "screenshot",
+		"images": "imag", "image": "imag", "files": "file", "listing": "list",
+		"deleted": "delet", "delete": "delet", "forecasts": "forecast",
+		"ab": "ab", "ec2": "ec2", "größe": "größe",
+	}
+	for in, want := range tests {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// handmade is a small catalogue shaped like real MCP servers.
+var handmade = []Doc{
+	{Server: "github", Name: "create_issue", Description: "Create a new issue in a GitHub repository.",
+		Schema: []byte(`{"type":"object","properties":{"owner":{"type":"string","description":"Repository owner"},"repo":{"type":"string","description":"Repository name"},"title":{"type":"string","description":"Issue title"},"body":{"type":"string","description":"Issue body"},"labels":{"type":"array","items":{"type":"string"}}}}`)},
+	{Server: "github", Name: "get_issue", Description: "Get details of a specific issue in a GitHub repository.",
+		Schema: []byte(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"issue_number":{"type":"number"}}}`)},
+	{Server: "github", Name: "list_issues", Description: "List issues in a GitHub repository with filtering options.",
+		Schema: []byte(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"state":{"type":"string","enum":["open","closed","all"]},"labels":{"type":"array"}}}`)},
+	{Server: "github", Name: "update_issue", Description: "Update an existing issue in a GitHub repository."},
+	{Server: "github", Name: "add_issue_comment", Description: "Add a comment to an existing issue."},
+	{Server: "github", Name: "search_issues", Description: "Search for issues and pull requests across GitHub repositories."},
+	{Server: "github", Name: "create_pull_request", Description: "Create a new pull request in a GitHub repository."},
+	{Server: "github", Name: "merge_pull_request", Description: "Merge a pull request."},
+	{Server: "github", Name: "list_pull_requests", Description: "List and filter repository pull requests."},
+	{Server: "github", Name: "get_file_contents", Description: "Get the contents of a file or directory from a GitHub repository."},
+	{Server: "github", Name: "search_repositories", Description: "Search for GitHub repositories."},
+	{Server: "github", Name: "create_branch", Description: "Create a new branch in a GitHub repository."},
+	{Server: "github", Name: "list_commits", Description: "Get list of commits of a branch in a GitHub repository."},
+	{Server: "slack", Name: "slack_list_channels", Description: "List public channels in the workspace with pagination."},
+	{Server: "slack", Name: "slack_post_message", Description: "Post a new message to a Slack channel.",
+		Schema: []byte(`{"type":"object","properties":{"channel_id":{"type":"string","description":"The ID of the channel to post to"},"text":{"type":"string","description":"The message text to post"}}}`)},
+	{Server: "slack", Name: "slack_reply_to_thread", Description: "Reply to a specific message thread in Slack."},
+	{Server: "slack", Name: "slack_add_reaction", Description: "Add a reaction emoji to a message."},
+	{Server: "slack", Name: "slack_get_channel_history", Description: "Get recent messages from a channel."},
+	{Server: "slack", Name: "slack_get_users", Description: "Get a list of all users in the workspace with their basic profile information."},
+	{Server: "playwright", Name: "browser_navigate", Description: "Navigate to a URL.",
+		Schema: []byte(`{"type":"object","properties":{"url":{"type":"string","description":"The URL to navigate to"}}}`)},
+	{Server: "playwright", Name: "browser_take_screenshot", Description: "Take a screenshot of the current page. You can't perform actions based on the screenshot, use browser_snapshot for actions.",
+		Schema: []byte(`{"type":"object","properties":{"filename":{"type":"string","description":"File name to save the screenshot to"},"fullPage":{"type":"boolean","description":"When true, takes a screenshot of the full scrollable page"}}}`)},
+	{Server: "playwright", Name: "browser_snapshot", Description: "Capture accessibility snapshot of the current page, this is better than screenshot."},
+	{Server: "playwright", Name: "browser_click", Description: "Perform click on a web page.",
+		Schema: []byte(`{"type":"object","properties":{"element":{"type":"string","description":"Human-readable element description"},"ref":{"type":"string"}}}`)},
+	{Server: "playwright", Name: "browser_type", Description: "Type text into editable element."},
+	{Server: "playwright", Name: "browser_close", Description: "Close the page."},
+	{Server: "filesystem", Name: "read_file", Description: "Read the complete contents of a file from the file system.",
+		Schema: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+	{Server: "filesystem", Name: "write_file", Description: "Create a new file or completely overwrite an existing file with new content."},
+	{Server: "filesystem", Name: "edit_file", Description: "Make line-based edits to a text file."},
+	{Server: "filesystem", Name: "create_directory", Description: "Create a new directory or ensure a directory exists."},
+	{Server: "filesystem", Name: "list_directory", Description: "Get a detailed listing of all files and directories in a specified path."},
+	{Server: "filesystem", Name: "move_file", Description: "Move or rename files and directories."},
+	{Server: "filesystem", Name: "search_files", Description: "Recursively search for files and directories matching a pattern."},
+	{Server: "time", Name: "get_current_time", Description: "Get current time in a specific timezone.",
+		Schema: []byte(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA timezone name"}}}`)},
+	{Server: "time", Name: "convert_time", Description: "Convert time between timezones."},
+	{Server: "weather", Name: "get_forecast", Description: "Get weather forecast for a location.",
+		Schema: []byte(`{"type":"object","properties":{"latitude":{"type":"number"},"longitude":{"type":"number"}}}`)},
+	{Server: "weather", Name: "get_alerts", Description: "Get weather alerts for a US state."},
+	{Server: "brave-search", Name: "brave_web_search", Description: "Performs a web search using the Brave Search API, ideal for general queries, news, articles and online content."},
+	{Server: "brave-search", Name: "brave_local_search", Description: "Searches for local businesses and places using Brave's Local Search API."},
+	{Server: "postgres", Name: "query", Description: "Run a read-only SQL query.",
+		Schema: []byte(`{"type":"object","properties":{"sql":{"type":"string"}}}`)},
+	{Server: "memory", Name: "create_entities", Description: "Create multiple new entities in the knowledge graph."},
+	{Server: "memory", Name: "search_nodes", Description: "Search for nodes in the knowledge graph based on a query."},
+	{Server: "images", Name: "generateImage", Description: "Generate a picture from a text prompt."},
+}
+
+func hitName(docs []Doc, h Hit) string { return docs[h.Doc].Server + "/" + docs[h.Doc].Name }
+
+func hitNames(docs []Doc, hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = hitName(docs, h)
+	}
+	return out
+}
+
+func TestSearchTop1(t *testing.T) {
+	ix := NewIndex(handmade)
+	tests := []struct{ query, want string }{
+		// Keywords, as a model types them.
+		{"github issue create", "github/create_issue"},
+		{"create issue", "github/create_issue"},
+		{"issue create", "github/create_issue"},
+		{"screenshot", "playwright/browser_take_screenshot"},
+		{"take_screenshot", "playwright/browser_take_screenshot"},
+		{"list directory", "filesystem/list_directory"},
+		{"slack post message", "slack/slack_post_message"},
+		{"merge pr", "github/merge_pull_request"},
+		{"read file", "filesystem/read_file"},
+		{"current time timezone", "time/get_current_time"},
+		{"weather forecast", "weather/get_forecast"},
+		{"web search", "brave-search/brave_web_search"},
+		{"sql", "postgres/query"},
+		{"navigate url", "playwright/browser_navigate"},
+		{"list issues", "github/list_issues"},
+		{"issues", "github/list_issues"},
+		{"add comment", "github/add_issue_comment"},
+		{"repos search", "github/search_repositories"},
+		{"generate image", "images/generateImage"},
+		{"GenerateImage", "images/generateImage"},
+		// Whole sentences, as a user writes them.
+		{"Please open a new issue in the repository about the broken login page", "github/create_issue"},
+		{"Can you take a screenshot of the page I have open?", "playwright/browser_take_screenshot"},
+		{"Send a message to the #general channel on Slack saying the build is green", "slack/slack_post_message"},
+		{"Show me what is inside this folder", "filesystem/list_directory"},
+		{"What's the weather going to be like tomorrow in Paris?", "weather/get_forecast"},
+		{"What time is it right now in Tokyo?", "time/get_current_time"},
+		{"I'd like to merge the pull request that fixes the crash", "github/merge_pull_request"},
+		{"Make me a picture of a cat riding a bicycle", "images/generateImage"},
+		{"Rename the file notes.txt to todo.txt", "filesystem/move_file"},
+		{"Find restaurants near me", "brave-search/brave_local_search"},
+	}
+	for _, tt := range tests {
+		hits, err := ix.Search(tt.query, SearchOptions{Limit: 5})
+		if err != nil {
+			t.Fatalf("Search(%q): %v", tt.query, err)
+		}
+		if len(hits) == 0 || hitName(handmade, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(handmade, hits), tt.want)
+		}
+	}
+}
+
+func TestSearchOrderAndLimit(t *testing.T) {
+	ix := NewIndex(handmade)
+	all, err := ix.Search("issue", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 6 {
+		t.Fatalf("Search(issue) found %d tools, want at least 6: %q", len(all), hitNames(handmade, all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Score > all[i-1].Score {
+			t.Errorf("hit %d scores %v after %v", i, all[i].Score, all[i-1].Score)
+		}
+	}
+	top3, _ := ix.Search("issue", SearchOptions{Limit: 3})
+	if !slices.Equal(top3, all[:3]) {
+		t.Errorf("Limit 3 = %v, want the first three of %v", top3, all[:3])
+	}
+	none, _ := ix.Search("zzyzx", SearchOptions{})
+	if len(none) != 0 {
+		t.Errorf("Search(zzyzx) = %q, want nothing", hitNames(handmade, none))
+	}
+	stop, _ := ix.Search("the of and", SearchOptions{})
+	if len(stop) != 0 {
+		t.Errorf("Search of stop words = %q, want nothing", hitNames(handmade, stop))
+	}
+}
+
+func TestSearchTiesByName(t *testing.T) {
+	docs := []Doc{
+		{Server: "b", Name: "zeta_export", Description: "Export data."},
+		{Server: "a", Name: "alpha_export", Description: "Export data."},
+		{Server: "c", Name: "mid_export", Description: "Export data."},
+		{Server: "a", Name: "mid_export", Description: "Export data."},
+	}
+	want := []string{"a/alpha_export", "a/mid_export", "c/mid_export", "b/zeta_export"}
+	for range 3 {
+		ix := NewIndex(docs)
+		hits, err := ix.Search("export data", SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hitNames(docs, hits); !slices.Equal(got, want) {
+			t.Fatalf("Search(export data) = %q, want %q", got, want)
+		}
+		if hits[0].Score != hits[3].Score {
+			t.Fatalf("scores differ: %v", hits)
+		}
+	}
+	// With a limit the heap must keep the same order.
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("export", SearchOptions{Limit: 2})
+	if got := hitNames(docs, hits); !slices.Equal(got, want[:2]) {
+		t.Errorf("Search(export, Limit 2) = %q, want %q", got, want[:2])
+	}
+}
+
+func TestSearchServerFilter(t *testing.T) {
+	ix := NewIndex(handmade)
+	hits, err := ix.Search("create", SearchOptions{Server: "filesystem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "Make line-based edits" matches too: make is a synonym of create.
+	want := []string{"filesystem/create_directory", "filesystem/write_file", "filesystem/edit_file"}
+	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
+		t.Errorf("Search(create, server filesystem) = %q, want %q", got, want)
+	}
+	// An empty query lists the server's tools in name order.
+	hits, _ = ix.Search("", SearchOptions{Server: "time"})
+	if got, want := hitNames(handmade, hits), []string{"time/convert_time", "time/get_current_time"}; !slices.Equal(got, want) {
+		t.Errorf("Search(\"\", server time) = %q, want %q", got, want)
+	}
+	hits, _ = ix.Search("issue", SearchOptions{Server: "nosuch"})
+	if len(hits) != 0 {
+		t.Errorf("Search with unknown server = %q, want nothing", hitNames(handmade, hits))
+	}
+	// The server name is itself searchable.
+	hits, _ = ix.Search("slack", SearchOptions{})
+	if len(hits) != 6 {
+		t.Errorf("Search(slack) found %d tools, want the 6 slack tools: %q", len(hits), hitNames(handmade, hits))
+	}
+}
+
+func TestSearchRegex(t *testing.T) {
+	ix := NewIndex(handmade)
+	hits, err := ix.Search("screenshot", SearchOptions{Regex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Name and description first, then name only, then description only.
+	want := []string{"playwright/browser_take_screenshot", "playwright/browser_snapshot"}
+	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
+		t.Errorf("regex screenshot = %q, want %q", got, want)
+	}
+	hits, _ = ix.Search("^(get|list)_", SearchOptions{Regex: true, Server: "github"})
+	want = []string{"github/get_file_contents", "github/get_issue", "github/list_commits", "github/list_issues", "github/list_pull_requests"}
+	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
+		t.Errorf("regex ^(get|list)_ on github = %q, want %q", got, want)
+	}
+	hits, _ = ix.Search("PULL REQUEST", SearchOptions{Regex: true, Limit: 2})
+	if len(hits) != 2 || hits[0].Score < hits[1].Score {
+		t.Errorf("regex PULL REQUEST limit 2 = %v", hits)
+	}
+	hits, _ = ix.Search("(?-i)PULL", SearchOptions{Regex: true})
+	if len(hits) != 0 {
+		t.Errorf("case-sensitive regex (?-i)PULL = %q, want nothing", hitNames(handmade, hits))
+	}
+	_, err = ix.Search("create_(issue", SearchOptions{Regex: true})
+	var se *syntax.Error
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "create_(issue") {
+		t.Errorf("bad regex error = %v, want a *syntax.Error naming the pattern", err)
+	}
+}
+
+func TestSearchCompoundNames(t *testing.T) {
+	docs := []Doc{
+		{Server: "x", Name: "stellarexplorer", Description: "Browse images of outer space."},
+		{Server: "x", Name: "cloud_storage", Description: "Store files in the cloud. A stellar service."},
+		{Server: "x", Name: "keyword_explorer", Description: "Related keywords."},
+		{Server: "x", Name: "WordCloud", Description: "Draw word images from text."},
+	}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("stellar", SearchOptions{Limit: 1})
+	if len(hits) == 0 || hitName(docs, hits[0]) != "x/stellarexplorer" {
+		t.Errorf("Search(stellar) = %q, want x/stellarexplorer first", hitNames(docs, hits))
+	}
+	hits, _ = ix.Search("wordcloud", SearchOptions{Limit: 1})
+	if len(hits) == 0 || hitName(docs, hits[0]) != "x/WordCloud" {
+		t.Errorf("Search(wordcloud) = %q, want x/WordCloud first", hitNames(docs, hits))
+	}
+}
+
+func TestSearchConcurrent(t *testing.T) {
+	ix := NewIndex(handmade)
+	want, _ := ix.Search("create a new issue", SearchOptions{Limit: 5})
+	done := make(chan []Hit)
+	for range 8 {
+		go func() {
+			var last []Hit
+			for range 200 {
+				last, _ = ix.Search("create a new issue", SearchOptions{Limit: 5})
+			}
+			done <- last
+		}()
+	}
+	for range 8 {
+		if got := <-done; !slices.Equal(got, want) {
+			t.Errorf("concurrent search = %v, want %v", got, want)
+		}
+	}
+}
