@@ -27,6 +27,9 @@ type HTTPOptions struct {
 	Gatherer prometheus.Gatherer
 	// SessionTimeout closes HTTP sessions idle this long; 0 = never.
 	SessionTimeout time.Duration
+	// Reload, when set, serves POST /-/reload: it reloads the configuration
+	// and its error (nil on success or no change) is the answer.
+	Reload func() error
 }
 
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp
@@ -56,6 +59,18 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /-/status", s.serveStatus)
+	if o.Reload != nil {
+		mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			if err := o.Reload(); err != nil {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = w.Write([]byte(err.Error() + "\n"))
+				return
+			}
+			_, _ = w.Write([]byte("reloaded\n"))
+		})
+	}
 	if o.Gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	}

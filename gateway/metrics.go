@@ -13,6 +13,9 @@ type metrics struct {
 	callSeconds *prometheus.HistogramVec
 	sessions    prometheus.Gauge
 	cacheWrites *prometheus.CounterVec
+	reloads     *prometheus.CounterVec
+	reloadOK    prometheus.Gauge
+	reloadTime  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,9 +37,23 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_cache_writes_total",
 			Help: "Writes of the metadata cache file, by outcome.",
 		}, []string{"outcome"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_config_reloads_total",
+			Help: "Configuration reload attempts, by outcome.",
+		}, []string{"outcome"}),
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpgw_config_last_reload_successful",
+			Help: "Whether the last configuration reload attempt succeeded (1) or kept the previous config (0).",
+		}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpgw_config_last_reload_success_timestamp_seconds",
+			Help: "Time of the last successful configuration load.",
+		}),
 	}
+	m.reloadOK.Set(1)
+	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.cacheWrites)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.cacheWrites, m.reloads, m.reloadOK, m.reloadTime)
 	}
 	return m
 }
@@ -52,4 +69,15 @@ func (m *metrics) cacheWrite(err error) {
 		outcome = "error"
 	}
 	m.cacheWrites.WithLabelValues(outcome).Inc()
+}
+
+func (m *metrics) reload(err error) {
+	if err != nil {
+		m.reloads.WithLabelValues("error").Inc()
+		m.reloadOK.Set(0)
+		return
+	}
+	m.reloads.WithLabelValues("ok").Inc()
+	m.reloadOK.Set(1)
+	m.reloadTime.SetToCurrentTime()
 }

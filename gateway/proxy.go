@@ -333,6 +333,9 @@ func (gw *Server) statusText(v *registry.View) string {
 		lines = append(lines, line)
 	}
 	head := fmt.Sprintf("MCP: %d/%d servers, %d tools", connected, enabled, len(v.Tools))
+	if rl := gw.reloadInfo(); rl != nil && !rl.OK {
+		head += "\nConfig reload failed " + ago(rl.At) + " (still running the last good config): " + rl.Error
+	}
 	if len(lines) == 0 {
 		path := v.Config.Path
 		if path == "" {
@@ -343,42 +346,28 @@ func (gw *Server) statusText(v *registry.View) string {
 	return head + "\n" + strings.Join(lines, "\n")
 }
 
-// serverState is the one-word-ish state shown in status and lists.
+// serverState is the state shown in status and lists, with the reason
+// and next retry for failures.
 func (gw *Server) serverState(sv *registry.ServerView) string {
-	if !sv.Server.Enabled {
-		return "disabled"
-	}
-	st := gw.pool.Upstream(sv.Server).Status()
-	switch st.State {
-	case upstream.StateConnected:
-		return "connected"
-	case upstream.StateConnecting:
-		return "connecting"
-	case upstream.StateFailed:
-		s := "failed " + ago(st.Since)
-		if !st.NextRetry.IsZero() {
-			if d := time.Until(st.NextRetry); d > 0 {
+	sr := gw.serverReport(sv)
+	switch sr.State {
+	case "failed":
+		s := "failed " + ago(sr.Since)
+		if !sr.NextRetry.IsZero() {
+			if d := time.Until(sr.NextRetry); d > 0 {
 				s += ", retry in " + roundDur(d)
 			}
 		}
-		if st.LastError != "" {
-			s += ": " + shorten(firstLine(st.LastError), 160)
+		if sr.LastError != "" {
+			s += ": " + shorten(firstLine(sr.LastError), 160)
 		}
 		return s
-	case upstream.StateNeedsAuth:
-		s := "needs-auth"
-		if st.LastError != "" {
-			s += ": " + shorten(firstLine(st.LastError), 160)
+	case "needs-auth":
+		if sr.LastError != "" {
+			return "needs-auth: " + shorten(firstLine(sr.LastError), 160)
 		}
-		return s
 	}
-	if sv.Listing != nil && sv.Listing.Source == registry.SourceCache {
-		return "cached"
-	}
-	if sv.Listing != nil {
-		return "idle"
-	}
-	return "not connected"
+	return sr.State
 }
 
 func ago(t time.Time) string {

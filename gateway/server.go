@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -23,6 +24,8 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
+
+var pid = os.Getpid()
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -47,12 +50,13 @@ type Server struct {
 	metrics *metrics
 	started time.Time
 
-	mu       sync.Mutex
-	sessions map[*session]struct{}
-	closed   bool
-	wg       sync.WaitGroup // session waiters and background work
-	stop     context.CancelFunc
-	ctx      context.Context
+	mu         sync.Mutex
+	lastReload *ReloadInfo
+	sessions   map[*session]struct{}
+	closed     bool
+	wg         sync.WaitGroup // session waiters and background work
+	stop       context.CancelFunc
+	ctx        context.Context
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.

@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// Report is the daemon's state as `mcpgw status` shows it (GET /-/status).
+type Report struct {
+	Version    string         `json:"version"`
+	PID        int            `json:"pid"`
+	StartedAt  time.Time      `json:"startedAt"`
+	Config     string         `json:"config"`
+	Cache      string         `json:"cache,omitempty"`
+	Sessions   int            `json:"sessions"`
+	Tools      int            `json:"tools"`
+	LastReload *ReloadInfo    `json:"lastReload,omitempty"`
+	Servers    []ServerReport `json:"servers"`
+}
+
+// ReloadInfo is the outcome of the last configuration reload.
+type ReloadInfo struct {
+	At    time.Time `json:"at"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+}
+
+// ServerReport is one configured server in a Report.
+type ServerReport struct {
+	Name      string    `json:"name"`
+	State     string    `json:"state"` // connected, idle, cached, not connected, connecting, failed, needs-auth, disabled
+	Tools     int       `json:"tools"`
+	Calls     int64     `json:"calls"`
+	Errors    int64     `json:"errors"`
+	LastError string    `json:"lastError,omitempty"`
+	Since     time.Time `json:"since,omitzero"`
+	NextRetry time.Time `json:"nextRetry,omitzero"`
+	PID       int       `json:"pid,omitempty"`
+	Lifecycle string    `json:"lifecycle"`
+	Transport string    `json:"transport"` // stdio or http
+	Source    string    `json:"source"`    // the file that defines it
+	Listing   string    `json:"listing,omitempty"`
+}
+
+// RecordReload notes the outcome of a reload attempt for status, metrics
+// and mcp({}).
+func (s *Server) RecordReload(err error) {
+	info := &ReloadInfo{At: time.Now(), OK: err == nil}
+	if err != nil {
+		info.Error = err.Error()
+	}
+	s.mu.Lock()
+	s.lastReload = info
+	s.mu.Unlock()
+	s.metrics.reload(err)
+}
+
+func (s *Server) reloadInfo() *ReloadInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastReload
+}
+
+// Status reports the daemon's current state.
+func (s *Server) Status() *Report {
+	v := s.catalog.View()
+	r := &Report{
+		Version:    s.version,
+		PID:        pid,
+		StartedAt:  s.started,
+		Config:     v.Config.Path,
+		Sessions:   len(s.sessionList()),
+		Tools:      len(v.Tools),
+		LastReload: s.reloadInfo(),
+		Servers:    []ServerReport{},
+	}
+	if s.opts.Cache != nil {
+		r.Cache = s.opts.Cache.Path()
+	}
+	for _, sv := range v.Servers {
+		r.Servers = append(r.Servers, s.serverReport(sv))
+	}
+	return r
+}
+
+func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
+	srv := sv.Server
+	sr := ServerReport{
+		Name:      srv.Name,
+		Tools:     len(sv.Tools),
+		Lifecycle: srv.Lifecycle,
+		Transport: "stdio",
+		Source:    srv.Source,
+	}
+	if srv.IsRemote() {
+		sr.Transport = "http"
+	}
+	if sv.Listing != nil {
+		sr.Listing = sv.Listing.Source
+	}
+	if !srv.Enabled {
+		sr.State = "disabled"
+		return sr
+	}
+	st := s.pool.Upstream(srv).Status()
+	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
+	sr.Since, sr.NextRetry, sr.PID = st.Since, st.NextRetry, st.PID
+	switch st.State {
+	case upstream.StateConnected, upstream.StateConnecting, upstream.StateFailed, upstream.StateNeedsAuth:
+		sr.State = string(st.State)
+	default:
+		switch {
+		case sv.Listing != nil && sv.Listing.Source == registry.SourceCache:
+			sr.State = "cached"
+		case sv.Listing != nil:
+			sr.State = "idle"
+		default:
+			sr.State = "not connected"
+		}
+	}
+	return sr
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(s.Status())
+}
