@@ -231,8 +231,3 @@ func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
 		t.Errorf("some session got no answer: %q", pids)
 	}
 }
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}

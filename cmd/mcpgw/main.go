@@ -33,6 +33,13 @@ Usage:
   mcpgw serve [--config FILE] [--listen ADDR]   run the daemon
   mcpgw serve --stdio                           one private session on stdin/stdout
   mcpgw stdio                                   connect a stdio MCP client to the daemon (starts it if needed)
+  mcpgw status [--json]                         what the running daemon is doing
+  mcpgw tools [--server S]                      list tools
+  mcpgw search WORDS...                         find tools
+  mcpgw describe TOOL                           show a tool's parameters
+  mcpgw call TOOL '{"arg":"value"}'             call a tool
+  mcpgw connect SERVER                          connect a server now
+  mcpgw reload                                  reload the config
   mcpgw bench search --catalog FILE --queries FILE
   mcpgw version
 
@@ -51,6 +58,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, rest, stdin, stdout, stderr)
 	case "stdio":
 		return stdioShim(ctx, rest, stdin, stdout, stderr)
+	case "status":
+		return statusCmd(ctx, rest, stdout, stderr)
+	case "reload":
+		return reloadCmd(ctx, rest, stdout, stderr)
+	case "tools", "search", "call", "connect", "describe":
+		return proxyCmd(ctx, cmd, rest, stdout, stderr)
 	case "bench":
 		if len(rest) > 0 && rest[0] == "search" {
 			return benchSearch(rest[1:], stdout)
