@@ -18,13 +18,17 @@ const (
 	PrefixServer = "server" // <server>_<tool> (default)
 	PrefixShort  = "short"  // <short server name>_<tool>
 	PrefixNone   = "none"   // <tool>
+	PrefixMCP    = "mcp"    // mcp__<server>_<tool> (pi-mcp-adapter's "mcp" mode)
 )
 
 // Config is one fully loaded, interpolated and validated configuration.
 // It is immutable once returned by Load: reloads produce a new Config.
 type Config struct {
-	// Path is the main config file ("" when none exists).
+	// Path is the main config file (set even when it does not exist).
 	Path string
+	// Missing reports that the main config file does not exist; the Config
+	// is then empty, with default settings.
+	Missing bool
 	// Servers by name. Names are unique; see Server.Name.
 	Servers map[string]*Server
 	// Settings are the global settings, defaults applied.
@@ -36,6 +40,11 @@ type Config struct {
 	// Hash is a content hash of everything that contributed; equal hashes
 	// mean nothing changed.
 	Hash string
+	// Warnings are problems that do not stop the config from loading:
+	// unknown or unsupported fields, unset environment variables, ignored
+	// values. Each starts with the field, e.g.
+	// `servers.github.comand: unknown field (did you mean "command"?)`.
+	Warnings []string
 }
 
 // Settings are the global "settings" block of the config file.

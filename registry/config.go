@@ -1,0 +1,748 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	neturl "net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tailscale/hujson"
+)
+
+// The config file is pi-mcp-adapter's mcp.json, read as JSON with comments
+// and trailing commas (a file of only comments is an empty config):
+//
+//	{
+//	  "mcpServers": {            // or "mcp-servers"
+//	    "github": {
+//	      "url": "https://api.githubcopilot.com/mcp",
+//	      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+//	      "lifecycle": "lazy",   // lazy | eager | keep-alive | lazy-keep-alive
+//	      "idleTimeout": 10,     // minutes; 0 = never
+//	    },
+//	    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/src"]},
+//	  },
+//	  "imports": ["cursor"],
+//	  "settings": {"toolPrefix": "server", "idleTimeout": 10, "cacheMaxAge": 10080},
+//	}
+//
+// Units follow the adapter: idleTimeout in minutes, requestTimeoutMs and
+// startupTimeoutMs in milliseconds; fractions are allowed. cacheMaxAge,
+// which the adapter does not have, is in minutes like idleTimeout (default
+// 10080, 7 days; 0 = entries never expire). Fields pi-mcp-adapter defines
+// but mcpgw does not use, and unknown fields, are accepted with a warning:
+// the file may be shared with other tools.
+
+// Mode values of Settings.Mode: what a downstream session sees.
+const (
+	ModeProxy      = "proxy"      // one `mcp` tool (default)
+	ModeToolSearch = "toolsearch" // `ToolSearch` plus direct and activated tools
+	ModeDirect     = "direct"     // every tool directly
+)
+
+// Auth values of Server.Auth. "" means not set: OAuth is detected when the
+// server asks for it (pi-mcp-adapter's default).
+const (
+	AuthOAuth  = "oauth"
+	AuthBearer = "bearer"
+	AuthNone   = "none" // written `"auth": false` in the file
+)
+
+// Defaults applied by Load.
+const (
+	DefaultIdleTimeout = 10 * time.Minute
+	DefaultCacheMaxAge = 7 * 24 * time.Hour
+)
+
+// LoadOptions are optional parameters of Load and Parse. A nil *LoadOptions
+// means the process environment and home directory.
+type LoadOptions struct {
+	// Getenv looks up environment variables for interpolation; nil means
+	// os.Getenv. An empty value counts as unset.
+	Getenv func(string) string
+	// Home is the home directory for "~" expansion; "" means
+	// os.UserHomeDir.
+	Home string
+}
+
+func (o *LoadOptions) getenv() func(string) string {
+	if o != nil && o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
+}
+
+func (o *LoadOptions) home() string {
+	if o != nil && o.Home != "" {
+		return o.Home
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// DefaultConfigPath returns $XDG_CONFIG_HOME/mcpgw/mcp.json, or
+// ~/.config/mcpgw/mcp.json when XDG_CONFIG_HOME is unset or not absolute.
+func DefaultConfigPath() string { return defaultConfigPath(nil) }
+
+func defaultConfigPath(opts *LoadOptions) string {
+	dir := opts.getenv()("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(opts.home(), ".config")
+	}
+	return filepath.Join(dir, "mcpgw", "mcp.json")
+}
+
+// Load reads, interpolates and validates the config file at path ("" means
+// DefaultConfigPath). A missing file is not an error: the result is an
+// empty Config with Missing set. An invalid file gives an error naming the
+// file and, for each problem, the field:
+//
+//	/home/u/.config/mcpgw/mcp.json: servers.github.lifecycle: "lazzy" is not one of ...
+//	/home/u/.config/mcpgw/mcp.json:3:14: invalid character '}' after object name
+//
+// Several problems are joined with errors.Join, in file order; each wraps a
+// *ValidationError.
+func Load(path string, opts *LoadOptions) (*Config, error) {
+	if path == "" {
+		path = defaultConfigPath(opts)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		cfg := &Config{
+			Path:     path,
+			Servers:  map[string]*Server{},
+			Settings: defaultSettings(),
+			Files:    []string{path},
+			Hash:     hashFiles([]string{path}, [][]byte{nil}),
+			Missing:  true,
+		}
+		return cfg, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(data, path, opts)
+}
+
+// Parse is Load for config bytes already read; file names them in errors,
+// in Server.Source, and anchors relative paths (cwd, cachePath).
+func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
+	cfg := &Config{
+		Path:     file,
+		Servers:  map[string]*Server{},
+		Settings: defaultSettings(),
+		Files:    []string{file},
+		Hash:     hashFiles([]string{file}, [][]byte{data}),
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		// hujson wants a line comment to end in a newline, even at the end
+		// of the file.
+		data = append(bytes.Clone(data), '\n')
+	}
+	root, err := hujson.Parse(data)
+	if err != nil {
+		if onlyComments(data) {
+			return cfg, nil
+		}
+		return nil, syntaxError(file, err)
+	}
+	p := &configParser{
+		file:   file,
+		dir:    filepath.Dir(file),
+		getenv: opts.getenv(),
+		home:   opts.home(),
+	}
+	p.config(&root, cfg)
+	if err := p.errors(file); err != nil {
+		return nil, err
+	}
+	cfg.Warnings = p.warnings()
+	return cfg, nil
+}
+
+func defaultSettings() Settings {
+	return Settings{
+		ToolPrefix:  PrefixServer,
+		IdleTimeout: DefaultIdleTimeout,
+		CacheMaxAge: DefaultCacheMaxAge,
+		Mode:        ModeProxy,
+	}
+}
+
+// onlyComments reports whether data holds nothing but whitespace and
+// comments, which pi-mcp-adapter reads as no config at all.
+func onlyComments(data []byte) bool {
+	v, err := hujson.Parse(append(bytes.Clone(data), "\nnull"...))
+	return err == nil && v.Value.Kind() == 'n'
+}
+
+var hujsonErrorRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+
+// syntaxError turns a hujson error into "file:line:col: reason".
+func syntaxError(file string, err error) error {
+	m := hujsonErrorRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	reason := m[3]
+	if strings.HasSuffix(reason, "unexpected EOF") {
+		reason = "unexpected end of file"
+	}
+	return fmt.Errorf("%s:%s:%s: %s", file, m[1], m[2], reason)
+}
+
+// hashFiles hashes every contributing file: its name and its bytes (a nil
+// data entry marks a missing file).
+func hashFiles(files []string, data [][]byte) string {
+	h := sha256.New()
+	var n [8]byte
+	for i, f := range files {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+		if data[i] == nil {
+			h.Write([]byte("missing"))
+			continue
+		}
+		binary.BigEndian.PutUint64(n[:], uint64(len(data[i])))
+		h.Write(n[:])
+		h.Write(data[i])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Fields mcpgw reads, and fields pi-mcp-adapter defines that mcpgw ignores
+// (a warning each, no "unknown field" suggestion).
+var (
+	topFields        = []string{"mcpServers", "mcp-servers", "imports", "settings"}
+	topFieldsForeign = []string{"claudePlugins"}
+
+	serverFields = []string{
+		"command", "args", "env", "cwd", "url", "headers", "auth", "bearerToken",
+		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
+		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
+		"excludeTools", "toolPrefix", "description", "directTools",
+	}
+	serverFieldsForeign = []string{
+		"socket", "inheritEnv", "caFile", "requestHeadersCommand", "bearerTokenStore",
+		"oauth", "searchKeywords", "approveTools", "debug", "trace", "httpTransport",
+		"pluginDataDir", "literalEnv", "protocolVersion", "tasks", "type",
+	}
+
+	settingsFields = []string{
+		"toolPrefix", "idleTimeout", "cachePath", "cacheMaxAge", "mode",
+		"requestTimeoutMs", "startupTimeoutMs", "directTools",
+	}
+	settingsFieldsForeign = []string{
+		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
+		"hostConfigDiscovery", "ancestorConfigRoots", "agentPluginPaths",
+		"namespaceProxyTools", "strictDirectToolArguments", "directToolResultDetails",
+		"warnOnLargeDirectTools", "scriptMode", "jev", "toolResultRendering",
+		"collapsedResultLines", "approveTools", "disableProxyTool", "freezeDirectTools",
+		"autoAuth", "sampling", "samplingAutoApprove", "elicitation", "outputGuard",
+		"trace", "authRequiredMessage", "oauthCredentialStore", "oauthDir",
+	}
+
+	prefixModes = []string{PrefixServer, PrefixShort, PrefixNone, PrefixMCP}
+)
+
+// lifecycleLazyKeepAlive is pi-mcp-adapter's "connect on first use, then
+// stay connected": Load maps it to LifecycleLazy with no idle close.
+const lifecycleLazyKeepAlive = "lazy-keep-alive"
+
+type configParser struct {
+	configChecker
+	file   string
+	dir    string // directory of file: anchors relative paths
+	getenv func(string) string
+	home   string
+}
+
+func (p *configParser) config(root *hujson.Value, cfg *Config) {
+	obj, ok := root.Value.(*hujson.Object)
+	if !ok {
+		p.failf(root, "", "top-level value must be an object, got %s", jsonKindName(root))
+		return
+	}
+	var servers, altServers, settings *jsonMember
+	for _, m := range p.members(obj, "") {
+		switch m.name {
+		case "$schema":
+		case "mcpServers":
+			servers = &m
+		case "mcp-servers":
+			altServers = &m
+		case "settings":
+			settings = &m
+		case "imports":
+			if list, ok := p.stringList(m.value, "imports"); ok {
+				cfg.Imports = list
+			}
+		default:
+			p.unknownField(m, joinField("", m.name), topFields, topFieldsForeign)
+		}
+	}
+	if servers == nil {
+		servers = altServers
+	} else if altServers != nil {
+		p.warnf(altServers.key, "mcp-servers", "ignored because mcpServers is also set")
+	}
+	// Settings first: servers inherit from them.
+	if settings != nil {
+		p.settings(settings.value, &cfg.Settings)
+	}
+	if servers != nil {
+		p.servers(servers, cfg)
+	}
+}
+
+func (p *configParser) settings(v *hujson.Value, s *Settings) {
+	if jsonIsNull(v) {
+		return
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		p.failf(v, "settings", "must be an object, got %s", jsonKindName(v))
+		return
+	}
+	for _, m := range p.members(obj, "settings") {
+		f := joinField("settings", m.name)
+		switch m.name {
+		case "toolPrefix":
+			if x, ok := p.str(m.value, f); ok && p.oneOf(m.value, f, x, prefixModes...) {
+				s.ToolPrefix = x
+			}
+		case "idleTimeout":
+			if d, ok := p.duration(m.value, f, time.Minute); ok {
+				s.IdleTimeout = d
+			}
+		case "cachePath":
+			if x, ok := p.str(m.value, f); ok && x != "" {
+				s.CachePath = p.absPath(expandHome(x, p.home))
+			}
+		case "cacheMaxAge":
+			if d, ok := p.duration(m.value, f, time.Minute); ok {
+				s.CacheMaxAge = d
+			}
+		case "mode":
+			if x, ok := p.str(m.value, f); ok && p.oneOf(m.value, f, x, ModeProxy, ModeToolSearch, ModeDirect) {
+				s.Mode = x
+			}
+		case "requestTimeoutMs":
+			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
+				s.RequestTimeout = d
+			}
+		case "startupTimeoutMs":
+			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
+				s.StartupTimeout = d
+			}
+		case "directTools":
+			s.DirectTools = p.directTools(m.value, f)
+		default:
+			p.unknownField(m, f, settingsFields, settingsFieldsForeign)
+		}
+	}
+}
+
+// directTools reads true (every tool: ["*"]), false (none: empty, non-nil)
+// or a list of names. pi-mcp-adapter's "search" is not supported.
+func (p *configParser) directTools(v *hujson.Value, field string) []string {
+	switch v.Value.Kind() {
+	case 'n':
+		return nil
+	case 't':
+		return []string{"*"}
+	case 'f':
+		return []string{}
+	case '"':
+		if s := hujsonString(*v); s == "search" {
+			p.warnf(v, field, `"search" is not supported by mcpgw; ignored`)
+			return nil
+		}
+	case '[':
+		list, _ := p.stringList(v, field)
+		return list
+	}
+	p.failf(v, field, "must be true, false or an array of tool names, %s", jsonGot(v, false))
+	return nil
+}
+
+// servers reads mcpServers (or mcp-servers). Server fields are named
+// servers.NAME.FIELD in messages, whichever key the file uses.
+func (p *configParser) servers(sm *jsonMember, cfg *Config) {
+	v := sm.value
+	if jsonIsNull(v) {
+		return
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		p.failf(v, sm.name, "must be an object, got %s", jsonKindName(v))
+		return
+	}
+	for _, m := range p.members(obj, "servers") {
+		f := joinField("servers", m.name)
+		if strings.TrimSpace(m.name) == "" {
+			p.failf(m.key, f, "name must not be empty")
+			continue
+		}
+		if !isPlainName(m.name) {
+			p.warnf(m.key, f, "name has characters outside [A-Za-z0-9_-]; its tools are prefixed %q", serverPrefix(PrefixServer, m.name))
+		}
+		if s := p.server(m, f, &cfg.Settings); s != nil {
+			cfg.Servers[m.name] = s
+		}
+	}
+}
+
+// server resolves one server definition. It returns nil when the definition
+// is invalid (the errors are recorded) or skipped (with a warning).
+//
+// Values are interpolated as pi-mcp-adapter does when it starts a server:
+// ${VAR}, $env:VAR and {env:VAR} in args, env, cwd, url, headers and
+// bearerToken (unset variables become "", with a warning; in url they are an
+// error); "~" is expanded in cwd only; command is taken as written. Env,
+// header and bearer token values follow the "!cmd" / "!!literal" convention
+// described at interpolateSecret. A relative cwd is taken relative to the
+// config file's directory, since the daemon's own working directory means
+// nothing to the user.
+//
+// Hash is pi-mcp-adapter's computeServerHash of the definition, which mixes
+// raw values (command, args) with resolved ones (env, cwd, url, headers and
+// the bearer token, looked up from bearerTokenEnv when needed).
+func (p *configParser) server(sm jsonMember, field string, settings *Settings) *Server {
+	obj, ok := sm.value.Value.(*hujson.Object)
+	if !ok {
+		p.failf(sm.value, field, "must be an object, got %s", jsonKindName(sm.value))
+		return nil
+	}
+	nerr := len(p.errs)
+	s := &Server{Name: sm.name, Enabled: true, Lifecycle: LifecycleLazy, Source: p.file}
+	var id serverIdentity
+	var (
+		commandV, urlV, socketV *hujson.Value
+		bearerEnvV              *hujson.Value
+		cwd, url, bearer        *jsonMember
+		idle                    *time.Duration
+		idleV                   *hujson.Value
+		lifecycle               = LifecycleLazy
+		stdioOnly, httpOnly     []jsonMember
+	)
+	for _, m := range p.members(obj, field) {
+		f := joinField(field, m.name)
+		v := m.value
+		switch m.name {
+		case "command":
+			if x, ok := p.str(v, f); ok {
+				if x == "" {
+					p.failf(v, f, "must not be empty")
+					break
+				}
+				s.Command, commandV, id.Command = x, v, &x
+			}
+		case "args":
+			if list, ok := p.stringList(v, f); ok {
+				id.Args = list
+				s.Args = make([]string, len(list))
+				for i, a := range list {
+					s.Args[i] = p.interpolate(v, fmt.Sprintf("%s[%d]", f, i), a)
+				}
+				stdioOnly = append(stdioOnly, m)
+			}
+		case "env":
+			if env, ok := p.stringMap(v, f); ok {
+				s.Env, id.Env = p.secrets(v, f, env)
+				stdioOnly = append(stdioOnly, m)
+			}
+		case "cwd":
+			if _, ok := p.str(v, f); ok {
+				cwd = &m
+				stdioOnly = append(stdioOnly, m)
+			}
+		case "url":
+			if _, ok := p.str(v, f); ok {
+				url, urlV = &m, v
+			}
+		case "headers":
+			if h, ok := p.stringMap(v, f); ok {
+				s.Headers, id.Headers = p.secrets(v, f, h)
+				httpOnly = append(httpOnly, m)
+			}
+		case "auth":
+			switch v.Value.Kind() {
+			case 'n':
+			case 'f':
+				s.Auth, id.Auth = AuthNone, false
+				httpOnly = append(httpOnly, m)
+			case '"':
+				x := hujsonString(*v)
+				if x == AuthOAuth || x == AuthBearer {
+					s.Auth, id.Auth = x, x
+					httpOnly = append(httpOnly, m)
+					break
+				}
+				p.fail(v, f, x, fmt.Errorf(`%q is not one of "oauth", "bearer", false`, x))
+			default:
+				p.failf(v, f, `must be "oauth", "bearer" or false, %s`, jsonGot(v, false))
+			}
+		case "bearerToken":
+			if _, ok := p.str(v, f); ok {
+				bearer = &m
+				httpOnly = append(httpOnly, m)
+			}
+		case "bearerTokenEnv":
+			if x, ok := p.str(v, f); ok {
+				s.BearerTokenEnv, id.BearerTokenEnv, bearerEnvV = x, &x, v
+				httpOnly = append(httpOnly, m)
+			}
+		case "enabled":
+			if b, ok := p.boolean(v, f); ok && !b {
+				s.Enabled = false
+			}
+		case "disabled":
+			if b, ok := p.boolean(v, f); ok && b {
+				s.Enabled = false
+			}
+		case "lifecycle":
+			if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, LifecycleLazy, LifecycleEager, LifecycleKeepAlive, lifecycleLazyKeepAlive) {
+				lifecycle = x
+			}
+		case "idleTimeout":
+			if d, ok := p.duration(v, f, time.Minute); ok {
+				idle, idleV = &d, v
+			}
+		case "requestTimeoutMs":
+			if d, ok := p.duration(v, f, time.Millisecond); ok {
+				s.RequestTimeout = d
+			}
+		case "startupTimeoutMs":
+			if d, ok := p.duration(v, f, time.Millisecond); ok {
+				s.StartupTimeout = d
+			}
+		case "exposeResources":
+			if b, ok := p.boolean(v, f); ok {
+				s.ExposeResources, id.ExposeResources = &b, &b
+			}
+		case "includeTools", "excludeTools":
+			list, ok := p.stringList(v, f)
+			if !ok {
+				break
+			}
+			for i := range list {
+				if _, err := path.Match(list[i], ""); err != nil {
+					e := &v.Value.(*hujson.Array).Elements[i]
+					p.fail(e, fmt.Sprintf("%s[%d]", f, i), list[i], fmt.Errorf("%q: %w", list[i], err))
+				}
+			}
+			if m.name == "includeTools" {
+				s.IncludeTools, id.IncludeTools = list, list
+			} else {
+				s.ExcludeTools, id.ExcludeTools = list, list
+			}
+		case "toolPrefix":
+			if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, prefixModes...) {
+				s.ToolPrefix = x
+			}
+		case "description":
+			if x, ok := p.str(v, f); ok {
+				s.Description = x
+			}
+		case "directTools":
+			s.DirectTools = p.directTools(v, f)
+		case "socket":
+			socketV = v
+		default:
+			p.unknownField(m, f, serverFields, serverFieldsForeign)
+		}
+	}
+
+	switch {
+	case commandV != nil && urlV != nil:
+		p.failf(urlV, joinField(field, "url"), "cannot be combined with command; set exactly one of command and url")
+	case commandV == nil && urlV == nil && socketV != nil && len(p.errs) == nerr:
+		p.warnf(socketV, joinField(field, "socket"), "socket servers are not supported by mcpgw; server skipped")
+		return nil
+	case commandV == nil && urlV == nil && len(p.errs) == nerr:
+		p.failf(sm.key, field, "needs command or url")
+	case socketV != nil:
+		p.warnf(socketV, joinField(field, "socket"), "not supported by mcpgw; ignored")
+	}
+	if commandV != nil {
+		for _, m := range httpOnly {
+			p.warnf(m.key, joinField(field, m.name), "only used with url; ignored")
+		}
+	} else if urlV != nil {
+		for _, m := range stdioOnly {
+			p.warnf(m.key, joinField(field, m.name), "only used with command; ignored")
+		}
+	}
+
+	if cwd != nil {
+		f := joinField(field, "cwd")
+		c := expandHome(p.interpolate(cwd.value, f, hujsonString(*cwd.value)), p.home)
+		id.Cwd = &c
+		s.Cwd = p.absPath(c)
+	}
+	if url != nil {
+		s.URL = p.url(url.value, joinField(field, "url"), hujsonString(*url.value))
+		id.URL = &s.URL
+	}
+	switch {
+	case bearer != nil:
+		raw := hujsonString(*bearer.value)
+		s.BearerToken = p.interpolateSecret(bearer.value, joinField(field, "bearerToken"), raw)
+		t := adapterSecret(raw, p.getenv)
+		id.BearerToken = &t
+	case s.BearerTokenEnv != "":
+		if t := p.getenv(s.BearerTokenEnv); t != "" {
+			id.BearerToken = &t
+			if strings.HasPrefix(t, "!") {
+				t = "!" + t // a literal, not a command
+			}
+			s.BearerToken = t
+		} else if urlV != nil {
+			p.warnf(bearerEnvV, joinField(field, "bearerTokenEnv"), "environment variable %s is not set", s.BearerTokenEnv)
+		}
+	}
+
+	switch lifecycle {
+	case LifecycleKeepAlive:
+		// Health-checked and reconnected: never closed for idleness.
+		s.Lifecycle = LifecycleKeepAlive
+		if idle != nil {
+			p.warnf(idleV, joinField(field, "idleTimeout"), "ignored for keep-alive servers")
+		}
+	case LifecycleEager, lifecycleLazyKeepAlive:
+		// Once connected they stay connected unless idleTimeout says otherwise.
+		s.Lifecycle = LifecycleEager
+		if lifecycle == lifecycleLazyKeepAlive {
+			s.Lifecycle = LifecycleLazy
+		}
+		if idle != nil {
+			s.IdleTimeout = *idle
+		}
+	default:
+		s.IdleTimeout = settings.IdleTimeout
+		if idle != nil {
+			s.IdleTimeout = *idle
+		}
+	}
+
+	if len(p.errs) > nerr {
+		return nil
+	}
+	s.Hash = id.hash()
+	return s
+}
+
+// interpolate interpolates s, warning about unset variables.
+func (p *configParser) interpolate(v *hujson.Value, field, s string) string {
+	var missing []string
+	s = interpolate(s, p.getenv, &missing)
+	for _, name := range missing {
+		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
+	}
+	return s
+}
+
+// interpolateSecret is interpolate for env, header and bearer token values.
+func (p *configParser) interpolateSecret(v *hujson.Value, field, s string) string {
+	var missing []string
+	s = interpolateSecret(s, p.getenv, &missing)
+	for _, name := range missing {
+		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
+	}
+	return s
+}
+
+// secrets interpolates env or headers: the values the Server carries, and
+// the values pi-mcp-adapter's identity hash sees.
+func (p *configParser) secrets(v *hujson.Value, field string, raw map[string]string) (vals, hashed map[string]string) {
+	vals = make(map[string]string, len(raw))
+	hashed = make(map[string]string, len(raw))
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		vals[k] = p.interpolateSecret(v, joinField(field, k), raw[k])
+		hashed[k] = adapterSecret(raw[k], p.getenv)
+	}
+	return vals, hashed
+}
+
+// url interpolates and checks a server URL: http or https, with a host.
+// Errors quote the URL as written, not as interpolated, so that secrets
+// from the environment stay out of logs.
+func (p *configParser) url(v *hujson.Value, field, raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 && !isURLScheme(raw[:i]) {
+		p.fail(v, field, raw, &neturl.Error{Op: "parse", URL: raw, Err: errors.New("invalid URL scheme")})
+		return ""
+	}
+	var missing []string
+	s := interpolate(raw, p.getenv, &missing)
+	switch len(missing) {
+	case 0:
+	case 1:
+		p.fail(v, field, raw, fmt.Errorf("environment variable %s is not set", missing[0]))
+		return ""
+	default:
+		p.fail(v, field, raw, fmt.Errorf("environment variables %s are not set", strings.Join(missing, ", ")))
+		return ""
+	}
+	u, err := neturl.Parse(s)
+	if err != nil {
+		if ue, ok := err.(*neturl.Error); ok {
+			err = &neturl.Error{Op: ue.Op, URL: raw, Err: ue.Err}
+		}
+		p.fail(v, field, raw, err)
+		return ""
+	}
+	switch {
+	case u.Scheme == "":
+		p.fail(v, field, raw, fmt.Errorf("%q has no scheme; want http:// or https://", raw))
+	case u.Scheme != "http" && u.Scheme != "https":
+		p.fail(v, field, raw, fmt.Errorf("%q: scheme %q is not http or https", raw, u.Scheme))
+	case u.Host == "":
+		p.fail(v, field, raw, fmt.Errorf("%q has no host", raw))
+	default:
+		return s
+	}
+	return ""
+}
+
+// isURLScheme reports whether s is a URL scheme as RFC 3986 defines it:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ). Interpolated schemes
+// ("${SCHEME}") are let through for url to check after interpolation.
+func isURLScheme(s string) bool {
+	if strings.ContainsAny(s, "${") {
+		return true
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// absPath anchors a relative path at the config file's directory.
+func (p *configParser) absPath(s string) string {
+	if s == "" || filepath.IsAbs(s) {
+		return s
+	}
+	return filepath.Join(p.dir, s)
+}

@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Interpolation follows pi-mcp-adapter's interpolateEnvVars exactly: three
+// passes, in this order, each replacing every match of its syntax with the
+// variable's value, or "" when it is unset. A variable name is \w+
+// ([A-Za-z0-9_]). Because the passes run one after another, a value
+// substituted by an earlier pass is scanned by the later ones, as in the
+// adapter.
+var interpolationPasses = []*regexp.Regexp{
+	regexp.MustCompile(`\$\{(\w+)\}`),   // ${VAR}
+	regexp.MustCompile(`\$env:(\w+)`),   // $env:VAR
+	regexp.MustCompile(`\{env:(\w+)\}`), // {env:VAR}
+}
+
+// interpolate replaces ${VAR}, $env:VAR and {env:VAR} in s using getenv.
+// Names of variables that getenv reports as unset ("") are appended to
+// missing, once each, in order of appearance.
+func interpolate(s string, getenv func(string) string, missing *[]string) string {
+	if !strings.ContainsAny(s, "${") {
+		return s
+	}
+	for _, re := range interpolationPasses {
+		s = re.ReplaceAllStringFunc(s, func(m string) string {
+			name := re.FindStringSubmatch(m)[1]
+			v := getenv(name)
+			if v == "" && missing != nil && !slices.Contains(*missing, name) {
+				*missing = append(*missing, name)
+			}
+			return v
+		})
+	}
+	return s
+}
+
+// interpolateSecret interpolates an env or headers value (and bearerToken)
+// the way pi-mcp-adapter's interpolateSecretExpression does, except that the
+// registry never runs a command:
+//
+//   - "!cmd" is a command whose output is the secret. It is returned
+//     verbatim, for the upstream to run at connect time.
+//   - "!!text" escapes a literal leading "!". The text after "!!" is
+//     interpolated and the "!!" kept, so the upstream can still tell it from
+//     a command; the value to use is the result minus its first "!".
+//   - anything else is interpolated.
+func interpolateSecret(s string, getenv func(string) string, missing *[]string) string {
+	switch {
+	case strings.HasPrefix(s, "!!"):
+		return "!!" + interpolate(s[2:], getenv, missing)
+	case strings.HasPrefix(s, "!"):
+		return s
+	default:
+		return interpolate(s, getenv, missing)
+	}
+}
+
+// adapterSecret is interpolateSecret's value as pi-mcp-adapter hashes it:
+// "!!text" becomes "!" + interpolated text; "!cmd" stays verbatim.
+func adapterSecret(s string, getenv func(string) string) string {
+	switch {
+	case strings.HasPrefix(s, "!!"):
+		return interpolate(s[1:], getenv, nil)
+	case strings.HasPrefix(s, "!"):
+		return s
+	default:
+		return interpolate(s, getenv, nil)
+	}
+}
+
+// expandHome expands a leading "~" the way pi-mcp-adapter's
+// resolveConfigPath does: "~" alone, "~/rest" and "~\rest" only; "~user" is
+// left alone.
+func expandHome(p, home string) string {
+	switch {
+	case p == "~":
+		return home
+	case strings.HasPrefix(p, "~/"), strings.HasPrefix(p, `~\`):
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
