@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -128,8 +129,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.listen, err)
 	}
+	rl := &reloader{path: path, gw: gw, log: log, current: cfg}
 	srv := &http.Server{
-		Handler:           gw.Handler(&gateway.HTTPOptions{Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour}),
+		Handler: gw.Handler(&gateway.HTTPOptions{
+			Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour,
+			Reload: func() error { return rl.reload("POST /-/reload") },
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	gw.Start()
@@ -164,19 +169,46 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			case <-ctx.Done():
 				return nil
 			case <-hup:
-				next, err := registry.Load(path, nil)
-				if err != nil {
-					log.Error("reload failed; keeping the running config", "err", err)
-					continue
-				}
-				gw.Reload(next)
-				log.Info("config reloaded", "servers", len(next.Servers))
+				_ = rl.reload("SIGHUP")
 			}
 		}
 	})
 	err = g.Wait()
 	log.Info("mcpgw stopping")
 	return err
+}
+
+// reloader applies config changes one at a time. A config that does not
+// load keeps the running one; one with the same content hash is a no-op.
+type reloader struct {
+	mu      sync.Mutex
+	path    string
+	gw      *gateway.Server
+	log     *slog.Logger
+	current *registry.Config
+}
+
+func (r *reloader) reload(why string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next, err := registry.Load(r.path, nil)
+	if err != nil {
+		r.gw.RecordReload(err)
+		r.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
+		return err
+	}
+	if next.Hash == r.current.Hash {
+		r.log.Debug("config unchanged", "trigger", why)
+		return nil
+	}
+	for _, w := range next.Warnings {
+		r.log.Warn("config", "warning", w)
+	}
+	r.gw.Reload(next)
+	r.gw.RecordReload(nil)
+	r.current = next
+	r.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers))
+	return nil
 }
 
 // checkListen refuses non-loopback addresses unless allowed explicitly: the
