@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpgw/mcpgw/cachefile"
 )
 
 // The config file is pi-mcp-adapter's mcp.json, read as JSON with comments
@@ -69,19 +72,23 @@ const (
 // LoadOptions are optional parameters of Load and Parse. A nil *LoadOptions
 // means the process environment and home directory.
 type LoadOptions struct {
-	// Getenv looks up environment variables for interpolation; nil means
-	// os.Getenv. An empty value counts as unset.
+	// Getenv looks up environment variables for interpolation; an empty
+	// value counts as unset. nil means the process environment (where a
+	// variable set to "" is set).
 	Getenv func(string) string
 	// Home is the home directory for "~" expansion; "" means
 	// os.UserHomeDir.
 	Home string
 }
 
-func (o *LoadOptions) getenv() func(string) string {
+func (o *LoadOptions) lookup() func(string) (string, bool) {
 	if o != nil && o.Getenv != nil {
-		return o.Getenv
+		return func(k string) (string, bool) {
+			v := o.Getenv(k)
+			return v, v != ""
+		}
 	}
-	return os.Getenv
+	return os.LookupEnv
 }
 
 func (o *LoadOptions) home() string {
@@ -97,7 +104,7 @@ func (o *LoadOptions) home() string {
 func DefaultConfigPath() string { return defaultConfigPath(nil) }
 
 func defaultConfigPath(opts *LoadOptions) string {
-	dir := opts.getenv()("XDG_CONFIG_HOME")
+	dir, _ := opts.lookup()("XDG_CONFIG_HOME")
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(opts.home(), ".config")
 	}
@@ -165,7 +172,7 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 	p := &configParser{
 		file:   file,
 		dir:    filepath.Dir(file),
-		getenv: opts.getenv(),
+		lookup: opts.lookup(),
 		home:   opts.home(),
 	}
 	p.config(&root, cfg)
@@ -269,7 +276,7 @@ type configParser struct {
 	configChecker
 	file   string
 	dir    string // directory of file: anchors relative paths
-	getenv func(string) string
+	lookup func(string) (string, bool)
 	home   string
 }
 
@@ -421,9 +428,8 @@ func (p *configParser) servers(sm *jsonMember, cfg *Config) {
 // config file's directory, since the daemon's own working directory means
 // nothing to the user.
 //
-// Hash is pi-mcp-adapter's computeServerHash of the definition, which mixes
-// raw values (command, args) with resolved ones (env, cwd, url, headers and
-// the bearer token, looked up from bearerTokenEnv when needed).
+// Hash is cachefile's identity hash of the definition (see identityHash),
+// equal to pi-mcp-adapter's computeServerHash.
 func (p *configParser) server(sm jsonMember, field string, settings *Settings) *Server {
 	obj, ok := sm.value.Value.(*hujson.Object)
 	if !ok {
@@ -432,7 +438,6 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 	}
 	nerr := len(p.errs)
 	s := &Server{Name: sm.name, Enabled: true, Lifecycle: LifecycleLazy, Source: p.file}
-	var id serverIdentity
 	var (
 		commandV, urlV, socketV *hujson.Value
 		bearerEnvV              *hujson.Value
@@ -452,11 +457,10 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 					p.failf(v, f, "must not be empty")
 					break
 				}
-				s.Command, commandV, id.Command = x, v, &x
+				s.Command, commandV = x, v
 			}
 		case "args":
 			if list, ok := p.stringList(v, f); ok {
-				id.Args = list
 				s.Args = make([]string, len(list))
 				for i, a := range list {
 					s.Args[i] = p.interpolate(v, fmt.Sprintf("%s[%d]", f, i), a)
@@ -465,7 +469,7 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 			}
 		case "env":
 			if env, ok := p.stringMap(v, f); ok {
-				s.Env, id.Env = p.secrets(v, f, env)
+				s.Env = p.secrets(v, f, env)
 				stdioOnly = append(stdioOnly, m)
 			}
 		case "cwd":
@@ -479,19 +483,19 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 			}
 		case "headers":
 			if h, ok := p.stringMap(v, f); ok {
-				s.Headers, id.Headers = p.secrets(v, f, h)
+				s.Headers = p.secrets(v, f, h)
 				httpOnly = append(httpOnly, m)
 			}
 		case "auth":
 			switch v.Value.Kind() {
 			case 'n':
 			case 'f':
-				s.Auth, id.Auth = AuthNone, false
+				s.Auth = AuthNone
 				httpOnly = append(httpOnly, m)
 			case '"':
 				x := hujsonString(*v)
 				if x == AuthOAuth || x == AuthBearer {
-					s.Auth, id.Auth = x, x
+					s.Auth = x
 					httpOnly = append(httpOnly, m)
 					break
 				}
@@ -506,7 +510,7 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 			}
 		case "bearerTokenEnv":
 			if x, ok := p.str(v, f); ok {
-				s.BearerTokenEnv, id.BearerTokenEnv, bearerEnvV = x, &x, v
+				s.BearerTokenEnv, bearerEnvV = x, v
 				httpOnly = append(httpOnly, m)
 			}
 		case "enabled":
@@ -535,7 +539,7 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 			}
 		case "exposeResources":
 			if b, ok := p.boolean(v, f); ok {
-				s.ExposeResources, id.ExposeResources = &b, &b
+				s.ExposeResources = &b
 			}
 		case "includeTools", "excludeTools":
 			list, ok := p.stringList(v, f)
@@ -549,9 +553,9 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 				}
 			}
 			if m.name == "includeTools" {
-				s.IncludeTools, id.IncludeTools = list, list
+				s.IncludeTools = list
 			} else {
-				s.ExcludeTools, id.ExcludeTools = list, list
+				s.ExcludeTools = list
 			}
 		case "toolPrefix":
 			if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, prefixModes...) {
@@ -593,23 +597,16 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 
 	if cwd != nil {
 		f := joinField(field, "cwd")
-		c := expandHome(p.interpolate(cwd.value, f, hujsonString(*cwd.value)), p.home)
-		id.Cwd = &c
-		s.Cwd = p.absPath(c)
+		s.Cwd = p.absPath(expandHome(p.interpolate(cwd.value, f, hujsonString(*cwd.value)), p.home))
 	}
 	if url != nil {
 		s.URL = p.url(url.value, joinField(field, "url"), hujsonString(*url.value))
-		id.URL = &s.URL
 	}
 	switch {
 	case bearer != nil:
-		raw := hujsonString(*bearer.value)
-		s.BearerToken = p.interpolateSecret(bearer.value, joinField(field, "bearerToken"), raw)
-		t := adapterSecret(raw, p.getenv)
-		id.BearerToken = &t
+		s.BearerToken = p.interpolateSecret(bearer.value, joinField(field, "bearerToken"), hujsonString(*bearer.value))
 	case s.BearerTokenEnv != "":
-		if t := p.getenv(s.BearerTokenEnv); t != "" {
-			id.BearerToken = &t
+		if t, ok := p.lookup(s.BearerTokenEnv); ok {
 			if strings.HasPrefix(t, "!") {
 				t = "!" + t // a literal, not a command
 			}
@@ -645,14 +642,53 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 	if len(p.errs) > nerr {
 		return nil
 	}
-	s.Hash = id.hash()
+	s.Hash = p.identityHash(sm, field)
+	if s.Hash == "" {
+		return nil
+	}
 	return s
+}
+
+// identityHash is cachefile.Hash of the definition as written, resolved
+// against the same environment and home directory as the rest of the file.
+// The identity is decoded from the definition itself rather than built from
+// the Server, so that it includes what the adapter hashes and mcpgw ignores
+// (protocolVersion, socket, requestHeadersCommand) and tells an explicit ""
+// from an absent field. If those ignored fields are malformed they are left
+// out (they already drew a warning).
+func (p *configParser) identityHash(sm jsonMember, field string) string {
+	env := cachefile.Env{Lookup: p.lookup, Home: p.home}
+	def := sm.value.Clone()
+	def.Standardize()
+	var id cachefile.Identity
+	err := json.Unmarshal(def.Pack(), &id)
+	if err != nil {
+		obj := def.Value.(*hujson.Object)
+		obj.Members = slices.DeleteFunc(obj.Members, func(m hujson.ObjectMember) bool {
+			switch hujsonString(m.Name) {
+			case "socket", "protocolVersion", "requestHeadersCommand":
+				return true
+			}
+			return false
+		})
+		err = json.Unmarshal(def.Pack(), &id)
+	}
+	var h string
+	if err == nil {
+		h, err = cachefile.HashEnv(id, env)
+	}
+	if err != nil {
+		// Not reached for a definition that passed validation.
+		p.failf(sm.key, field, "computing identity hash: %v", err)
+		return ""
+	}
+	return h
 }
 
 // interpolate interpolates s, warning about unset variables.
 func (p *configParser) interpolate(v *hujson.Value, field, s string) string {
 	var missing []string
-	s = interpolate(s, p.getenv, &missing)
+	s = interpolate(s, p.lookup, &missing)
 	for _, name := range missing {
 		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
 	}
@@ -662,23 +698,20 @@ func (p *configParser) interpolate(v *hujson.Value, field, s string) string {
 // interpolateSecret is interpolate for env, header and bearer token values.
 func (p *configParser) interpolateSecret(v *hujson.Value, field, s string) string {
 	var missing []string
-	s = interpolateSecret(s, p.getenv, &missing)
+	s = interpolateSecret(s, p.lookup, &missing)
 	for _, name := range missing {
 		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
 	}
 	return s
 }
 
-// secrets interpolates env or headers: the values the Server carries, and
-// the values pi-mcp-adapter's identity hash sees.
-func (p *configParser) secrets(v *hujson.Value, field string, raw map[string]string) (vals, hashed map[string]string) {
-	vals = make(map[string]string, len(raw))
-	hashed = make(map[string]string, len(raw))
+// secrets interpolates env or headers values.
+func (p *configParser) secrets(v *hujson.Value, field string, raw map[string]string) map[string]string {
+	vals := make(map[string]string, len(raw))
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		vals[k] = p.interpolateSecret(v, joinField(field, k), raw[k])
-		hashed[k] = adapterSecret(raw[k], p.getenv)
 	}
-	return vals, hashed
+	return vals
 }
 
 // url interpolates and checks a server URL: http or https, with a host.
@@ -690,7 +723,7 @@ func (p *configParser) url(v *hujson.Value, field, raw string) string {
 		return ""
 	}
 	var missing []string
-	s := interpolate(raw, p.getenv, &missing)
+	s := interpolate(raw, p.lookup, &missing)
 	switch len(missing) {
 	case 0:
 	case 1:

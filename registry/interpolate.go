@@ -19,18 +19,18 @@ var interpolationPasses = []*regexp.Regexp{
 	regexp.MustCompile(`\{env:(\w+)\}`), // {env:VAR}
 }
 
-// interpolate replaces ${VAR}, $env:VAR and {env:VAR} in s using getenv.
-// Names of variables that getenv reports as unset ("") are appended to
-// missing, once each, in order of appearance.
-func interpolate(s string, getenv func(string) string, missing *[]string) string {
+// interpolate replaces ${VAR}, $env:VAR and {env:VAR} in s, looking
+// variables up with lookup. Names of unset variables are appended to
+// missing (when not nil), once each, in order of appearance.
+func interpolate(s string, lookup func(string) (string, bool), missing *[]string) string {
 	if !strings.ContainsAny(s, "${") {
 		return s
 	}
 	for _, re := range interpolationPasses {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			name := re.FindStringSubmatch(m)[1]
-			v := getenv(name)
-			if v == "" && missing != nil && !slices.Contains(*missing, name) {
+			v, ok := lookup(name)
+			if !ok && missing != nil && !slices.Contains(*missing, name) {
 				*missing = append(*missing, name)
 			}
 			return v
@@ -49,27 +49,14 @@ func interpolate(s string, getenv func(string) string, missing *[]string) string
 //     interpolated and the "!!" kept, so the upstream can still tell it from
 //     a command; the value to use is the result minus its first "!".
 //   - anything else is interpolated.
-func interpolateSecret(s string, getenv func(string) string, missing *[]string) string {
+func interpolateSecret(s string, lookup func(string) (string, bool), missing *[]string) string {
 	switch {
 	case strings.HasPrefix(s, "!!"):
-		return "!!" + interpolate(s[2:], getenv, missing)
+		return "!!" + interpolate(s[2:], lookup, missing)
 	case strings.HasPrefix(s, "!"):
 		return s
 	default:
-		return interpolate(s, getenv, missing)
-	}
-}
-
-// adapterSecret is interpolateSecret's value as pi-mcp-adapter hashes it:
-// "!!text" becomes "!" + interpolated text; "!cmd" stays verbatim.
-func adapterSecret(s string, getenv func(string) string) string {
-	switch {
-	case strings.HasPrefix(s, "!!"):
-		return interpolate(s[1:], getenv, nil)
-	case strings.HasPrefix(s, "!"):
-		return s
-	default:
-		return interpolate(s, getenv, nil)
+		return interpolate(s, lookup, missing)
 	}
 }
 

@@ -11,8 +11,9 @@ func TestInterpolate(t *testing.T) {
 		"B_2":   "beta",
 		"CHAIN": "{env:A}",
 		"DOLL":  "${A}",
+		"EMPTY": "",
 	}
-	getenv := func(k string) string { return env[k] }
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	tests := []struct {
 		in, want string
 		missing  []string
@@ -34,7 +35,7 @@ func TestInterpolate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var missing []string
-		got := interpolate(tt.in, getenv, &missing)
+		got := interpolate(tt.in, lookup, &missing)
 		if got != tt.want || !reflect.DeepEqual(missing, tt.missing) {
 			t.Errorf("interpolate(%q) = %q, missing %q; want %q, missing %q", tt.in, got, missing, tt.want, tt.missing)
 		}
@@ -42,22 +43,23 @@ func TestInterpolate(t *testing.T) {
 }
 
 func TestInterpolateSecret(t *testing.T) {
-	getenv := func(k string) string { return map[string]string{"T": "tok"}[k] }
+	lookup := func(k string) (string, bool) { return map[string]string{"T": "tok"}[k], k == "T" }
 	tests := []struct {
-		in, server, adapter string
+		in, want string
+		missing  []string
 	}{
-		{"Bearer ${T}", "Bearer tok", "Bearer tok"},
-		{"!op read op://vault/${T}", "!op read op://vault/${T}", "!op read op://vault/${T}"},
-		{"!!literal-${T}", "!!literal-tok", "!literal-tok"},
-		{"!!!x", "!!!x", "!!x"},
-		{"", "", ""},
+		{"Bearer ${T}", "Bearer tok", nil},
+		// A command: left for the upstream to run, not interpolated.
+		{"!op read op://vault/${U}", "!op read op://vault/${U}", nil},
+		// An escaped "!": interpolated, the escape kept for the upstream.
+		{"!!literal-${T}-${U}", "!!literal-tok-", []string{"U"}},
+		{"!!!x", "!!!x", nil},
+		{"", "", nil},
 	}
 	for _, tt := range tests {
-		if got := interpolateSecret(tt.in, getenv, nil); got != tt.server {
-			t.Errorf("interpolateSecret(%q) = %q, want %q", tt.in, got, tt.server)
-		}
-		if got := adapterSecret(tt.in, getenv); got != tt.adapter {
-			t.Errorf("adapterSecret(%q) = %q, want %q", tt.in, got, tt.adapter)
+		var missing []string
+		if got := interpolateSecret(tt.in, lookup, &missing); got != tt.want || !reflect.DeepEqual(missing, tt.missing) {
+			t.Errorf("interpolateSecret(%q) = %q, missing %q; want %q, missing %q", tt.in, got, missing, tt.want, tt.missing)
 		}
 	}
 }
