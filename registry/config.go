@@ -149,6 +149,9 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 // Parse is Load for config bytes already read; file names them in errors,
 // in Server.Source, and anchors relative paths (cwd, cachePath).
 func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
+	if data == nil {
+		data = []byte{} // nil marks a missing file in hashFiles
+	}
 	cfg := &Config{
 		Path:     file,
 		Servers:  map[string]*Server{},

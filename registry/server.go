@@ -86,7 +86,7 @@ type Server struct {
 	StartupTimeout time.Duration `json:"-"` // startupTimeoutMs; 0 = settings default
 	ToolPrefix     string        `json:"-"` // overrides Settings.ToolPrefix when set
 	Description    string        `json:"-"` // free text (Pi's built-in MCP "description"), used by search
-	DirectTools    []string      `json:"-"` // directTools: ["*"] for true, names otherwise
+	DirectTools    []string      `json:"-"` // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Source is the file the definition came from.
 	Source string `json:"-"`
 
