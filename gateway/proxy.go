@@ -80,16 +80,12 @@ func isEmptyJSON(raw json.RawMessage) bool {
 	return s == "" || s == "null" || s == "{}" || s == `""`
 }
 
-func textResult(format string, a ...any) *mcp.CallToolResult {
-	text := format
-	if len(a) > 0 {
-		text = fmt.Sprintf(format, a...)
-	}
+func textResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 func errorResult(format string, a ...any) *mcp.CallToolResult {
-	r := textResult(format, a...)
+	r := textResult(fmt.Sprintf(format, a...))
 	r.IsError = true
 	return r
 }
@@ -402,7 +398,7 @@ func shorten(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	cut := string(r[:n])
+	cut := string(r[:n-1])
 	if i := strings.LastIndexByte(cut, ' '); i > n*2/3 {
 		cut = cut[:i]
 	}
