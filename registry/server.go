@@ -61,38 +61,41 @@ type Settings struct {
 
 // Server is one upstream MCP server definition after interpolation.
 // Exactly one of Command and URL is set.
+//
+// Server has no JSON form on purpose: Env, Headers and BearerToken hold
+// secrets, and nothing should serialise them by accident.
 type Server struct {
-	Name string `json:"-"`
+	Name string
 
 	// Identity fields: they make up the identity hash (see Hash).
-	Command         string            `json:"command,omitempty"`
-	Args            []string          `json:"args,omitempty"`
-	Env             map[string]string `json:"env,omitempty"`
-	Cwd             string            `json:"cwd,omitempty"`
-	URL             string            `json:"url,omitempty"`
-	Headers         map[string]string `json:"headers,omitempty"`
-	Auth            string            `json:"auth,omitempty"`
-	BearerToken     string            `json:"bearerToken,omitempty"`
-	BearerTokenEnv  string            `json:"bearerTokenEnv,omitempty"`
-	ExposeResources *bool             `json:"exposeResources,omitempty"`
-	IncludeTools    []string          `json:"includeTools,omitempty"`
-	ExcludeTools    []string          `json:"excludeTools,omitempty"`
+	Command         string
+	Args            []string
+	Env             map[string]string
+	Cwd             string
+	URL             string
+	Headers         map[string]string
+	Auth            string
+	BearerToken     string
+	BearerTokenEnv  string
+	ExposeResources *bool
+	IncludeTools    []string
+	ExcludeTools    []string
 
 	// Behaviour fields: changing them does not change the identity.
-	Enabled        bool          `json:"-"` // default true
-	Lifecycle      string        `json:"-"` // LifecycleLazy (default), LifecycleEager, LifecycleKeepAlive
-	IdleTimeout    time.Duration `json:"-"` // resolved: server value, else settings, else 10 min; 0 = never
-	RequestTimeout time.Duration `json:"-"` // requestTimeoutMs; 0 = settings default
-	StartupTimeout time.Duration `json:"-"` // startupTimeoutMs; 0 = settings default
-	ToolPrefix     string        `json:"-"` // overrides Settings.ToolPrefix when set
-	Description    string        `json:"-"` // free text (Pi's built-in MCP "description"), used by search
-	DirectTools    []string      `json:"-"` // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
+	Enabled        bool          // default true
+	Lifecycle      string        // LifecycleLazy (default), LifecycleEager, LifecycleKeepAlive
+	IdleTimeout    time.Duration // resolved: server value, else settings, else 10 min; 0 = never
+	RequestTimeout time.Duration // requestTimeoutMs; 0 = settings default
+	StartupTimeout time.Duration // startupTimeoutMs; 0 = settings default
+	ToolPrefix     string        // overrides Settings.ToolPrefix when set
+	Description    string        // free text (Pi's built-in MCP "description"), used by search
+	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Source is the file the definition came from.
-	Source string `json:"-"`
+	Source string
 
 	// Hash is the identity hash: the cache's configHash. Two servers with the
 	// same Hash share one upstream connection.
-	Hash string `json:"-"`
+	Hash string
 }
 
 // ExposesResources reports whether resources become get_<name> tools
