@@ -2,7 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -39,7 +38,7 @@ type Tool struct {
 	// Def is the upstream's definition (Name is the original name). For
 	// resource tools it is synthesised.
 	Def *mcp.Tool
-	// Resource is set for get_<resource> tools, which read it.
+	// Resource is set for read_<resource> tools, which read it.
 	Resource *mcp.Resource
 }
 
@@ -154,7 +153,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 			prefix = cfg.Settings.ToolPrefix
 		}
 		for _, t := range sv.Listing.Tools {
-			if t == nil || !srv.toolAllowed(t.Name) {
+			if t == nil || !srv.toolAllowed(prefix, t.Name) {
 				continue
 			}
 			tool := &Tool{Server: name, Original: t.Name, Def: t}
@@ -168,7 +167,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 					continue
 				}
 				rname := ResourceToolName(r.Name)
-				if !srv.toolAllowed(rname) {
+				if !srv.toolAllowed(prefix, rname) {
 					continue
 				}
 				tool := &Tool{Server: name, Original: rname, Resource: r, Def: resourceTool(rname, r)}
@@ -206,22 +205,56 @@ func resourceTool(name string, r *mcp.Resource) *mcp.Tool {
 	}
 }
 
-// toolAllowed applies includeTools / excludeTools (path.Match globs) to the
-// tool's original name.
-func (s *Server) toolAllowed(name string) bool {
-	if len(s.IncludeTools) > 0 && !matchAny(s.IncludeTools, name) {
+// toolAllowed applies includeTools / excludeTools. As in Pi's MCP adapter,
+// a pattern may name the tool as the upstream does, as the gateway does
+// (with its prefix) or as server/tool; `*` and `?` are globs that also match
+// across `/` and `_`.
+func (s *Server) toolAllowed(prefix, name string) bool {
+	if len(s.IncludeTools) == 0 && len(s.ExcludeTools) == 0 {
+		return true
+	}
+	cands := []string{name, ToolName(prefix, s.Name, name), s.Name + "/" + name}
+	if len(s.IncludeTools) > 0 && !matchAny(s.IncludeTools, cands) {
 		return false
 	}
-	return !matchAny(s.ExcludeTools, name)
+	return !matchAny(s.ExcludeTools, cands)
 }
 
-func matchAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
+func matchAny(patterns, cands []string) bool {
+	for _, p := range patterns {
+		for _, c := range cands {
+			if globMatch(p, c) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// globMatch matches * (any run, including none) and ? (one rune).
+func globMatch(pattern, s string) bool {
+	p, str := []rune(pattern), []rune(s)
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(str) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == str[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // Server returns the named server's view.

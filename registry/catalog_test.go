@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func tools(names ...string) []*mcp.Tool {
+	out := make([]*mcp.Tool, len(names))
+	for i, n := range names {
+		out[i] = &mcp.Tool{Name: n, Description: "does " + n, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	return out
+}
+
+func testConfig(servers ...*Server) *Config {
+	cfg := &Config{Servers: map[string]*Server{}, Settings: Settings{ToolPrefix: PrefixServer}}
+	for _, s := range servers {
+		if s.Hash == "" {
+			s.Hash = "h-" + s.Name
+		}
+		cfg.Servers[s.Name] = s
+	}
+	return cfg
+}
+
+func toolNames(ts []*Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func TestCatalogView(t *testing.T) {
+	no := false
+	cfg := testConfig(
+		&Server{Name: "github", Enabled: true},
+		&Server{Name: "fs", Enabled: true, ExcludeTools: []string{"fs_write*"}},
+		&Server{Name: "web", Enabled: true, IncludeTools: []string{"fetch", "web/search"}},
+		&Server{Name: "off", Enabled: false},
+		&Server{Name: "docs", Enabled: true, ExposeResources: &no},
+	)
+	c := NewCatalog(cfg)
+	if n := len(c.View().Tools); n != 0 {
+		t.Fatalf("fresh catalogue has %d tools, want 0", n)
+	}
+	c.SetListing("h-github", &Listing{Tools: tools("create_issue", "list.issues"), Source: SourceLive,
+		Resources: []*mcp.Resource{{Name: "readme", URI: "repo://readme"}}})
+	c.SetListing("h-fs", &Listing{Tools: tools("read_file", "write_file", "write_many"), Source: SourceCache})
+	c.SetListing("h-web", &Listing{Tools: tools("fetch", "search", "crawl"), Source: SourceCache})
+	c.SetListing("h-off", &Listing{Tools: tools("secret"), Source: SourceCache})
+	v := c.SetListing("h-docs", &Listing{Tools: tools("ask"), Source: SourceCache,
+		Resources: []*mcp.Resource{{Name: "guide", URI: "docs://guide"}}})
+
+	want := []string{"docs_ask", "fs_read_file", "github_create_issue", "github_list_issues", "github_read_readme", "web_fetch", "web_search"}
+	got := toolNames(v.Tools)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("tools = %v, want %v", got, want)
+	}
+
+	for _, name := range []string{"github_create_issue", "github/create_issue", "github.create_issue", "create_issue", "github/list.issues"} {
+		tool, ok := v.Lookup(name)
+		if !ok || tool.Server != "github" {
+			t.Errorf("Lookup(%q) = %v, %v; want a github tool", name, tool, ok)
+		}
+	}
+	if tool, ok := v.Lookup("github_read_readme"); !ok || tool.Resource == nil || tool.Resource.URI != "repo://readme" {
+		t.Errorf("resource tool lookup = %+v, %v", tool, ok)
+	}
+	if _, ok := v.Lookup("secret"); ok {
+		t.Error("a disabled server's tool was found")
+	}
+	if got := v.Suggest("github_create_isue", 3); len(got) == 0 || got[0] != "github_create_issue" {
+		t.Errorf("Suggest(github_create_isue) = %v", got)
+	}
+	if got := v.Suggest("zzzzzzzz", 3); len(got) != 0 {
+		t.Errorf("Suggest(nonsense) = %v, want none", got)
+	}
+
+	// A cache listing never overrides a live one.
+	v = c.SetListing("h-github", &Listing{Tools: tools("stale"), Source: SourceCache})
+	if _, ok := v.Lookup("github_stale"); ok {
+		t.Error("cache listing replaced the live one")
+	}
+
+	// A reload that drops a server drops its listing; unchanged ones keep theirs.
+	cfg2 := testConfig(&Server{Name: "github", Enabled: true, Hash: "h-github"})
+	v = c.SetConfig(cfg2)
+	if got := toolNames(v.Tools); !slices.Equal(got, []string{"github_create_issue", "github_list_issues", "github_read_readme"}) {
+		t.Errorf("after reload tools = %v", got)
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	tests := []struct {
+		p, s string
+		want bool
+	}{
+		{"*", "anything/at_all", true},
+		{"write_*", "write_file", true},
+		{"write_*", "read_file", false},
+		{"?ead_file", "read_file", true},
+		{"gh/*", "gh/create", true},
+		{"*_issue", "create_issue", true},
+		{"a*b*c", "aXXbYYc", true},
+		{"a*b*c", "aXXbYY", false},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, tt := range tests {
+		if got := globMatch(tt.p, tt.s); got != tt.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.p, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestCatalogSearch(t *testing.T) {
+	c := NewCatalog(testConfig(&Server{Name: "github", Enabled: true}, &Server{Name: "browser", Enabled: true}))
+	c.SetListing("h-github", &Listing{Tools: []*mcp.Tool{
+		{Name: "create_issue", Description: "Create a new issue in a repository"},
+		{Name: "list_pull_requests", Description: "List pull requests"},
+	}, Source: SourceLive})
+	v := c.SetListing("h-browser", &Listing{Tools: []*mcp.Tool{
+		{Name: "take_screenshot", Description: "Capture a screenshot of the page"},
+	}, Source: SourceLive})
+	hits, err := v.Search("screenshot", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Name != "browser_take_screenshot" {
+		t.Errorf("search screenshot = %v", toolNames(hits))
+	}
+	hits, _ = v.Search("issue", SearchOptions{Server: "browser"})
+	if len(hits) != 0 {
+		t.Errorf("search narrowed to browser found %v", toolNames(hits))
+	}
+}
