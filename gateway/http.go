@@ -16,6 +16,8 @@ import (
 const (
 	HeaderCwd  = "Mcp-Gateway-Cwd"  // the client's working directory (project overlays)
 	HeaderMode = "Mcp-Gateway-Mode" // proxy, toolsearch or direct; also ?mode=
+	// HeaderDirectTools is the session's MCP_DIRECT_TOOLS; also ?directTools=.
+	HeaderDirectTools = "Mcp-Gateway-Direct-Tools"
 )
 
 // HTTPOptions configure Handler.
@@ -44,7 +46,11 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		if mode == "" {
 			mode = r.Header.Get(HeaderMode)
 		}
-		return s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode}).server
+		direct := r.URL.Query().Get("directTools")
+		if direct == "" {
+			direct = r.Header.Get(HeaderDirectTools)
+		}
+		return s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct}).server
 	}, &mcp.StreamableHTTPOptions{
 		Logger:         s.log.With("component", "http"),
 		SessionTimeout: o.SessionTimeout,

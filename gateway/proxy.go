@@ -56,7 +56,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 	}
 	gw := ss.gw
-	v := gw.catalog.View()
+	v := ss.view()
 	switch {
 	case a.Tool != "":
 		return gw.callTool(ctx, v, a.Tool, a.Args), nil

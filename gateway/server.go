@@ -37,6 +37,10 @@ type Options struct {
 	// NoBootstrap disables connecting, at start, the servers that have no
 	// valid cache entry.
 	NoBootstrap bool
+	// DirectTools selects tools every session lists under their own names
+	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
+	// in addition to servers' directTools settings.
+	DirectTools string
 }
 
 // Server is the gateway daemon's core. Create it with New, call Start once,
@@ -256,8 +260,9 @@ func (s *Server) Close() error {
 
 // SessionOptions describe a downstream session.
 type SessionOptions struct {
-	Cwd  string // the client's working directory, if known
-	Mode string // "" = the configured mode
+	Cwd         string // the client's working directory, if known
+	Mode        string // proxy, toolsearch, direct; "" = the configured mode
+	DirectTools string // MCP_DIRECT_TOOLS of the session; "" = the daemon's
 }
 
 // ServeTransport serves one downstream session on t (a unix-socket

@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -9,29 +12,82 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
+// Session modes.
+const (
+	ModeProxy      = "proxy"      // the `mcp` tool (default)
+	ModeToolSearch = "toolsearch" // `ToolSearch` + direct tools + tools it activated
+	ModeDirect     = "direct"     // every tool under its own name, full schema
+)
+
 // session is one downstream MCP session: its own go-sdk Server (tools are
-// per Server in the SDK, and what a session sees can differ from another's).
+// per Server in the SDK, and what a session sees differs from another's:
+// mode, activated tools, direct tools).
 type session struct {
 	gw     *Server
 	opts   SessionOptions
+	mode   string
+	direct directSpec
 	server *mcp.Server
 
-	mu sync.Mutex
-	ss *mcp.ServerSession
+	mu         sync.Mutex
+	ss         *mcp.ServerSession
+	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
+	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
-	ss := &session{gw: s, opts: opts}
+	v := s.catalog.View()
+	ss := &session{
+		gw:         s,
+		opts:       opts,
+		mode:       sessionMode(opts.Mode, v.Config.Settings.Mode),
+		activated:  make(map[string]bool),
+		registered: make(map[string]*registry.Tool),
+	}
+	spec := s.opts.DirectTools
+	if opts.DirectTools != "" {
+		spec = opts.DirectTools
+	}
+	ss.direct = parseDirectSpec(spec)
+
+	instructions := "Tools of many MCP servers are reachable through the `mcp` tool: search them, describe one, then call it."
+	switch ss.mode {
+	case ModeToolSearch:
+		instructions = "More tools than those listed are available: use ToolSearch to find and activate them."
+	case ModeDirect:
+		instructions = ""
+	}
 	ss.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version}, &mcp.ServerOptions{
-		Instructions: "Tools of many MCP servers are reachable through the `mcp` tool: search them, describe one, then call it.",
+		Instructions: instructions,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			s.register(ss, req.Session)
 		},
 		HasTools: true,
 	})
-	ss.server.AddTool(proxyTool(), ss.handleProxy)
+	ss.server.AddReceivingMiddleware(ss.unknownToolMiddleware)
+	switch ss.mode {
+	case ModeToolSearch:
+		ss.server.AddTool(toolSearchTool(v), ss.handleToolSearch)
+	case ModeProxy:
+		ss.server.AddTool(proxyTool(), ss.handleProxy)
+	}
+	ss.syncTools(v)
 	return ss
 }
+
+// sessionMode picks the session's mode: its own request, else the config's.
+func sessionMode(requested, configured string) string {
+	for _, m := range []string{requested, configured} {
+		switch strings.ToLower(m) {
+		case ModeProxy, ModeToolSearch, ModeDirect:
+			return strings.ToLower(m)
+		}
+	}
+	return ModeProxy
+}
+
+// view is the catalogue as this session sees it.
+func (ss *session) view() *registry.View { return ss.gw.catalog.View() }
 
 // register tracks an initialised session until it ends.
 func (s *Server) register(ss *session, sess *mcp.ServerSession) {
@@ -71,7 +127,169 @@ func (ss *session) close() {
 	}
 }
 
-// catalogChanged is called after the catalogue changed. In proxy mode the
-// session's tool list (just `mcp`) never changes, so there is nothing to
-// announce.
-func (ss *session) catalogChanged(before, after *registry.View) {}
+// catalogChanged brings the session's tool list in line with the new
+// catalogue; the SDK announces any change with
+// notifications/tools/list_changed (debounced).
+func (ss *session) catalogChanged(before, after *registry.View) { ss.syncTools(after) }
+
+// wanted returns the upstream tools the session should list, by gateway name.
+func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
+	out := make(map[string]*registry.Tool)
+	for _, t := range v.Tools {
+		switch {
+		case ss.mode == ModeDirect:
+			out[t.Name] = t
+		case ss.mode == ModeToolSearch && ss.activated[t.Name]:
+			out[t.Name] = t
+		case ss.direct.matches(t, v):
+			out[t.Name] = t
+		}
+	}
+	return out
+}
+
+// syncTools adds and removes upstream tools on the session's Server so that
+// it lists exactly wanted(v).
+func (ss *session) syncTools(v *registry.View) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	want := ss.wanted(v)
+	var gone []string
+	for name := range ss.registered {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(ss.registered, name)
+		}
+	}
+	if len(gone) > 0 {
+		ss.server.RemoveTools(gone...)
+	}
+	for name, t := range want {
+		if old, ok := ss.registered[name]; ok && old.Def == t.Def {
+			continue
+		}
+		ss.registered[name] = t
+		ss.server.AddTool(exposedTool(t), ss.forward(name))
+	}
+}
+
+// exposedTool is t as a client sees it: the gateway name and the upstream's
+// schema, made acceptable to the SDK (an object schema is required).
+func exposedTool(t *registry.Tool) *mcp.Tool {
+	def := *t.Def
+	def.Name = t.Name
+	def.InputSchema = objectSchema(t.Def.InputSchema)
+	return &def
+}
+
+func objectSchema(schema any) any {
+	m := schemaMap(schema)
+	if m == nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	if m["type"] == "object" {
+		return schema
+	}
+	c := make(map[string]any, len(m)+1)
+	for k, val := range m {
+		c[k] = val
+	}
+	c["type"] = "object"
+	return c
+}
+
+// forward calls the upstream tool behind a gateway name, resolved at call
+// time so that a reload in between is honoured.
+func (ss *session) forward(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return ss.gw.callTool(ctx, ss.view(), name, req.Params.Arguments), nil
+	}
+}
+
+// hasTool reports whether name is on the session's tool list.
+func (ss *session) hasTool(name string) bool {
+	switch {
+	case ss.mode == ModeProxy && name == "mcp", ss.mode == ModeToolSearch && name == toolSearchName:
+		return true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.registered[name]
+	return ok
+}
+
+// unknownToolMiddleware answers a call of a tool the session does not list
+// with an explanation and suggestions instead of the SDK's bare error.
+func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if !ok || ctr.Params == nil || ss.hasTool(ctr.Params.Name) {
+			return next(ctx, method, req)
+		}
+		name := ctr.Params.Name
+		v := ss.view()
+		var msg string
+		switch t, found := v.Lookup(name); {
+		case found && ss.mode == ModeToolSearch:
+			msg = fmt.Sprintf("Tool %q is not active in this session. Activate it first: ToolSearch({query:\"select:%s\"}).", name, t.Name)
+		case found && ss.mode == ModeProxy:
+			msg = fmt.Sprintf("Tool %q is reached through the mcp tool: mcp({tool:%q,args:{...}}).", name, t.Name)
+		default:
+			msg = fmt.Sprintf("Unknown tool %q.", name)
+			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
+				msg += " Did you mean: " + strings.Join(sugg, ", ") + "?"
+			}
+		}
+		return errorResult("%s", msg), nil
+	}
+}
+
+// directSpec selects direct tools: MCP_DIRECT_TOOLS syntax, a comma- or
+// space-separated list of `*`, `server`, `server/tool`, or `__none__`.
+type directSpec struct {
+	none    bool
+	all     bool
+	servers map[string]bool
+	tools   map[string]bool // "server/tool" (original or gateway name)
+}
+
+func parseDirectSpec(s string) directSpec {
+	d := directSpec{servers: map[string]bool{}, tools: map[string]bool{}}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		switch {
+		case f == "__none__":
+			d.none = true
+		case f == "*":
+			d.all = true
+		case strings.Contains(f, "/"):
+			d.tools[f] = true
+		default:
+			d.servers[f] = true
+		}
+	}
+	return d
+}
+
+// matches reports whether t is a direct tool: by the spec, or by its
+// server's directTools setting (unless the spec says __none__).
+func (d directSpec) matches(t *registry.Tool, v *registry.View) bool {
+	if d.none {
+		return false
+	}
+	if d.all || d.servers[t.Server] || d.tools[t.Server+"/"+t.Original] || d.tools[t.Server+"/"+t.Name] {
+		return true
+	}
+	sv, ok := v.Server(t.Server)
+	if !ok {
+		return false
+	}
+	for _, n := range sv.Server.DirectTools {
+		if n == "*" || n == t.Original || n == t.Name {
+			return true
+		}
+	}
+	return false
+}

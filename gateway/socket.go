@@ -27,6 +27,8 @@ type Hello struct {
 	Version  string `json:"version"`        // the shim's mcpgw version
 	Cwd      string `json:"cwd,omitempty"`  // the client's working directory
 	Mode     string `json:"mode,omitempty"` // proxy, toolsearch, direct or "" for the default
+	// DirectTools is the client's MCP_DIRECT_TOOLS, if set.
+	DirectTools string `json:"directTools,omitempty"`
 }
 
 // Welcome is the daemon's one-line answer to Hello.
@@ -86,7 +88,7 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 		return err
 	}
 	t := &mcp.IOTransport{Reader: readCloser{br, conn}, Writer: conn}
-	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode})
+	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools})
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {

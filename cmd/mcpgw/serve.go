@@ -105,6 +105,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Version:     version,
 		Cache:       cache,
 		NoBootstrap: f.noBootstrap,
+		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
 	})
 	defer gw.Close()
 

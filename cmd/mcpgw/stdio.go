@@ -46,7 +46,8 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer conn.Close()
 
 	cwd, _ := os.Getwd()
-	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode})
+	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
+		DirectTools: os.Getenv("MCP_DIRECT_TOOLS")})
 	if _, err := conn.Write(append(hello, '\n')); err != nil {
 		return fmt.Errorf("sending handshake to %s: %w", *sock, err)
 	}

@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+const toolSearchName = "ToolSearch"
+
+// toolSearchBudget bounds ToolSearch's description: it tells the model what
+// exists without listing every tool, and must not grow with the catalogue.
+const toolSearchBudget = 2000
+
+const toolSearchIntro = `Search the tools of the MCP servers behind this gateway and activate the best matches for this session. ` +
+	`query: keywords or a sentence describing the task, or "select:name1,name2" for exact tool names. ` +
+	`Activated tools are added to your tool list with their full schemas and can then be called directly.`
+
+const toolSearchSchema = `{"type":"object","required":["query"],"properties":{` +
+	`"query":{"type":"string","description":"Keywords, a task description, or select:name1,name2"},` +
+	`"max_results":{"type":"integer","description":"How many tools to activate (default 5)"}}}`
+
+// toolSearchTool builds ToolSearch for the catalogue: the servers it can
+// reach, with tool counts and, when they fit, short summaries. The text
+// depends only on the configuration and the listings (sorted), so it is
+// byte-identical across restarts with the same config and cache, which
+// keeps clients' prompt caches warm.
+func toolSearchTool(v *registry.View) *mcp.Tool {
+	return &mcp.Tool{
+		Name:        toolSearchName,
+		Description: toolSearchDescription(v),
+		InputSchema: json.RawMessage(toolSearchSchema),
+	}
+}
+
+func toolSearchDescription(v *registry.View) string {
+	type entry struct{ name, summary string }
+	var entries []entry
+	for _, sv := range v.Servers {
+		if !sv.Server.Enabled {
+			continue
+		}
+		e := entry{name: sv.Server.Name}
+		if sv.Listing != nil {
+			e.name += fmt.Sprintf(" (%d)", len(sv.Tools))
+		}
+		e.summary = serverSummary(sv)
+		entries = append(entries, e)
+	}
+	head := toolSearchIntro
+	if len(entries) == 0 {
+		return head + "\nNo servers are configured yet."
+	}
+	head += "\nServers (tool count):"
+	render := func(withSummary bool, n int) string {
+		var b strings.Builder
+		b.WriteString(head)
+		for i, e := range entries[:n] {
+			if withSummary {
+				b.WriteString("\n- " + e.name)
+				if e.summary != "" {
+					b.WriteString(": " + e.summary)
+				}
+				continue
+			}
+			if i == 0 {
+				b.WriteString(" ")
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(e.name)
+		}
+		if n < len(entries) {
+			fmt.Fprintf(&b, ", and %d more", len(entries)-n)
+		}
+		return b.String()
+	}
+	if s := render(true, len(entries)); len(s) <= toolSearchBudget {
+		return s
+	}
+	for n := len(entries); n > 0; n-- {
+		if s := render(false, n); len(s) <= toolSearchBudget {
+			return s
+		}
+	}
+	return render(false, 0)
+}
+
+// serverSummary is a few words about a server: its configured description,
+// else the names of its first tools.
+func serverSummary(sv *registry.ServerView) string {
+	if d := strings.TrimSpace(sv.Server.Description); d != "" {
+		return shorten(d, 60)
+	}
+	if len(sv.Tools) == 0 {
+		return ""
+	}
+	var names []string
+	n := 0
+	for _, t := range sv.Tools {
+		if n+len(t.Original) > 50 {
+			break
+		}
+		names = append(names, t.Original)
+		n += len(t.Original) + 2
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	s := strings.Join(names, ", ")
+	if len(names) < len(sv.Tools) {
+		s += ", …"
+	}
+	return s
+}
+
+type toolSearchArgs struct {
+	Query      string `json:"query"`
+	MaxResults int    `json:"max_results"`
+}
+
+func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a toolSearchArgs
+	if raw := req.Params.Arguments; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return errorResult("Invalid arguments for ToolSearch: %v. Use ToolSearch({query:\"words\"}).", err), nil
+		}
+	}
+	a.Query = strings.TrimSpace(a.Query)
+	if a.Query == "" {
+		return errorResult(`ToolSearch needs a query: keywords, a task description, or "select:name1,name2".`), nil
+	}
+	limit := a.MaxResults
+	if limit <= 0 {
+		limit = 5
+	}
+	v := ss.view()
+	var found []*registry.Tool
+	var b strings.Builder
+	if rest, ok := strings.CutPrefix(a.Query, "select:"); ok {
+		var unknown []string
+		for _, name := range strings.Split(rest, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			t, ok := v.Lookup(name)
+			if !ok {
+				unknown = append(unknown, name)
+				continue
+			}
+			found = append(found, t)
+		}
+		for _, name := range unknown {
+			fmt.Fprintf(&b, "Unknown tool %q.", name)
+			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
+				fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
+			}
+			b.WriteString("\n")
+		}
+	} else {
+		hits, err := v.Search(a.Query, registry.SearchOptions{Limit: limit})
+		if err != nil {
+			return errorResult("ToolSearch %q: %v", a.Query, err), nil
+		}
+		found = hits
+	}
+	if len(found) == 0 {
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "No tools match %q.", a.Query)
+			if len(v.Tools) == 0 {
+				b.WriteString(" No tools are known yet: the servers may still be starting.")
+			}
+		}
+		r := textResult(strings.TrimRight(b.String(), "\n"))
+		r.IsError = strings.HasPrefix(a.Query, "select:")
+		return r, nil
+	}
+	ss.activate(found, v)
+	var head strings.Builder
+	fmt.Fprintf(&head, "Activated %d tool%s for this session; call %s directly:\n", len(found), plural(len(found)), them(len(found)))
+	for _, t := range found {
+		fmt.Fprintf(&head, "- %s - %s\n", t.Name, shorten(t.Description(), 120))
+	}
+	return textResult(strings.TrimRight(head.String()+b.String(), "\n")), nil
+}
+
+func (ss *session) activate(tools []*registry.Tool, v *registry.View) {
+	ss.mu.Lock()
+	for _, t := range tools {
+		ss.activated[t.Name] = true
+	}
+	ss.mu.Unlock()
+	ss.syncTools(v)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
