@@ -111,28 +111,33 @@ type toolJSON struct {
 
 var errBadEntry = errors.New("malformed cache entry")
 
-// entryHead is what validity needs; decoding only it is much cheaper than
-// decoding tool schemas.
-type entryHead struct {
-	ConfigHash any `json:"configHash"`
-	TTLMs      any `json:"ttlMs"`
-	CachedAt   any `json:"cachedAt"`
-}
-
-// validRaw is Valid on a raw entry, without decoding tools.
+// validRaw is Valid on an entry as stored (valid JSON), without decoding
+// its tools.
 func validRaw(raw json.RawMessage, hash string, now time.Time, maxAge time.Duration) bool {
-	var h entryHead
-	if hash == "" || json.Unmarshal(raw, &h) != nil {
+	if hash == "" {
 		return false
 	}
-	if s, _ := h.ConfigHash.(string); s != hash {
+	var configHash string
+	var cachedAt, ttlMs any
+	err := eachMember(raw, func(k string, v []byte) bool {
+		switch k {
+		case keyConfigHash:
+			_ = json.Unmarshal(v, &configHash)
+		case keyCachedAt:
+			_ = json.Unmarshal(v, &cachedAt)
+		case keyTTLMs:
+			_ = json.Unmarshal(v, &ttlMs)
+		}
+		return true
+	})
+	if err != nil || configHash != hash {
 		return false
 	}
-	at, ok := h.CachedAt.(float64)
+	at, ok := cachedAt.(float64)
 	if !ok || at == 0 {
 		return false
 	}
-	ttl, _ := ttlOf(h.TTLMs)
+	ttl, _ := ttlOf(ttlMs)
 	return fresh(at, ttl, now, maxAge)
 }
 
@@ -151,8 +156,8 @@ func ttlOf(v any) (*time.Duration, bool) {
 }
 
 func decodeEntry(raw json.RawMessage) (*Entry, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+	fields, err := members(raw)
+	if err != nil {
 		return nil, errBadEntry
 	}
 	e := &Entry{}

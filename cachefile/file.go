@@ -172,16 +172,19 @@ func (f *File) loadLocked() (*snapshot, error) {
 // with version 1 and an object of servers. Anything else (empty, truncated,
 // not JSON, another version) is not a cache file.
 func parseFile(data []byte) *snapshot {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil || top == nil {
+	if !json.Valid(data) {
+		return &snapshot{}
+	}
+	top, err := members(data)
+	if err != nil {
 		return &snapshot{}
 	}
 	var version float64
 	if json.Unmarshal(top["version"], &version) != nil || version != Version {
 		return &snapshot{}
 	}
-	var servers map[string]json.RawMessage
-	if json.Unmarshal(top["servers"], &servers) != nil || servers == nil {
+	servers, err := members(top["servers"])
+	if err != nil {
 		return &snapshot{}
 	}
 	delete(top, "version")
@@ -361,7 +364,7 @@ func encodeFile(servers, extra map[string]json.RawMessage) []byte {
 		if i > 0 {
 			w.buf.WriteByte(',')
 		}
-		w.str(name)
+		w.buf.Write(appendJSString(w.buf.AvailableBuffer(), name))
 		w.buf.WriteByte(':')
 		w.buf.Write(bytes.TrimSpace(servers[name]))
 	}
