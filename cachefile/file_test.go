@@ -3,10 +3,13 @@ package cachefile
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -717,5 +720,147 @@ func TestDefaultPath(t *testing.T) {
 	t.Setenv("PI_CODING_AGENT_DIR", "/srv/pi")
 	if got := DefaultPath(); got != "/srv/pi/mcp-cache.json" {
 		t.Errorf("DefaultPath with absolute dir = %s", got)
+	}
+}
+
+// TestAdapterAcceptsOurEntries writes entries with Put and has the real
+// adapter load them (gen-hash-vectors.mjs check). It needs node and the npm
+// package installed in a scratch directory named by PI_MCP_ADAPTER_DIR (see
+// testdata/gen-hash-vectors.mjs), so it is skipped otherwise.
+func TestAdapterAcceptsOurEntries(t *testing.T) {
+	dir := os.Getenv("PI_MCP_ADAPTER_DIR")
+	if dir == "" {
+		t.Skip("PI_MCP_ADAPTER_DIR not set")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	script, err := filepath.Abs("testdata/gen-hash-vectors.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := loadHashVectors(t)
+	env := v.env()
+	defs := map[string]json.RawMessage{
+		"local":  json.RawMessage(`{"command":"npx","args":["-y","pkg"],"env":{"K":"${TOKEN}"},"cwd":"~/w"}`),
+		"remote": json.RawMessage(`{"url":"https://${HOST}/mcp","headers":{"Authorization":"Bearer ${TOKEN}"},"exposeResources":false,"auth":false}`),
+		"stale":  json.RawMessage(`{"command":"old"}`),
+	}
+	now := time.UnixMilli(1767225600000)
+	entries := map[string]*Entry{}
+	for name, def := range defs {
+		var id Identity
+		if err := json.Unmarshal(def, &id); err != nil {
+			t.Fatal(err)
+		}
+		h, err := HashEnv(id, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries[name] = &Entry{
+			ConfigHash: h,
+			Tools: []*mcp.Tool{
+				{Name: "search", Description: "Search", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+				{Name: "app_only", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}},
+			},
+			Resources: []*mcp.Resource{{URI: "file:///r", Name: "r", Description: "R"}},
+			Prompts:   []*mcp.Prompt{{Name: "p"}},
+			CachedAt:  now,
+		}
+	}
+	entries["stale"].CachedAt = now.Add(-8 * 24 * time.Hour)
+	entries["remote"].Resources = nil
+
+	path := filepath.Join(t.TempDir(), "mcp-cache.json")
+	if err := Open(path, nil).Put(entries); err != nil {
+		t.Fatal(err)
+	}
+	side, _ := json.Marshal(map[string]any{"definitions": defs, "env": v.Env, "home": v.Home, "now": now.UnixMilli()})
+	writeFile(t, path+".defs.json", side)
+	cmd := exec.Command(node, script, "check", path)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var report struct {
+		Loaded  bool `json:"loaded"`
+		Servers map[string]struct {
+			Hash  string `json:"hash"`
+			Valid bool   `json:"valid"`
+			Tools []struct {
+				Name        string `json:"name"`
+				ResourceURI string `json:"resourceUri"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !report.Loaded {
+		t.Fatal("the adapter did not load the file")
+	}
+	for name, want := range map[string]bool{"local": true, "remote": true, "stale": false} {
+		s := report.Servers[name]
+		if s.Hash != entries[name].ConfigHash {
+			t.Errorf("%s: adapter hash %s, ours %s", name, s.Hash, entries[name].ConfigHash)
+		}
+		if s.Valid != want {
+			t.Errorf("%s: adapter says valid=%v, want %v", name, s.Valid, want)
+		}
+	}
+	var names []string
+	for _, tool := range report.Servers["local"].Tools {
+		names = append(names, tool.Name)
+	}
+	// app_only is hidden from the model by its uiVisibility; the resource
+	// becomes a read_ tool.
+	if got := strings.Join(names, ","); got != "local_search,local_read_r" {
+		t.Errorf("adapter's tools for local: %s", got)
+	}
+}
+
+// TestConcurrentPutsInProcess shares one File between goroutines, and a
+// second File on the same path, as two components of one daemon might.
+func TestConcurrentPutsInProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-cache.json")
+	files := []*File{Open(path, nil), Open(path, nil)}
+	const goroutines, puts = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := files[g%2]
+			for j := range puts {
+				name := fmt.Sprintf("g%d-%02d", g, j)
+				if err := f.Put(map[string]*Entry{name: {ConfigHash: name}}); err != nil {
+					errs <- err
+					return
+				}
+				if _, ok := f.Lookup(name, name); !ok {
+					errs <- fmt.Errorf("%s not found right after Put", name)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	entries, err := Open(path, nil).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != goroutines*puts {
+		t.Fatalf("%d entries, want %d", len(entries), goroutines*puts)
+	}
+	if w := files[0].Stats().Writes + files[1].Stats().Writes; w != goroutines*puts {
+		t.Errorf("%d writes counted, want %d", w, goroutines*puts)
 	}
 }
