@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +70,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	case a.Search != "":
 		return gw.search(v, a), nil
 	case a.Server != "":
-		return gw.listServer(v, a.Server), nil
+		return gw.listServer(ctx, v, a.Server), nil
 	default:
 		return textResult(gw.statusText(v)), nil
 	}
@@ -125,6 +126,14 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
 	if !ok {
+		// The tool may belong to a server whose tools are not known yet
+		// (never connected, nothing cached): connect it, as the call needs it.
+		if v2 := gw.connectUnknown(ctx, v, name); v2 != nil {
+			v = v2
+			t, ok = v.Lookup(name)
+		}
+	}
+	if !ok {
 		return gw.unknownTool(v, name)
 	}
 	args, err := decodeArgs(rawArgs)
@@ -176,6 +185,40 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}
 	return res
+}
+
+// connectUnknown connects the enabled servers with no known tools whose
+// tool prefix fits name, and returns the updated view (nil if none fit).
+func (gw *Server) connectUnknown(ctx context.Context, v *registry.View, name string) *registry.View {
+	var cands []*registry.Server
+	for _, sv := range v.Servers {
+		if !sv.Server.Enabled || sv.Listing != nil {
+			continue
+		}
+		prefix := sv.Server.ToolPrefix
+		if prefix == "" {
+			prefix = v.Config.Settings.ToolPrefix
+		}
+		p := strings.TrimSuffix(registry.ToolName(prefix, sv.Server.Name, "x"), "x")
+		if strings.HasPrefix(name, p) || strings.HasPrefix(name, sv.Server.Name+"/") {
+			cands = append(cands, sv.Server)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, srv := range cands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := gw.pool.Upstream(srv).Connect(ctx); err != nil {
+				gw.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	return gw.catalog.View()
 }
 
 // nestedGatewayKeys reports gateway argument names found in args that the
@@ -230,7 +273,7 @@ func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *m
 	if _, err := gw.pool.Upstream(sv.Server).Connect(ctx); err != nil {
 		return errorResult("Connecting %s: %v", name, err)
 	}
-	return gw.listServer(gw.catalog.View(), name)
+	return gw.listServer(ctx, gw.catalog.View(), name)
 }
 
 func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
@@ -244,16 +287,21 @@ func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResu
 	return errorResult("Unknown server %q. Servers: %s.", name, strings.Join(names, ", "))
 }
 
-func (gw *Server) listServer(v *registry.View, name string) *mcp.CallToolResult {
+func (gw *Server) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
 	sv, ok := v.Server(name)
 	if !ok {
 		return gw.unknownServer(v, name)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))
 	if sv.Listing == nil && sv.Server.Enabled {
-		fmt.Fprintf(&b, "Tools unknown until it connects: mcp({connect:%q}).\n", name)
+		// Nothing known about its tools: listing them needs a connection.
+		if _, err := gw.pool.Upstream(sv.Server).Connect(ctx); err != nil {
+			fmt.Fprintf(&b, "Connecting %s to list its tools: %v\n", name, err)
+		}
+		v = gw.catalog.View()
+		sv, _ = v.Server(name)
 	}
+	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))
 	for _, t := range sv.Tools {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
 	}

@@ -273,6 +273,7 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts Sessi
 	if err != nil {
 		return fmt.Errorf("starting session: %w", err)
 	}
+	s.register(ss, sess)
 	stop := context.AfterFunc(ctx, func() { sess.Close() })
 	defer stop()
 	err = sess.Wait()

@@ -62,7 +62,8 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			s.register(ss, req.Session)
 		},
-		HasTools: true,
+		HasTools:                  true,
+		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.server.AddReceivingMiddleware(ss.unknownToolMiddleware)
 	switch ss.mode {
@@ -74,6 +75,21 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	ss.syncTools(v)
 	return ss
 }
+
+// sessionProtocols are the protocol versions sessions accept: those with
+// sessions. Per-session tool lists (ToolSearch activation, overlays) and
+// list_changed to a session need a session; the sessionless 2026-07-28
+// protocol would make each request a stranger, so a client offering it
+// negotiates the latest versioned one instead.
+var sessionProtocols = func() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}()
 
 // sessionMode picks the session's mode: its own request, else the config's.
 func sessionMode(requested, configured string) string {

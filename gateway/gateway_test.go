@@ -1,0 +1,315 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// The test binary doubles as a real stdio upstream (upstreamtest.Main).
+func TestMain(m *testing.M) { upstreamtest.Main(m) }
+
+// newTestGateway starts a gateway whose servers run the test binary as the
+// test server, each appending its PID to its own file.
+func newTestGateway(t *testing.T, settings registry.Settings, names ...string) (*Server, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: settings}
+	if cfg.Settings.ToolPrefix == "" {
+		cfg.Settings.ToolPrefix = registry.PrefixServer
+	}
+	pidfiles := map[string]string{}
+	for _, name := range names {
+		pidfiles[name] = filepath.Join(dir, name+".pids")
+		srv := upstreamtest.Server(name, map[string]string{upstreamtest.EnvPIDFile: pidfiles[name]})
+		cfg.Servers[name] = srv
+	}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
+	return gw, pidfiles
+}
+
+// client connects an in-memory client session to gw.
+type client struct {
+	sess    *mcp.ClientSession
+	mu      sync.Mutex
+	changed int
+	notify  chan struct{}
+}
+
+func connect(t *testing.T, gw *Server, opts SessionOptions) *client {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	c := &client{notify: make(chan struct{}, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gw.ServeTransport(ctx, st, opts)
+	}()
+	mc := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.mu.Lock()
+			c.changed++
+			c.mu.Unlock()
+			c.notify <- struct{}{}
+		},
+	})
+	sess, err := mc.Connect(context.Background(), ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	c.sess = sess
+	t.Cleanup(func() { sess.Close(); cancel(); <-done })
+	return c
+}
+
+func (c *client) tools(t *testing.T) []string {
+	t.Helper()
+	res, err := c.sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (c *client) call(t *testing.T, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := c.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	var texts []string
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), res.IsError
+}
+
+func (c *client) waitListChanged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.notify:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+}
+
+func pidCount(t *testing.T, path string) int {
+	t.Helper()
+	pids, err := upstreamtest.ReadPIDs(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(pids)
+}
+
+func TestProxyMode(t *testing.T) {
+	gw, pids := newTestGateway(t, registry.Settings{}, "alpha", "beta")
+	c := connect(t, gw, SessionOptions{})
+	if got := c.tools(t); !slices.Equal(got, []string{"mcp"}) {
+		t.Fatalf("proxy session lists %v, want [mcp]", got)
+	}
+	text, _ := c.call(t, "mcp", map[string]any{})
+	if want := "MCP: 0/2 servers, 0 tools\n- alpha: not connected\n- beta: not connected"; text != want {
+		t.Errorf("status =\n%s\nwant\n%s", text, want)
+	}
+	text, isErr := c.call(t, "mcp", map[string]any{"tool": "alpha_echo", "args": map[string]any{"message": "hello"}})
+	if isErr || text != "hello" {
+		t.Errorf("call alpha_echo = %q (error %v)", text, isErr)
+	}
+	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_add", "args": `{"a":2,"b":3}`})
+	if isErr || !strings.Contains(text, "5") {
+		t.Errorf("call alpha_add with string args = %q (error %v)", text, isErr)
+	}
+	text, _ = c.call(t, "mcp", map[string]any{})
+	if !strings.HasPrefix(text, "MCP: 1/2 servers, ") || !strings.Contains(text, "- alpha: connected, ") {
+		t.Errorf("status after call =\n%s", text)
+	}
+	if n := pidCount(t, pids["beta"]); n != 0 {
+		t.Errorf("beta started %d times without being used", n)
+	}
+	text, _ = c.call(t, "mcp", map[string]any{"search": "add numbers"})
+	if !strings.Contains(text, "alpha_add") {
+		t.Errorf("search = %q", text)
+	}
+	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_read_hello"})
+	if isErr || text == "" {
+		t.Errorf("resource tool = %q (error %v)", text, isErr)
+	}
+	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_fail", "args": map[string]any{"message": "kaput"}})
+	if !isErr || !strings.Contains(text, "kaput") || !strings.Contains(text, "Parameters of alpha_fail:\n- message (string") {
+		t.Errorf("tool error = %q (error %v)", text, isErr)
+	}
+	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_ehco"})
+	if !isErr || !strings.Contains(text, "Did you mean: alpha_echo") {
+		t.Errorf("unknown tool = %q", text)
+	}
+	text, isErr = c.call(t, "mcp", map[string]any{"connect": "beta"})
+	if isErr || !strings.HasPrefix(text, "beta: connected, ") || !strings.Contains(text, "\nbeta_echo - ") {
+		t.Errorf("connect beta = %q (error %v)", text, isErr)
+	}
+	// A tool the session does not list, called directly.
+	text, isErr = c.call(t, "alpha_echo", map[string]any{"message": "x"})
+	if !isErr || !strings.Contains(text, `mcp({tool:"alpha_echo"`) {
+		t.Errorf("direct call in proxy mode = %q", text)
+	}
+}
+
+func TestToolSearchSessionsAreIndependent(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeToolSearch}, "alpha")
+	// Fill the catalogue first, as a warm cache would.
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["alpha"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, gw, SessionOptions{})
+	b := connect(t, gw, SessionOptions{})
+	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch"}) {
+		t.Fatalf("new toolsearch session lists %v", got)
+	}
+	text, isErr := a.call(t, "ToolSearch", map[string]any{"query": "select:alpha_echo,alpha_ech0"})
+	if isErr || !strings.Contains(text, "Activated 1 tool") || !strings.Contains(text, `Unknown tool "alpha_ech0". Did you mean: alpha_echo`) {
+		t.Errorf("select = %q (error %v)", text, isErr)
+	}
+	a.waitListChanged(t)
+	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch", "alpha_echo"}) {
+		t.Errorf("after select A lists %v", got)
+	}
+	text, isErr = a.call(t, "alpha_echo", map[string]any{"message": "activated"})
+	if isErr || text != "activated" {
+		t.Errorf("A calls alpha_echo = %q (error %v)", text, isErr)
+	}
+	text, _ = a.call(t, "ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2})
+	if !strings.Contains(text, "alpha_add") {
+		t.Errorf("keyword search = %q", text)
+	}
+	a.waitListChanged(t)
+
+	if got := b.tools(t); !slices.Equal(got, []string{"ToolSearch"}) {
+		t.Errorf("B lists %v, want only ToolSearch", got)
+	}
+	text, isErr = b.call(t, "alpha_echo", map[string]any{"message": "x"})
+	if !isErr || !strings.Contains(text, "not active in this session") {
+		t.Errorf("B calls A's tool = %q (error %v)", text, isErr)
+	}
+}
+
+func TestDirectModeFromCacheWithoutConnecting(t *testing.T) {
+	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
+	srv := gw.Catalog().View().Config.Servers["alpha"]
+	gw.Catalog().SetListing(srv.Hash, &registry.Listing{Source: registry.SourceCache, Tools: []*mcp.Tool{
+		{Name: "echo", Description: "Returns the message.", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}}},
+		{Name: "pid", Description: "Returns the PID.", InputSchema: map[string]any{}},
+	}})
+	c := connect(t, gw, SessionOptions{})
+	if got := c.tools(t); !slices.Equal(got, []string{"alpha_echo", "alpha_pid"}) {
+		t.Fatalf("direct session lists %v", got)
+	}
+	if n := pidCount(t, pids["alpha"]); n != 0 {
+		t.Fatalf("listing tools started %d upstream processes, want 0", n)
+	}
+	text, isErr := c.call(t, "alpha_echo", map[string]any{"message": "lazy"})
+	if isErr || text != "lazy" {
+		t.Errorf("alpha_echo = %q (error %v)", text, isErr)
+	}
+	if n := pidCount(t, pids["alpha"]); n != 1 {
+		t.Errorf("calling started %d upstream processes, want 1", n)
+	}
+	// The live listing replaced the cached two tools: the session hears of it.
+	c.waitListChanged(t)
+	if got := c.tools(t); len(got) <= 2 || !slices.Contains(got, "alpha_add") {
+		t.Errorf("after connect the session lists %v", got)
+	}
+}
+
+func TestDirectToolsInProxyMode(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha", "beta")
+	for _, name := range []string{"alpha", "beta"} {
+		srv := gw.Catalog().View().Config.Servers[name]
+		gw.Catalog().SetListing(srv.Hash, &registry.Listing{Source: registry.SourceCache, Tools: []*mcp.Tool{
+			{Name: "echo", InputSchema: map[string]any{"type": "object"}}, {Name: "add", InputSchema: map[string]any{"type": "object"}},
+		}})
+	}
+	tests := []struct {
+		spec string
+		want []string
+	}{
+		{"", []string{"mcp"}},
+		{"alpha", []string{"alpha_add", "alpha_echo", "mcp"}},
+		{"beta/echo,alpha/add", []string{"alpha_add", "beta_echo", "mcp"}},
+		{"*", []string{"alpha_add", "alpha_echo", "beta_add", "beta_echo", "mcp"}},
+		{"__none__ *", []string{"mcp"}},
+	}
+	for _, tt := range tests {
+		c := connect(t, gw, SessionOptions{DirectTools: tt.spec})
+		if got := c.tools(t); !slices.Equal(got, tt.want) {
+			t.Errorf("MCP_DIRECT_TOOLS=%q lists %v, want %v", tt.spec, got, tt.want)
+		}
+	}
+}
+
+func TestToolSearchDescription(t *testing.T) {
+	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
+	c := registry.NewCatalog(cfg)
+	for i := range 70 {
+		name := fmt.Sprintf("server%02d", i)
+		cfg.Servers[name] = &registry.Server{Name: name, Enabled: true, Hash: name}
+	}
+	c.SetConfig(cfg)
+	for i := range 70 {
+		name := fmt.Sprintf("server%02d", i)
+		var tools []*mcp.Tool
+		for j := range 30 {
+			tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("tool_number_%d", j), Description: "x"})
+		}
+		c.SetListing(name, &registry.Listing{Tools: tools, Source: registry.SourceCache})
+	}
+	d1 := toolSearchDescription(c.View())
+	d2 := toolSearchDescription(registry.NewCatalog(cfg).View())
+	if len(d1) > toolSearchBudget {
+		t.Errorf("ToolSearch description for 70 servers is %d bytes, want ≤ %d", len(d1), toolSearchBudget)
+	}
+	if !strings.Contains(d1, "server00 (30)") {
+		t.Errorf("description lacks server counts:\n%s", d1)
+	}
+	t.Logf("ToolSearch description, 70 servers × 30 tools: %d bytes", len(d1))
+	if d1 == d2 {
+		t.Error("description does not reflect listings")
+	}
+	// Byte-identical for the same catalogue, whatever the order of updates.
+	c2 := registry.NewCatalog(cfg)
+	for i := 69; i >= 0; i-- {
+		name := fmt.Sprintf("server%02d", i)
+		var tools []*mcp.Tool
+		for j := range 30 {
+			tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("tool_number_%d", j), Description: "x"})
+		}
+		c2.SetListing(name, &registry.Listing{Tools: tools, Source: registry.SourceCache})
+	}
+	if d3 := toolSearchDescription(c2.View()); d3 != d1 {
+		t.Errorf("description differs for the same catalogue:\n%s\n---\n%s", d1, d3)
+	}
+	data, _ := json.Marshal(toolSearchTool(c.View()))
+	t.Logf("ToolSearch tool definition: %d bytes", len(data))
+}
