@@ -1,0 +1,100 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors callers may branch on with errors.Is.
+var (
+	// ErrClosed is returned for an upstream that was removed from the
+	// configuration or whose pool was closed.
+	ErrClosed = errors.New("upstream closed")
+	// ErrNeedsAuth is matched by an *AuthError: the upstream answered 401 and
+	// is not retried until Connect is called or its configuration changes.
+	ErrNeedsAuth = errors.New("upstream needs authentication")
+	// ErrBackingOff is matched by a *BackoffError: recent connects failed and
+	// the next attempt is not due yet.
+	ErrBackingOff = errors.New("upstream backing off after failed connects")
+)
+
+// A TimeoutError reports that connecting to an upstream (Op "connect") or a
+// request to it took longer than its StartupTimeout or RequestTimeout.
+// It matches context.DeadlineExceeded.
+type TimeoutError struct {
+	Server string        // server name
+	Op     string        // what timed out, e.g. `connect` or `calling tool "sleep"`
+	After  time.Duration // the timeout that expired
+	Detail string        // optional: e.g. the upstream's last stderr lines
+}
+
+func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("upstream %q: %s timed out after %s", e.Server, e.Op, e.After)
+	if e.Detail != "" {
+		msg += "; " + e.Detail
+	}
+	return msg
+}
+
+// Timeout reports true, as net.Error does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// A BackoffError is returned without contacting the upstream while it is
+// backing off after failed connects. It matches ErrBackingOff.
+type BackoffError struct {
+	Server    string
+	Failures  int       // consecutive failed connects
+	NextRetry time.Time // when the next connect may be tried
+	Wait      time.Duration
+	LastError string // the last connect error
+}
+
+func (e *BackoffError) Error() string {
+	return fmt.Sprintf("upstream %q is unavailable after %d failed connect(s); next try at %s (in %s); last error: %s",
+		e.Server, e.Failures, e.NextRetry.Format(time.TimeOnly), e.Wait.Round(time.Second), e.LastError)
+}
+
+// Is makes errors.Is(err, ErrBackingOff) true.
+func (e *BackoffError) Is(target error) bool { return target == ErrBackingOff }
+
+// An AuthError reports an upstream that rejected mcpgw's credentials (HTTP
+// 401). It matches ErrNeedsAuth.
+type AuthError struct {
+	Server string
+	Reason string // e.g. the WWW-Authenticate challenge
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("upstream %q needs authentication: %s", e.Server, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNeedsAuth) true.
+func (e *AuthError) Is(target error) bool { return target == ErrNeedsAuth }
+
+// An ExitError reports that a stdio upstream's process exited, with the last
+// lines it wrote to stderr.
+type ExitError struct {
+	Server string
+	PID    int
+	Status string   // e.g. "exit status 3" or "signal: killed"
+	Stderr []string // last lines of stderr, oldest first
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("upstream %q: process %d exited (%s)", e.Server, e.PID, e.Status)
+	return msg + stderrSuffix(e.Stderr)
+}
+
+// stderrSuffix formats the last stderr lines for appending to an error.
+func stderrSuffix(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return "; last stderr lines:\n  " + strings.Join(lines, "\n  ")
+}

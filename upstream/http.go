@@ -1,0 +1,208 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// HTTP transports of an upstream with a URL.
+const (
+	kindStreamable = "streamable"
+	kindSSE        = "sse"
+	kindStdio      = "stdio"
+)
+
+// headerTransport adds an upstream's configured headers and bearer token to
+// every request, and records the error statuses it sees: the SDK's errors
+// carry only status texts, and the pool needs the codes (401 → needs-auth;
+// 400/404/405 from a Streamable HTTP attempt → try legacy SSE).
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	bearer  string
+
+	mu         sync.Mutex
+	lastStatus int    // last status >= 400
+	authReason string // set when a 401 was seen
+}
+
+// protocolHeaders are set by the SDK and never overridden by configuration.
+var protocolHeaders = map[string]bool{
+	"Accept": true, "Content-Type": true, "Mcp-Session-Id": true,
+	"Mcp-Protocol-Version": true, "Last-Event-Id": true,
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper must not modify its request
+	for k, v := range t.headers {
+		if !protocolHeaders[http.CanonicalHeaderKey(k)] {
+			req.Header.Set(k, v)
+		}
+	}
+	if t.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+t.bearer)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode >= 400 {
+		t.mu.Lock()
+		t.lastStatus = resp.StatusCode
+		if resp.StatusCode == http.StatusUnauthorized {
+			t.authReason = "the server answered 401 Unauthorized"
+			if c := resp.Header.Get("WWW-Authenticate"); c != "" {
+				t.authReason += " (WWW-Authenticate: " + c + ")"
+			}
+			if t.bearer == "" {
+				t.authReason += "; no bearer token is configured (bearerToken or bearerTokenEnv)"
+			}
+		}
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// takeStatus returns and clears the last error status.
+func (t *headerTransport) takeStatus() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.lastStatus
+	t.lastStatus = 0
+	return s
+}
+
+// unauthorized returns why the server refused us, if it answered 401.
+func (t *headerTransport) unauthorized() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.authReason, t.authReason != ""
+}
+
+// newHeaderTransport builds srv's transport; bearerTokenEnv is read now, at
+// connect time, so a rotated token is picked up by the next connect.
+func (p *Pool) newHeaderTransport(srv *registry.Server) *headerTransport {
+	t := &headerTransport{base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
+	if t.bearer == "" && srv.BearerTokenEnv != "" {
+		t.bearer = os.Getenv(srv.BearerTokenEnv)
+	}
+	return t
+}
+
+// dialHTTP connects to srv.URL: Streamable HTTP first (or the transport that
+// worked last time), and the other one when the first is answered with
+// 400, 404 or 405, which is how servers that predate Streamable HTTP
+// answer its POST.
+func (p *Pool) dialHTTP(ctx context.Context, u *Upstream, srv *registry.Server, o dialOptions) (*session, error) {
+	ht := p.newHeaderTransport(srv)
+	order := []string{kindStreamable, kindSSE}
+	if o.httpKind == kindSSE {
+		order = []string{kindSSE, kindStreamable}
+	}
+	var errs []error
+	for i, kind := range order {
+		s, err := p.dialHTTPKind(ctx, srv, o, ht, kind)
+		if err == nil {
+			return s, nil
+		}
+		if reason, ok := ht.unauthorized(); ok {
+			return nil, &AuthError{Server: srv.Name, Reason: reason}
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", kind, err))
+		st := ht.takeStatus()
+		if i > 0 || ctx.Err() != nil || (st != http.StatusBadRequest && st != http.StatusNotFound && st != http.StatusMethodNotAllowed) {
+			break
+		}
+		u.logger().Debug("upstream rejected transport; trying the other", "transport", kind, "status", st)
+	}
+	return nil, fmt.Errorf("connecting to upstream %q at %s: %w", srv.Name, srv.URL, errors.Join(errs...))
+}
+
+func (p *Pool) dialHTTPKind(ctx context.Context, srv *registry.Server, o dialOptions, ht *headerTransport, kind string) (*session, error) {
+	hc := &http.Client{Transport: ht}
+	var (
+		t    mcp.Transport
+		conn func() mcp.Connection
+	)
+	switch kind {
+	case kindStreamable:
+		st := &keptTransport{Transport: &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}}
+		t, conn = st, func() mcp.Connection { return st.conn }
+	default:
+		st := &sseTransport{inner: mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}}
+		t, conn = st, func() mcp.Connection { return st.conn }
+	}
+	cs, err := o.client.Connect(ctx, t, o.sessionOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &session{cs: cs, kind: kind, http: ht, conn: conn(), pinned: o.pinned}, nil
+}
+
+// keptTransport remembers the Connection its Transport returned, so a
+// session can be torn down without waiting for in-flight calls. (Wrapping
+// the Connection instead would hide SDK-internal interfaces it implements.)
+type keptTransport struct {
+	mcp.Transport
+	conn mcp.Connection
+}
+
+func (t *keptTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	t.conn = c
+	return c, err
+}
+
+// sseTransport is mcp.SSEClientTransport with the hanging GET tied to the
+// connection's lifetime instead of the connect context: the SDK issues the
+// GET with the context passed to Connect, which is bounded by the startup
+// timeout. ctx still bounds the connect itself.
+type sseTransport struct {
+	inner mcp.SSEClientTransport
+	conn  mcp.Connection
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	c, err := t.inner.Connect(life)
+	if !stop() { // ctx ended during the connect, and cancelled life
+		if c != nil {
+			c.Close()
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	t.conn = &cancelConn{Connection: c, cancel: cancel}
+	return t.conn, nil
+}
+
+// cancelConn cancels the GET's context when closed.
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// isHTTPStatusText reports whether err's text names status (the SDK's
+// HTTP errors carry only the status text).
+func isHTTPStatusText(err error, status int) bool {
+	return err != nil && strings.Contains(err.Error(), http.StatusText(status))
+}

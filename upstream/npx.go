@@ -1,0 +1,221 @@
+package upstream
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// npxResolution is the direct command line for an npx package.
+type npxResolution struct {
+	Command string   // node, or the binary itself
+	Args    []string // the script (for node) and the package's arguments
+	BinDir  string   // the install's node_modules/.bin, put first on PATH as npx does
+}
+
+// exactVersion matches a version spec that names one version.
+var exactVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$`)
+
+// resolveNpx resolves `npx [-y] <package>[@version] [args...]` (or
+// `npx --package <package> <bin> [args...]`) to the package's binary in npm's
+// _npx cache (~/.npm/_npx/*/node_modules/<package>, or $npm_config_cache/_npx),
+// run directly: with node for a JavaScript bin, as itself otherwise. Running it
+// directly spares a ~140 MB npm process per server. ok is false, and the
+// command should run as written, when anything is unusual: another command,
+// an unknown npx flag, a non-registry spec (git, file, URL), a package not in
+// the cache, a cached version that does not match an exact requested version,
+// or no node on PATH. env is the child's environment (for HOME, PATH and
+// npm_config_cache).
+func resolveNpx(command string, args []string, env []string) (res npxResolution, ok bool) {
+	if base := filepath.Base(command); base != "npx" && base != "npx.cmd" {
+		return res, false
+	}
+	var pkg, bin string
+	i := 0
+flags:
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-y" || a == "--yes" || a == "-q" || a == "--quiet" || a == "--silent" ||
+			a == "--prefer-offline" || a == "--prefer-online" || a == "--no-install":
+		case a == "-p" || a == "--package":
+			if i+1 >= len(args) || pkg != "" {
+				return res, false
+			}
+			i++
+			pkg = args[i]
+		case strings.HasPrefix(a, "--package="):
+			if pkg != "" {
+				return res, false
+			}
+			pkg = strings.TrimPrefix(a, "--package=")
+		case a == "--":
+			i++
+			break flags
+		case strings.HasPrefix(a, "-"):
+			return res, false
+		default:
+			break flags
+		}
+	}
+	if pkg == "" {
+		if i >= len(args) {
+			return res, false
+		}
+		pkg = args[i]
+		i++
+	} else {
+		if i >= len(args) {
+			return res, false
+		}
+		bin = args[i]
+		i++
+	}
+	rest := args[i:]
+
+	name, version := splitPackageSpec(pkg)
+	if name == "" || strings.ContainsAny(name, `:*?[]\`) || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+		return res, false
+	}
+	npxDir := npxCacheDir(env)
+	if npxDir == "" {
+		return res, false
+	}
+	matches, _ := filepath.Glob(filepath.Join(npxDir, "*", "node_modules", filepath.FromSlash(name), "package.json"))
+
+	var best struct {
+		dir, rel string
+		mtime    int64
+	}
+	for _, m := range matches {
+		fi, err := os.Stat(m)
+		if err != nil {
+			continue
+		}
+		var pj struct {
+			Name    string          `json:"name"`
+			Version string          `json:"version"`
+			Bin     json.RawMessage `json:"bin"`
+		}
+		b, err := os.ReadFile(m)
+		if err != nil || json.Unmarshal(b, &pj) != nil {
+			continue
+		}
+		if exactVersion.MatchString(version) && strings.TrimPrefix(version, "v") != pj.Version {
+			continue
+		}
+		rel := pickBin(pj.Bin, name, bin)
+		if rel == "" {
+			continue
+		}
+		if t := fi.ModTime().UnixNano(); best.dir == "" || t > best.mtime {
+			best.dir, best.rel, best.mtime = filepath.Dir(m), rel, t
+		}
+	}
+	if best.dir == "" {
+		return res, false
+	}
+	script := filepath.Join(best.dir, filepath.FromSlash(best.rel))
+	fi, err := os.Stat(script)
+	if err != nil || !fi.Mode().IsRegular() {
+		return res, false
+	}
+	// .../_npx/<hash>/node_modules/<name>/ → .../_npx/<hash>/node_modules/.bin
+	res.BinDir = filepath.Join(npxDir, installHash(npxDir, best.dir), "node_modules", ".bin")
+
+	if isNodeScript(script) {
+		path, _ := envValue(env, "PATH")
+		node, err := lookPathIn("node", path)
+		if err != nil {
+			return res, false
+		}
+		res.Command, res.Args = node, append([]string{script}, rest...)
+		return res, true
+	}
+	if fi.Mode()&0o111 == 0 {
+		return res, false
+	}
+	res.Command, res.Args = script, append([]string(nil), rest...)
+	return res, true
+}
+
+// splitPackageSpec splits "name@version" / "@scope/name@version".
+func splitPackageSpec(spec string) (name, version string) {
+	at := strings.LastIndex(spec, "@")
+	if at <= 0 { // no version, or only the scope's @
+		return spec, ""
+	}
+	return spec[:at], spec[at+1:]
+}
+
+// npxCacheDir returns npm's _npx directory for env.
+func npxCacheDir(env []string) string {
+	for _, k := range []string{"npm_config_cache", "NPM_CONFIG_CACHE"} {
+		if v, ok := envValue(env, k); ok && v != "" {
+			return filepath.Join(v, "_npx")
+		}
+	}
+	home, ok := envValue(env, "HOME")
+	if !ok || home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return ""
+		}
+	}
+	return filepath.Join(home, ".npm", "_npx")
+}
+
+// installHash returns the first path element of pkgDir below npxDir.
+func installHash(npxDir, pkgDir string) string {
+	rel, err := filepath.Rel(npxDir, pkgDir)
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first
+}
+
+// pickBin chooses the package.json "bin" entry npx would run: the one named
+// bin if given, else the only one, else the one named after the package.
+func pickBin(raw json.RawMessage, name, bin string) string {
+	unscoped := name[strings.LastIndex(name, "/")+1:]
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s != "" {
+		if bin != "" && bin != unscoped {
+			return ""
+		}
+		return s
+	}
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return ""
+	}
+	if bin != "" {
+		return m[bin]
+	}
+	if len(m) == 1 {
+		for _, v := range m {
+			return v
+		}
+	}
+	return m[unscoped]
+}
+
+// isNodeScript reports whether path is JavaScript: by extension, or by a
+// shebang that mentions node.
+func isNodeScript(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".js", ".cjs", ".mjs":
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
+}

@@ -1,0 +1,4 @@
+package upstream
+
+// runPoolHelper is replaced in phase 2.
+func runPoolHelper() {}

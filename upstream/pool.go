@@ -1,0 +1,314 @@
+// Package upstream owns mcpgw's connections to upstream MCP servers: one
+// supervised connection per server identity (registry.Server.Hash), shared by
+// every downstream session. It starts stdio commands (in their own process
+// group, stderr captured, npx packages run directly) and connects to
+// Streamable HTTP or legacy SSE servers; connects lazily and single-flight,
+// closes idle connections, keeps eager and keep-alive ones up, backs off
+// after failures, and never leaks a process or goroutine.
+package upstream
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Options configures a Pool. A nil *Options means defaults.
+type Options struct {
+	Logger     *slog.Logger          // nil = discard; each upstream logs with "server" set
+	Registerer prometheus.Registerer // nil = no metrics
+	// ClientName and ClientVersion are the implementation sent to upstreams
+	// (defaults "mcpgw", "dev").
+	ClientName, ClientVersion string
+	// OnUpdate is called after every successful connect and after an
+	// upstream's tools/resources/prompts list_changed (re-listed), with the
+	// fresh lists. Calls for one upstream are made in order, one at a time,
+	// without pool locks held; they may be slow-ish (e.g. write the cache),
+	// but they delay that upstream's later notifications.
+	OnUpdate func(srv *registry.Server, snap *Snapshot)
+	// OnState is called on every state change, under the same rules as
+	// OnUpdate (the two are delivered in one ordered stream per upstream).
+	OnState func(srv *registry.Server, st Status)
+}
+
+// A Pool holds one supervised Upstream per server identity. Its methods are
+// safe for concurrent use.
+type Pool struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	dial    dialFunc
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	httpBase *http.Transport
+	reaper   reaper
+
+	mu        sync.Mutex
+	upstreams map[string]*Upstream // by Hash
+	sessions  map[*session]bool    // live sessions, force-closed by Close
+	procs     map[*process]bool    // running processes
+	closed    bool
+	closeDone chan struct{}
+	wg        sync.WaitGroup // every goroutine the pool starts
+
+	// spawner (see spawn_*.go)
+	spawnOnce sync.Once
+	spawnReqs chan spawnRequest
+	spawnStop chan struct{}
+	spawnDone chan struct{}
+}
+
+// New returns an empty pool.
+func New(opts *Options) *Pool {
+	p := &Pool{
+		upstreams: map[string]*Upstream{},
+		sessions:  map[*session]bool{},
+		procs:     map[*process]bool{},
+		closeDone: make(chan struct{}),
+		spawnStop: make(chan struct{}),
+	}
+	if opts != nil {
+		p.opts = *opts
+	}
+	if p.opts.ClientName == "" {
+		p.opts.ClientName = "mcpgw"
+	}
+	if p.opts.ClientVersion == "" {
+		p.opts.ClientVersion = "dev"
+	}
+	p.log = p.opts.Logger
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	p.reaper.log = p.log
+	p.metrics = newMetrics(p.opts.Registerer)
+	p.dial = p.dialDefault
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.httpBase = http.DefaultTransport.(*http.Transport).Clone()
+	return p
+}
+
+// Upstream returns the supervised upstream for srv's identity (srv.Hash),
+// creating it, unconnected, if needed. The same Hash gives the same
+// *Upstream, even under different names; its behaviour fields (name,
+// timeouts, lifecycle, idle timeout) are updated from the latest srv.
+// After Close, the returned Upstream is closed. It panics if srv or
+// srv.Hash is empty.
+func (p *Pool) Upstream(srv *registry.Server) *Upstream {
+	if srv == nil || srv.Hash == "" {
+		panic("upstream: Pool.Upstream needs a server with a Hash")
+	}
+	p.mu.Lock()
+	u := p.upstreams[srv.Hash]
+	if u == nil {
+		u = newUpstream(p, srv)
+		if p.closed {
+			u.retired = true
+			u.state = StateClosed
+		} else {
+			p.upstreams[srv.Hash] = u
+		}
+		p.mu.Unlock()
+		return u
+	}
+	p.mu.Unlock()
+	u.update(srv)
+	return u
+}
+
+// Reconcile makes the pool match the configuration: upstreams whose Hash is
+// not among servers are closed once their in-flight calls finish (this
+// includes upstreams created by Upstream for servers not in the list); eager
+// and keep-alive servers are connected in the background. Unchanged
+// upstreams are untouched: same connection, same process.
+func (p *Pool) Reconcile(servers []*registry.Server) {
+	want := make(map[string]bool, len(servers))
+	for _, srv := range servers {
+		want[srv.Hash] = true
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	var gone []*Upstream
+	for h, u := range p.upstreams {
+		if !want[h] {
+			delete(p.upstreams, h)
+			gone = append(gone, u)
+		}
+	}
+	p.mu.Unlock()
+	for _, u := range gone {
+		u.retire()
+	}
+	for _, srv := range servers {
+		u := p.Upstream(srv)
+		switch srv.Lifecycle {
+		case registry.LifecycleEager:
+			u.connectInBackground()
+		case registry.LifecycleKeepAlive:
+			u.superviseKeepAlive()
+		}
+	}
+}
+
+// Status returns one Status per upstream, sorted by name.
+func (p *Pool) Status() []Status {
+	p.mu.Lock()
+	ups := make([]*Upstream, 0, len(p.upstreams))
+	for _, u := range p.upstreams {
+		ups = append(ups, u)
+	}
+	p.mu.Unlock()
+	out := make([]Status, 0, len(ups))
+	for _, u := range ups {
+		out = append(out, u.Status())
+	}
+	slices.SortFunc(out, func(a, b Status) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Hash, b.Hash))
+	})
+	return out
+}
+
+// Close closes every upstream (in-flight calls fail with ErrClosed),
+// ends every process and waits for every goroutine the pool started.
+// It is safe to call more than once; later calls wait for the first.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.closeDone
+		return nil
+	}
+	p.closed = true
+	ups := make([]*Upstream, 0, len(p.upstreams))
+	for _, u := range p.upstreams {
+		ups = append(ups, u)
+	}
+	clear(p.upstreams)
+	p.mu.Unlock()
+
+	p.cancel() // aborts connects and supervisors
+	for _, u := range ups {
+		u.markClosed()
+	}
+	// Sessions are snapshotted only now: a connect that finishes after
+	// markClosed sees its upstream closed and closes its own session.
+	p.mu.Lock()
+	sessions := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		sessions = append(sessions, s)
+	}
+	p.mu.Unlock()
+	for _, s := range sessions {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			s.close(true)
+		}()
+	}
+	p.wg.Wait()
+
+	// Anything still running was started by a connect that raced Close.
+	p.mu.Lock()
+	procs := make([]*process, 0, len(p.procs))
+	for pr := range p.procs {
+		procs = append(procs, pr)
+	}
+	p.mu.Unlock()
+	for _, pr := range procs {
+		_ = pr.Close()
+	}
+	p.stopSpawner()
+	p.reaper.close()
+	p.httpBase.CloseIdleConnections()
+	close(p.closeDone)
+	return nil
+}
+
+// goTracked runs f on a new goroutine the pool waits for in Close. It
+// reports false, without running f, once the pool is closing.
+func (p *Pool) goTracked(f func()) bool {
+	if !p.enter() {
+		return false
+	}
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// enter registers work Close must wait for; false once the pool is closing.
+// Pair with p.wg.Done.
+func (p *Pool) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.wg.Add(1)
+	return true
+}
+
+// addSession records a live session; false (not recorded) once closing.
+func (p *Pool) addSession(s *session) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.sessions[s] = true
+	return true
+}
+
+func (p *Pool) removeSession(s *session) {
+	p.mu.Lock()
+	delete(p.sessions, s)
+	p.mu.Unlock()
+}
+
+func (p *Pool) processStarted(pr *process) {
+	p.mu.Lock()
+	p.procs[pr] = true
+	p.mu.Unlock()
+	p.reaper.add(pr.pid)
+	p.metrics.processStarted()
+}
+
+func (p *Pool) processExited(pr *process) {
+	p.mu.Lock()
+	delete(p.procs, pr)
+	p.mu.Unlock()
+	p.reaper.remove(pr.pid)
+	p.metrics.processExited()
+}
+
+// newClient returns the MCP client for one connect of u. List-changed
+// notifications make u re-list and publish a new Snapshot.
+func (p *Pool) newClient(u *Upstream) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, &mcp.ClientOptions{
+		Logger:       u.logger(),
+		Capabilities: &mcp.ClientCapabilities{}, // no roots: they would be per downstream session
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			u.requestRelist(req.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
+			u.requestRelist(req.Session)
+		},
+		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
+			u.requestRelist(req.Session)
+		},
+	})
+}

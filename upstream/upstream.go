@@ -1,0 +1,471 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Defaults for zero registry.Server timeouts.
+const (
+	DefaultStartupTimeout = 60 * time.Second
+	DefaultRequestTimeout = 2 * time.Minute
+)
+
+// An Upstream is one supervised connection to an upstream server, shared by
+// every caller. Its methods are safe for concurrent use.
+type Upstream struct {
+	pool *Pool
+	hash string
+
+	mu        sync.Mutex
+	srv       *registry.Server // latest config
+	log       *slog.Logger
+	state     State
+	since     time.Time
+	lastErr   string
+	failures  int       // consecutive failed connects
+	nextRetry time.Time // no connect before this unless forced
+	authErr   *AuthError
+	sess      *session
+	attempt   *attempt // connect in progress
+	inFlight  int
+	lastUsed  time.Time
+	idle      *time.Timer
+	snap      *Snapshot
+	pinned    bool   // pin legacyProtocolVersion (learned)
+	httpKind  string // HTTP transport that worked (learned)
+	lost      bool   // the last session ended unexpectedly (for the restarts metric)
+	retired   bool
+	drained   chan struct{} // while retiring with calls in flight: closed when they finish
+
+	calls, errs          int64
+	connects, idleCloses int
+
+	supervising bool          // keep-alive loop running
+	wake        chan struct{} // nudges the keep-alive loop (session lost, Connect)
+	relisting   bool
+	relistAgain bool
+
+	events   []event // OnState/OnUpdate deliveries, in order
+	draining bool
+}
+
+// event is one OnState or OnUpdate delivery.
+type event struct {
+	srv    *registry.Server
+	status *Status
+	snap   *Snapshot
+}
+
+// attempt is a single-flight connect; done is closed when it has finished.
+type attempt struct {
+	done chan struct{}
+	sess *session
+	snap *Snapshot
+	err  error
+}
+
+func newUpstream(p *Pool, srv *registry.Server) *Upstream {
+	u := &Upstream{
+		pool:  p,
+		hash:  srv.Hash,
+		srv:   srv,
+		log:   p.log.With("server", srv.Name),
+		state: StateIdle,
+		since: time.Now(),
+		wake:  make(chan struct{}, 1),
+	}
+	p.metrics.setState(srv.Name, StateIdle)
+	return u
+}
+
+func (u *Upstream) logger() *slog.Logger {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.log
+}
+
+// unlock releases u.mu and delivers queued events. Every critical section
+// that may change state ends with it.
+func (u *Upstream) unlock() {
+	pending := len(u.events) > 0 && !u.draining
+	u.mu.Unlock()
+	if pending {
+		u.flush()
+	}
+}
+
+// flush delivers queued events in order. One goroutine at a time delivers;
+// others only queue, so callbacks never run under u.mu, never concurrently
+// for one upstream, and may call back into the Upstream.
+func (u *Upstream) flush() {
+	u.mu.Lock()
+	if u.draining {
+		u.mu.Unlock()
+		return
+	}
+	u.draining = true
+	for len(u.events) > 0 {
+		ev := u.events[0]
+		u.events = u.events[1:]
+		u.mu.Unlock()
+		switch {
+		case ev.status != nil && u.pool.opts.OnState != nil:
+			u.pool.opts.OnState(ev.srv, *ev.status)
+		case ev.snap != nil && u.pool.opts.OnUpdate != nil:
+			u.pool.opts.OnUpdate(ev.srv, ev.snap)
+		}
+		u.mu.Lock()
+	}
+	u.draining = false
+	u.mu.Unlock()
+}
+
+// setStateLocked moves to st, recording errMsg as LastError (kept when
+// empty unless connected), and queues OnState.
+func (u *Upstream) setStateLocked(st State, errMsg string) {
+	if errMsg != "" {
+		u.lastErr = errMsg
+	} else if st == StateConnected {
+		u.lastErr = ""
+	}
+	if st != u.state {
+		u.state = st
+		u.since = time.Now()
+		u.pool.metrics.setState(u.srv.Name, st)
+	}
+	if u.pool.opts.OnState != nil {
+		s := u.statusLocked()
+		u.events = append(u.events, event{srv: u.srv, status: &s})
+	}
+}
+
+// publishLocked stores snap and queues OnUpdate.
+func (u *Upstream) publishLocked(snap *Snapshot) {
+	u.snap = snap
+	if u.pool.opts.OnUpdate != nil {
+		u.events = append(u.events, event{srv: u.srv, snap: snap})
+	}
+}
+
+// update applies a newer config with the same identity.
+func (u *Upstream) update(srv *registry.Server) {
+	u.mu.Lock()
+	defer u.unlock()
+	if old := u.srv.Name; old != srv.Name {
+		u.pool.metrics.forget(old)
+		u.pool.metrics.setState(srv.Name, u.state)
+		u.log = u.pool.log.With("server", srv.Name)
+	}
+	u.srv = srv
+	u.armIdleLocked()
+}
+
+// Status reports the upstream's current status.
+func (u *Upstream) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.statusLocked()
+}
+
+func (u *Upstream) statusLocked() Status {
+	st := Status{
+		Name:       u.srv.Name,
+		Hash:       u.hash,
+		State:      u.state,
+		Since:      u.since,
+		LastError:  u.lastErr,
+		Calls:      u.calls,
+		Errors:     u.errs,
+		InFlight:   u.inFlight,
+		Connects:   u.connects,
+		IdleCloses: u.idleCloses,
+	}
+	if u.state == StateFailed && time.Now().Before(u.nextRetry) {
+		st.NextRetry = u.nextRetry
+	}
+	if u.sess != nil {
+		st.PID = u.sess.pid()
+	}
+	if u.snap != nil {
+		st.Tools = len(u.snap.Tools)
+	}
+	return st
+}
+
+// Snapshot returns the last known lists (nil if never connected).
+func (u *Upstream) Snapshot() *Snapshot {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.snap
+}
+
+// Call calls tool with args (any value that marshals to a JSON object),
+// connecting first if needed (single-flight: concurrent callers share one
+// connect). The call is bounded by the server's RequestTimeout (and ctx); a
+// timeout is a *TimeoutError. A tool's own failure is a result with IsError
+// set, not an error. If the upstream's process died, the error is an
+// *ExitError with its last stderr lines; an expired HTTP session is
+// reconnected and the call retried once.
+func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
+		var err error
+		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		return err
+	})
+	return res, err
+}
+
+// ReadResource reads the resource at uri, as Call does for tools.
+func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	var res *mcp.ReadResourceResult
+	err := u.do(ctx, fmt.Sprintf("reading resource %q", uri), func(ctx context.Context, s *session) error {
+		var err error
+		res, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	return res, err
+}
+
+// do runs f on a session, with the request timeout, accounting and error
+// translation shared by Call and ReadResource.
+func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *session) error) (err error) {
+	u.mu.Lock()
+	u.calls++
+	u.mu.Unlock()
+	defer func() {
+		if err != nil {
+			u.mu.Lock()
+			u.errs++
+			u.mu.Unlock()
+		}
+	}()
+	for try := 0; ; try++ {
+		s, srv, err := u.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		timeout := requestTimeout(srv)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err = f(cctx, s)
+		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		u.release()
+		if err == nil {
+			return nil
+		}
+		switch {
+		case timedOut:
+			return &TimeoutError{Server: srv.Name, Op: op, After: timeout}
+		case ctx.Err() != nil:
+			return err
+		case errors.Is(err, mcp.ErrSessionMissing) && try == 0:
+			u.logger().Info("upstream session expired; reconnecting")
+			u.dropSession(s, "session expired")
+			continue
+		}
+		if s.http != nil {
+			if reason, ok := s.http.unauthorized(); ok {
+				ae := &AuthError{Server: srv.Name, Reason: reason}
+				u.needsAuth(s, ae)
+				return fmt.Errorf("%s: %w", op, ae)
+			}
+		}
+		var rpcErr *jsonrpc.Error
+		if s.proc != nil && !errors.As(err, &rpcErr) {
+			if exit := s.proc.exitError(ctx, exitWait); exit != nil {
+				u.sessionLost(s, exit)
+				return fmt.Errorf("%s: %w", op, exit)
+			}
+		}
+		if u.isRetired() {
+			return fmt.Errorf("%s on upstream %q: %w (%v)", op, srv.Name, ErrClosed, err)
+		}
+		return fmt.Errorf("%s on upstream %q: %w", op, srv.Name, err)
+	}
+}
+
+func (u *Upstream) isRetired() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.retired
+}
+
+// acquire returns a live session, connecting if needed, and counts a call
+// in flight (release ends it). It fails fast while backing off or when the
+// upstream needs authentication.
+func (u *Upstream) acquire(ctx context.Context) (*session, *registry.Server, error) {
+	for {
+		u.mu.Lock()
+		if u.retired {
+			u.mu.Unlock()
+			return nil, nil, fmt.Errorf("upstream %q: %w", u.srv.Name, ErrClosed)
+		}
+		if s := u.sess; s != nil {
+			if !s.ended() {
+				u.inFlight++
+				u.stopIdleLocked()
+				srv := u.srv
+				u.mu.Unlock()
+				return s, srv, nil
+			}
+			u.mu.Unlock()
+			u.sessionLost(s, nil) // noticed before its watcher did
+			continue
+		}
+		if u.authErr != nil {
+			err := u.authErr
+			u.mu.Unlock()
+			return nil, nil, err
+		}
+		if now := time.Now(); now.Before(u.nextRetry) && u.attempt == nil {
+			err := &BackoffError{Server: u.srv.Name, Failures: u.failures, NextRetry: u.nextRetry,
+				Wait: u.nextRetry.Sub(now), LastError: u.lastErr}
+			u.mu.Unlock()
+			return nil, nil, err
+		}
+		att, err := u.startAttemptLocked()
+		u.unlock()
+		if err != nil {
+			return nil, nil, err
+		}
+		select {
+		case <-att.done:
+			if att.err != nil {
+				return nil, nil, att.err
+			}
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+// release ends a call started by acquire.
+func (u *Upstream) release() {
+	u.mu.Lock()
+	defer u.unlock()
+	u.inFlight--
+	u.lastUsed = time.Now()
+	if u.inFlight == 0 {
+		if u.drained != nil {
+			close(u.drained)
+			u.drained = nil
+		}
+		u.armIdleLocked()
+	}
+}
+
+// Connect connects now, bypassing backoff and a needs-auth state, and
+// returns the fresh snapshot; if already connected, it re-lists.
+func (u *Upstream) Connect(ctx context.Context) (*Snapshot, error) {
+	u.mu.Lock()
+	if u.retired {
+		u.mu.Unlock()
+		return nil, fmt.Errorf("upstream %q: %w", u.srv.Name, ErrClosed)
+	}
+	if s := u.sess; s != nil && !s.ended() {
+		timeout := requestTimeout(u.srv)
+		u.mu.Unlock()
+		return u.relist(ctx, s, timeout)
+	}
+	u.nextRetry = time.Time{}
+	u.authErr = nil
+	att, err := u.startAttemptLocked()
+	u.unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case u.wake <- struct{}{}: // a keep-alive loop waiting on backoff re-evaluates
+	default:
+	}
+	select {
+	case <-att.done:
+		return att.snap, att.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// relist lists s's offerings now and publishes them.
+func (u *Upstream) relist(ctx context.Context, s *session, timeout time.Duration) (*Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	snap, err := listAll(ctx, s.cs, u.logger())
+	if err != nil {
+		return nil, fmt.Errorf("re-listing upstream %q: %w", u.Status().Name, err)
+	}
+	u.mu.Lock()
+	if u.sess == s {
+		u.publishLocked(snap)
+	}
+	u.unlock()
+	return snap, nil
+}
+
+// requestRelist re-lists after a list_changed notification from cs, on a
+// pool goroutine; notifications arriving meanwhile coalesce into one more
+// listing.
+func (u *Upstream) requestRelist(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	s := u.sess
+	if s == nil || s.cs != cs {
+		u.mu.Unlock()
+		return
+	}
+	if u.relisting {
+		u.relistAgain = true
+		u.mu.Unlock()
+		return
+	}
+	u.relisting = true
+	u.mu.Unlock()
+	if !u.pool.goTracked(func() { u.relistLoop(s) }) {
+		u.mu.Lock()
+		u.relisting = false
+		u.mu.Unlock()
+	}
+}
+
+func (u *Upstream) relistLoop(s *session) {
+	for {
+		u.mu.Lock()
+		timeout := requestTimeout(u.srv)
+		u.relistAgain = false
+		u.mu.Unlock()
+		if _, err := u.relist(u.pool.ctx, s, timeout); err != nil {
+			u.logger().Warn("re-listing after list_changed", "error", err)
+		}
+		u.mu.Lock()
+		if !u.relistAgain || u.sess != s {
+			u.relisting = false
+			u.mu.Unlock()
+			return
+		}
+		u.mu.Unlock()
+	}
+}
+
+func requestTimeout(srv *registry.Server) time.Duration {
+	if srv.RequestTimeout > 0 {
+		return srv.RequestTimeout
+	}
+	return DefaultRequestTimeout
+}
+
+func startupTimeout(srv *registry.Server) time.Duration {
+	if srv.StartupTimeout > 0 {
+		return srv.StartupTimeout
+	}
+	return DefaultStartupTimeout
+}

@@ -1,0 +1,212 @@
+// Package upstreamtest provides a small, fast MCP server used as an upstream
+// by mcpgw's tests and by `mcpgw bench proxy`. It runs in-process (NewServer,
+// Handler), on stdin/stdout (ServeStdio) or over HTTP (ServeHTTP), and can be
+// re-run from a test binary as a real stdio process (Main, Command).
+//
+// Tools: echo {message}, add {a,b}, sleep {ms}, fail {message} (an IsError
+// result), crash (exits the process), pid, stderr {line}, image, env {name},
+// cwd, spawn (starts a grandchild process and returns its PID) and add_tool
+// {name} (adds an echo-like tool, which makes the server send
+// notifications/tools/list_changed). Resources: test://hello, test://readme,
+// test://data.json. Prompt: greet {name}.
+package upstreamtest
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Environment variables read by ServeStdio.
+const (
+	// EnvPIDFile names a file ServeStdio appends its PID to (one per line),
+	// so tests can count process starts.
+	EnvPIDFile = "MCPGW_TESTSERVER_PIDFILE"
+	// EnvPageSize sets Options.PageSize.
+	EnvPageSize = "MCPGW_TESTSERVER_PAGESIZE"
+	// EnvInstructions sets Options.Instructions.
+	EnvInstructions = "MCPGW_TESTSERVER_INSTRUCTIONS"
+)
+
+// Options configures the test server. A nil *Options means defaults.
+type Options struct {
+	// Name is the implementation name sent in serverInfo (default "mcpgw-testserver").
+	Name string
+	// PageSize is the page size of tools/list, resources/list and
+	// prompts/list (0 = the SDK default of 1000).
+	PageSize int
+	// Instructions are sent in the initialize result.
+	Instructions string
+	// Logger receives the SDK server's logs (nil = discard).
+	Logger *slog.Logger
+	// Exit is called by the crash tool (nil = os.Exit). An in-process server
+	// shared by tests should set it, or never be sent crash.
+	Exit func(code int)
+}
+
+// TinyPNG is the image returned by the image tool: a 1×1 transparent PNG.
+var TinyPNG, _ = base64.StdEncoding.DecodeString(
+	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+// ToolNames lists the tools NewServer registers, in registration order.
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool"}
+
+// ResourceURIs lists the resources NewServer registers.
+var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
+
+type messageArgs struct {
+	Message string `json:"message" jsonschema:"the text to return"`
+}
+
+type addArgs struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+type sleepArgs struct {
+	MS int `json:"ms" jsonschema:"milliseconds to sleep"`
+}
+
+type lineArgs struct {
+	Line string `json:"line" jsonschema:"the line to write to stderr"`
+}
+
+type nameArgs struct {
+	Name string `json:"name"`
+}
+
+type none struct{}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// NewServer returns the test server. Each call returns a fresh server.
+func NewServer(opts *Options) *mcp.Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "mcpgw-testserver"
+	}
+	exit := o.Exit
+	if exit == nil {
+		exit = os.Exit
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		PageSize:     o.PageSize,
+		Logger:       o.Logger,
+	})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
+			return text(a.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, addOut, error) {
+			sum := a.A + a.B
+			return text(strconv.FormatFloat(sum, 'f', -1, 64)), addOut{Sum: sum}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for ms milliseconds, or until cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
+			t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return text(fmt.Sprintf("slept %d ms", a.MS)), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Returns an error result with the message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
+			r := text(a.Message)
+			r.IsError = true
+			return r, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Writes a line to stderr and exits the process with status 3."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "testserver: crashing on request")
+			exit(3)
+			return text("still alive"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process ID."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			return text(strconv.Itoa(os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "stderr", Description: "Writes a line to stderr."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a lineArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, a.Line)
+			return text("ok"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Returns a 1x1 PNG image."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: TinyPNG, MIMEType: "image/png"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of an environment variable."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
+			return text(os.Getenv(a.Name)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "cwd", Description: "Returns the working directory."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(wd), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Starts a long-sleeping child process that shares stderr; returns its PID."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			cmd := exec.Command("sleep", "3600")
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			go cmd.Wait() // reap it if it ever exits while we live
+			return text(strconv.Itoa(cmd.Process.Pid)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds an echo-like tool with the given name."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
+			if a.Name == "" {
+				return nil, nil, fmt.Errorf("name is required")
+			}
+			mcp.AddTool(s, &mcp.Tool{Name: a.Name, Description: "Added at run time; returns the message."},
+				func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
+					return text(a.Message), nil, nil
+				})
+			return text("added " + a.Name), nil, nil
+		})
+
+	addText := func(uri, name, mime, body string) {
+		s.AddResource(&mcp.Resource{URI: uri, Name: name, MIMEType: mime},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+					{URI: req.Params.URI, MIMEType: mime, Text: body},
+				}}, nil
+			})
+	}
+	addText("test://hello", "hello", "text/plain", "hello, world")
+	addText("test://readme", "readme", "text/markdown", "# Test server\n\nUsed by mcpgw's tests.\n")
+	addText("test://data.json", "data", "application/json", `{"answer":42}`)
+
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + "."}},
+			}}, nil
+		})
+	return s
+}
