@@ -273,7 +273,8 @@ func listenSocket(path string) (unlock func(), ln net.Listener, err error) {
 		unlock()
 		return nil, nil, err
 	}
-	return func() { ln.Close(); unlock() }, ln, nil
+	release := unlock // not unlock itself: the closure below becomes unlock
+	return func() { ln.Close(); release() }, ln, nil
 }
 
 type nopWriteCloser struct{ io.Writer }
