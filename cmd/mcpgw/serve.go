@@ -116,6 +116,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{})
 	}
 
+	notify := newNotifier(log)
 	var sockLn net.Listener
 	if f.socket != "" {
 		unlock, ln, err := listenSocket(f.socket)
@@ -130,7 +131,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.listen, err)
 	}
-	rl := &reloader{path: path, gw: gw, log: log, current: cfg}
+	rl := &reloader{path: path, gw: gw, log: log, current: cfg, notify: notify}
 	srv := &http.Server{
 		Handler: gw.Handler(&gateway.HTTPOptions{
 			Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour,
@@ -141,6 +142,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	gw.Start()
 	log.Info("mcpgw serving", "version", version, "mcp", "http://"+ln.Addr().String()+"/mcp",
 		"socket", f.socket, "config", path, "servers", len(cfg.Servers), "cache", cachePath)
+	notify.Ready()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -156,6 +158,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	g.Go(func() error {
 		<-ctx.Done()
+		notify.Stopping()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		_ = srv.Shutdown(sctx)
@@ -187,11 +190,14 @@ type reloader struct {
 	gw      *gateway.Server
 	log     *slog.Logger
 	current *registry.Config
+	notify  *notifier // told RELOADING=1, then READY=1 when the reload is done
 }
 
 func (r *reloader) reload(why string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.notify.Reloading()
+	defer r.notify.Ready()
 	next, err := registry.Load(r.path, nil)
 	if err != nil {
 		r.gw.RecordReload(err)
