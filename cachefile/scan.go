@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 )
 
 // The cache file can hold megabytes of tool schemas, of which a caller
@@ -60,15 +61,16 @@ func members(data []byte) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
+// unquote decodes a JSON string as encoding/json does (escapes, and
+// invalid UTF-8 as U+FFFD), quickly when there is neither.
 func unquote(q []byte) (string, error) {
-	for _, c := range q[1 : len(q)-1] {
-		if c == '\\' {
-			var s string
-			err := json.Unmarshal(q, &s)
-			return s, err
-		}
+	body := q[1 : len(q)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), nil
 	}
-	return string(q[1 : len(q)-1]), nil
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
 }
 
 func skipSpace(data []byte, i int) int {
