@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -199,10 +198,4 @@ func (c *cancelConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
 	return err
-}
-
-// isHTTPStatusText reports whether err's text names status (the SDK's
-// HTTP errors carry only the status text).
-func isHTTPStatusText(err error, status int) bool {
-	return err != nil && strings.Contains(err.Error(), http.StatusText(status))
 }

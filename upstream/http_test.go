@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +22,7 @@ type recordedRequest struct {
 type recordingHandler struct {
 	h    http.Handler
 	mu   sync.Mutex
-	reqs []recordedRequest
+	reqs []*recordedRequest
 }
 
 type statusWriter struct {
@@ -45,27 +46,24 @@ func (w *statusWriter) Flush() {
 
 func (h *recordingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
-	i := h.add(recordedRequest{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), Custom: r.Header.Get("X-Custom")})
+	rr := &recordedRequest{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), Custom: r.Header.Get("X-Custom")}
+	h.mu.Lock()
+	h.reqs = append(h.reqs, rr)
+	h.mu.Unlock()
 	h.h.ServeHTTP(sw, r)
 	h.mu.Lock()
-	h.reqs[i].Status = sw.status
-	if sw.status == 0 {
-		h.reqs[i].Status = http.StatusOK
-	}
+	rr.Status = cmp.Or(sw.status, http.StatusOK)
 	h.mu.Unlock()
-}
-
-func (h *recordingHandler) add(r recordedRequest) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.reqs = append(h.reqs, r)
-	return len(h.reqs) - 1
 }
 
 func (h *recordingHandler) requests() []recordedRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]recordedRequest(nil), h.reqs...)
+	out := make([]recordedRequest, len(h.reqs))
+	for i, r := range h.reqs {
+		out[i] = *r
+	}
+	return out
 }
 
 func (h *recordingHandler) reset() {

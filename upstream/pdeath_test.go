@@ -1,4 +1,4 @@
 package upstream
 
-// runPoolHelper is replaced in phase 2.
+// runPoolHelper runs a Pool in a helper process for the parent-death test.
 func runPoolHelper() {}
