@@ -187,6 +187,17 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 	return res
 }
 
+// connectNow connects srv (bypassing any backoff) and puts what it lists in
+// the catalogue before returning, so the caller's next lookup sees it.
+func (gw *Server) connectNow(ctx context.Context, srv *registry.Server) error {
+	snap, err := gw.pool.Upstream(srv).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	gw.catalog.SetListing(srv.Hash, liveListing(snap, time.Now()))
+	return nil
+}
+
 // connectUnknown connects the enabled servers with no known tools whose
 // tool prefix fits name, and returns the updated view (nil if none fit).
 func (gw *Server) connectUnknown(ctx context.Context, v *registry.View, name string) *registry.View {
@@ -212,7 +223,7 @@ func (gw *Server) connectUnknown(ctx context.Context, v *registry.View, name str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := gw.pool.Upstream(srv).Connect(ctx); err != nil {
+			if err := gw.connectNow(ctx, srv); err != nil {
 				gw.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", name, "err", err)
 			}
 		}()
@@ -270,7 +281,7 @@ func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *m
 	if !sv.Server.Enabled {
 		return errorResult("Server %q is disabled in %s.", name, sv.Server.Source)
 	}
-	if _, err := gw.pool.Upstream(sv.Server).Connect(ctx); err != nil {
+	if err := gw.connectNow(ctx, sv.Server); err != nil {
 		return errorResult("Connecting %s: %v", name, err)
 	}
 	return gw.listServer(ctx, gw.catalog.View(), name)
@@ -295,7 +306,7 @@ func (gw *Server) listServer(ctx context.Context, v *registry.View, name string)
 	var b strings.Builder
 	if sv.Listing == nil && sv.Server.Enabled {
 		// Nothing known about its tools: listing them needs a connection.
-		if _, err := gw.pool.Upstream(sv.Server).Connect(ctx); err != nil {
+		if err := gw.connectNow(ctx, sv.Server); err != nil {
 			fmt.Fprintf(&b, "Connecting %s to list its tools: %v\n", name, err)
 		}
 		v = gw.catalog.View()

@@ -176,13 +176,7 @@ func enabledServers(cfg *registry.Config) []*registry.Server {
 func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 	now := time.Now()
 	before := s.catalog.View()
-	after := s.catalog.SetListing(srv.Hash, &registry.Listing{
-		Tools:        snap.Tools,
-		Resources:    snap.Resources,
-		Instructions: snap.Instructions,
-		Source:       registry.SourceLive,
-		At:           now,
-	})
+	after := s.catalog.SetListing(srv.Hash, liveListing(snap, now))
 	if s.opts.Cache != nil {
 		entries := make(map[string]*cachefile.Entry)
 		for name, cs := range after.Config.Servers {
@@ -204,6 +198,16 @@ func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 		}
 	}
 	s.toolsChanged(before, after)
+}
+
+func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
+	return &registry.Listing{
+		Tools:        snap.Tools,
+		Resources:    snap.Resources,
+		Instructions: snap.Instructions,
+		Source:       registry.SourceLive,
+		At:           at,
+	}
 }
 
 func (s *Server) onState(srv *registry.Server, st upstream.Status) {
