@@ -79,6 +79,14 @@ type LoadOptions struct {
 	// Home is the home directory for "~" expansion; "" means
 	// os.UserHomeDir.
 	Home string
+	// Listen is the daemon's own listen address (host:port). A server
+	// whose URL points at it is skipped, so that mcpgw never proxies to
+	// itself; "" checks only for the stdio shim (see imports.go).
+	Listen string
+	// TrustFile is the trust store (see TrustStore) to load into
+	// Config.Trust and to count among Config.Files; "" means none, so
+	// no project is trusted.
+	TrustFile string
 }
 
 func (o *LoadOptions) lookup() func(string) (string, bool) {
@@ -138,6 +146,9 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 			Hash:     hashFiles([]string{path}, [][]byte{nil}),
 			Missing:  true,
 		}
+		if err := resolveSources(cfg, opts); err != nil {
+			return nil, err
+		}
 		return cfg, nil
 	}
 	if err != nil {
@@ -183,6 +194,9 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	cfg.Warnings = p.warnings()
+	if err := resolveSources(cfg, opts); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 

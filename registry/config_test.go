@@ -180,7 +180,9 @@ func TestLoadJSONC(t *testing.T) {
 	if want := []string{"cursor", "claude-code"}; !reflect.DeepEqual(cfg.Imports, want) {
 		t.Errorf("Imports = %q, want %q", cfg.Imports, want)
 	}
-	if cfg.Path != file || cfg.Missing || !reflect.DeepEqual(cfg.Files, []string{file}) {
+	wantFiles := []string{file, // then the files of its imports (none exist under /home/u)
+		"/home/u/.cursor/mcp.json", "/home/u/.claude/mcp.json", "/home/u/.claude.json", "/home/u/.claude/claude_desktop_config.json"}
+	if cfg.Path != file || cfg.Missing || !reflect.DeepEqual(cfg.Files, wantFiles) {
 		t.Errorf("Path, Missing, Files = %q, %v, %q", cfg.Path, cfg.Missing, cfg.Files)
 	}
 	if cfg.Warnings != nil {

@@ -43,8 +43,18 @@ type Config struct {
 	// Warnings are problems that do not stop the config from loading:
 	// unknown or unsupported fields, unset environment variables, ignored
 	// values. Each starts with the field, e.g.
-	// `servers.github.comand: unknown field (did you mean "command"?)`.
+	// `servers.github.comand: unknown field (did you mean "command"?)`;
+	// those about another file than Path start with that file.
 	Warnings []string
+	// Trust is the trust store named by LoadOptions.TrustFile, as it was
+	// when the Config was loaded (never nil in a Config from Load or Parse;
+	// empty when there is none).
+	// Pass it to WithProject.
+	Trust *TrustStore
+
+	// sources are the files that define servers, in precedence order,
+	// kept so that WithProject can merge a project's files among them.
+	sources []*sourceFile
 }
 
 // Settings are the global "settings" block of the config file.
@@ -92,6 +102,10 @@ type Server struct {
 	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Source is the file the definition came from.
 	Source string
+	// Untrusted marks a server from a project directory the user has not
+	// trusted (see TrustStore). It is listed so the user can see it, but
+	// Enabled is false and it must never be started.
+	Untrusted bool
 
 	// Hash is the identity hash: the cache's configHash. Two servers with the
 	// same Hash share one upstream connection.

@@ -1,0 +1,201 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// ProjectFiles returns the project files of dir that overlay the config
+// for a session working there, highest precedence first: .pi/mcp.json
+// (Pi's project file) wins over .mcp.json (the shared one), as in
+// pi-mcp-adapter. Only dir itself is looked at, not its parents.
+func ProjectFiles(dir string) []string {
+	return []string{filepath.Join(dir, ".pi", "mcp.json"), filepath.Join(dir, ".mcp.json")}
+}
+
+// WithProject returns the config a session whose working directory is dir
+// sees. c must come from Load (or Parse); it is not modified.
+//
+// Precedence, first definition of a name wins, whole definitions (never
+// merged field by field):
+//
+//  1. dir/.pi/mcp.json, then dir/.mcp.json;
+//  2. mcpgw's own servers;
+//  3. the imports, in order; within an import, the project's own file of
+//     that tool first (dir/.vscode/mcp.json, dir/.cursor/mcp.json,
+//     dir/opencode.json(c), and for claude-code the servers `claude mcp
+//     add` stored for dir in ~/.claude.json), then its user-wide files.
+//
+// All of these but the ~/.claude.json part come from the project, so they
+// count only when trust covers dir (see TrustStore). When it does not,
+// their servers are still listed, with Untrusted set and Enabled false,
+// under names no other server uses (an untrusted project cannot hide or
+// replace the user's servers), and a warning says how to trust dir.
+//
+// A stdio server from a project file without cwd runs in dir, as agents
+// run it; its identity hash includes dir, so sessions in the same
+// directory share it and other directories get their own. When such a
+// definition is otherwise identical to one of the user's own servers
+// (from mcpgw's file or an import), it is that server: same cwd, same
+// hash, one upstream.
+//
+// The result's Files are c.Files plus every project file looked at
+// (existing or not), and its Hash covers c.Hash, dir, whether dir is
+// trusted and the project files' server definitions: equal hashes mean the
+// session sees the same servers. Warnings are c.Warnings followed by the
+// project's. A trusted project file that does not parse or validate is an
+// error (the caller keeps the session's previous view); problems in an
+// untrusted one are warnings. opts must be the options c was loaded with.
+func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (*Config, error) {
+	if dir == "" {
+		return c, nil
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project directory: %w", err)
+	}
+	trusted := trust.Trusted(dir)
+	user := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: dir}
+	repo := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: dir, untrusted: !trusted}
+
+	var (
+		errs     []error
+		warns    []string
+		overlays []*sourceFile
+		files    []string
+	)
+	read := func(r *sourceReader, kind string, cand candidate) *sourceFile {
+		files = append(files, cand.path)
+		sf, w, err := r.read(kind, cand)
+		warns = append(warns, w...)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		return sf
+	}
+	for _, f := range ProjectFiles(dir) {
+		if sf := read(repo, kindProject, candidate{f, formatMCPServers}); sf != nil {
+			overlays = append(overlays, sf)
+		}
+	}
+	projImports := map[string][]*sourceFile{}
+	seen := map[string]bool{}
+	for _, kind := range c.Imports {
+		if seen[kind] {
+			continue
+		}
+		seen[kind] = true
+		for _, cand := range projectImportCandidates(kind, dir) {
+			if sf := read(repo, kind, cand); sf != nil {
+				projImports[kind] = append(projImports[kind], sf)
+			}
+		}
+	}
+	var claudeLocal *sourceFile // user-written, so trusted whatever the project
+	for _, sf := range c.sources {
+		if sf.kind != ImportClaudeCode || sf.projects == nil {
+			continue
+		}
+		servers, ok := sf.projects[dir].(map[string]any)
+		if !ok {
+			servers, ok = sf.projects[realDir(dir)].(map[string]any)
+		}
+		if !ok {
+			continue
+		}
+		parsed, w, err := user.parseServers(sf.path, formatClaudeJSON, servers)
+		warns = append(warns, w...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		claudeLocal = &sourceFile{kind: ImportClaudeCode, path: sf.path, servers: parsed.servers, plainHash: parsed.plainHash}
+		break
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	// The user's sources, with the project's import files in place.
+	var userSrcs, repoSrcs []*sourceFile
+	for i, sf := range c.sources {
+		if sf.kind == ImportClaudeCode && claudeLocal != nil && (i == 0 || c.sources[i-1].kind != ImportClaudeCode) {
+			userSrcs = append(userSrcs, claudeLocal)
+		}
+		if i == 0 || c.sources[i-1].kind != sf.kind {
+			if trusted {
+				userSrcs = append(userSrcs, projImports[sf.kind]...)
+			} else {
+				repoSrcs = append(repoSrcs, projImports[sf.kind]...)
+			}
+		}
+		userSrcs = append(userSrcs, sf)
+	}
+	if trusted {
+		userSrcs = append(slices.Clip(overlays), userSrcs...)
+	} else {
+		repoSrcs = append(slices.Clip(overlays), repoSrcs...)
+	}
+
+	// Project servers identical to a user server are that server.
+	byHash := map[string]*Server{}
+	for _, sf := range c.sources {
+		for _, s := range sf.servers {
+			byHash[s.Hash] = s
+		}
+	}
+	for _, sf := range userSrcs {
+		for name, h := range sf.plainHash {
+			if base, ok := byHash[h]; ok {
+				s := *sf.servers[name]
+				s.Cwd, s.Hash = base.Cwd, base.Hash
+				sf.servers[name] = &s
+			}
+		}
+	}
+
+	out := *c
+	out.Servers = mergeSources(userSrcs)
+	untrustedCount := 0
+	for _, sf := range repoSrcs {
+		for name, s := range sf.servers {
+			if _, taken := out.Servers[name]; taken {
+				continue
+			}
+			out.Servers[name] = s
+			untrustedCount++
+		}
+	}
+	out.sources = userSrcs
+	out.Files = slices.Clone(c.Files)
+	names := []string{"", "", ""}
+	data := [][]byte{[]byte(c.Hash), []byte(dir), []byte(fmt.Sprint(trusted))}
+	for _, f := range files {
+		out.Files = appendNew(out.Files, f)
+	}
+	for _, sf := range append(slices.Clip(overlays), flatten(c.Imports, projImports)...) {
+		names = append(names, sf.path)
+		data = append(data, sf.canon)
+	}
+	out.Hash = hashFiles(names, data)
+	out.Warnings = append(slices.Clip(c.Warnings), warns...)
+	if !trusted && untrustedCount > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: not trusted, so its %d project server(s) are listed but not started; to allow them: mcpgw trust %s", dir, untrustedCount, dir))
+	}
+	return &out, nil
+}
+
+func flatten(kinds []string, byKind map[string][]*sourceFile) []*sourceFile {
+	var out []*sourceFile
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, byKind[k]...)
+		}
+	}
+	return out
+}

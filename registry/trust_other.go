@@ -1,0 +1,5 @@
+//go:build !unix
+
+package registry
+
+func checkPrivate(path string) error { return nil }
