@@ -37,6 +37,9 @@ const AuthFalse = "false"
 // actually had, so that an explicit "" hashes as the adapter hashes it.
 // JSON null is treated as absent.
 //
+// The simplest way to fill one is json.Unmarshal of the server's object as
+// it stands in the file (after JSONC is stripped, before any interpolation).
+//
 // The adapter's Agent Plugin servers (whose env, cwd and headers it hashes
 // literally) have no counterpart here.
 type Identity struct {
@@ -191,6 +194,10 @@ var ErrUnresolvable = errors.New("identity cannot be resolved")
 // stringify of the identity fields, resolved against this process's
 // environment and home directory. It returns "" when HashEnv fails; "" never
 // matches a cache entry.
+//
+// Since env, headers, cwd, url and the bearer token are hashed after
+// interpolation, a definition that uses ${VAR} hashes the same in mcpgw and
+// in Pi only when both see the same value of VAR.
 func Hash(id Identity) string {
 	h, err := HashEnv(id, Env{})
 	if err != nil {
