@@ -60,7 +60,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	v := ss.view()
 	switch {
 	case a.Tool != "":
-		return gw.callTool(ctx, v, a.Tool, a.Args), nil
+		return gw.callTool(ctx, v, a.Tool, a.Args, false), nil
 	case len(a.Args) > 0 && !isEmptyJSON(a.Args):
 		return errorResult("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"})."), nil
 	case a.Connect != "":
@@ -123,7 +123,10 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage) *mcp.CallToolResult {
+// callTool calls the tool behind a gateway name. exposed says the client
+// sees the tool itself (direct, activated): then its structured content
+// passes through, as its output schema promises it.
+func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
 	if !ok {
 		// The tool may belong to a server whose tools are not known yet
@@ -180,7 +183,11 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t))
 	}
+	structured := res.StructuredContent
 	res = convertResult(res)
+	if exposed && t.Def.OutputSchema != nil {
+		res.StructuredContent = structured
+	}
 	if res.IsError {
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}

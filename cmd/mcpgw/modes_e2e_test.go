@@ -1,0 +1,242 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func toolNamesOf(t *testing.T, r StepResult) []string {
+	t.Helper()
+	var res struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	r.Decode(t, &res)
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestToolSearchTwoSessions: session A searches, hears list_changed and
+// calls the tool it activated; session B sees none of A's tools and gets a
+// clear error calling one. Both over HTTP with the TypeScript SDK client,
+// choosing the mode by query parameter (A) and by header (B).
+func TestToolSearchTwoSessions(t *testing.T) {
+	needNode(t)
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": bin, "args": []string{"testserver"}},
+	}, nil)
+	d := startDaemonProc(t, dir, config)
+	waitCached(t, d.cache, "go")
+
+	a := runClient(t, Target{URL: d.mcpURL() + "?mode=toolsearch"}, []Step{
+		{Op: "listTools"},
+		call("ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2}),
+		{Op: "waitNotification", Method: "notifications/tools/list_changed", TimeoutMs: 10000},
+		{Op: "listTools"},
+		call("go_add", map[string]any{"a": 20, "b": 22}),
+		call("ToolSearch", map[string]any{"query": "select:go_echo,go_ecko"}),
+	})
+	for i, r := range a {
+		if !r.OK {
+			t.Fatalf("session A step %d: %v", i, r)
+		}
+	}
+	if got := toolNamesOf(t, a[0]); !slices.Equal(got, []string{"ToolSearch"}) {
+		t.Errorf("A starts with %v, want [ToolSearch]", got)
+	}
+	if txt := a[1].Text(); !strings.Contains(txt, "go_add") || !strings.Contains(txt, "call them directly") && !strings.Contains(txt, "call it directly") {
+		t.Errorf("ToolSearch answer = %q", txt)
+	}
+	if got := toolNamesOf(t, a[3]); !slices.Contains(got, "go_add") || !slices.Contains(got, "ToolSearch") {
+		t.Errorf("after ToolSearch A lists %v", got)
+	}
+	if r := a[4]; r.IsError() || !strings.Contains(r.Text(), "42") {
+		t.Errorf("A calls go_add = %v", r)
+	}
+	if txt := a[5].Text(); !strings.Contains(txt, "Activated 1 tool") || !strings.Contains(txt, `Unknown tool "go_ecko". Did you mean: go_echo`) {
+		t.Errorf("select with a typo = %q", txt)
+	}
+
+	b := runClient(t, Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "toolsearch"}}, []Step{
+		{Op: "listTools"},
+		call("go_add", map[string]any{"a": 1, "b": 2}),
+	})
+	if got := toolNamesOf(t, b[0]); !slices.Equal(got, []string{"ToolSearch"}) {
+		t.Errorf("B lists %v, want only ToolSearch", got)
+	}
+	if r := b[1]; !r.IsError() || !strings.Contains(r.Text(), "not active in this session") || !strings.Contains(r.Text(), "select:go_add") {
+		t.Errorf("B calls A's tool = %v", r)
+	}
+}
+
+// waitCached waits until the daemon's cache file holds entries for names.
+func waitCached(t *testing.T, path string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var f struct {
+			Servers map[string]json.RawMessage `json:"servers"`
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(data, &f) == nil {
+			all := true
+			for _, n := range names {
+				if _, ok := f.Servers[n]; !ok {
+					all = false
+				}
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache %s never got entries for %v (have %s)", path, names, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// children returns the PIDs whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[0] != "Z" {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// TestWarmCacheStartsNothing: a daemon started with a warm cache answers
+// status, list, search and describe with zero child processes.
+func TestWarmCacheStartsNothing(t *testing.T) {
+	needNode(t)
+	bin := buildMcpgw(t)
+	node, args := everythingStdioCommand()
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": bin, "args": []string{"testserver"}},
+		"everything": map[string]any{"command": node, "args": args},
+	}, nil)
+	first := startDaemonProc(t, dir, config) // bootstraps: connects both once
+	waitCached(t, first.cache, "go", "everything")
+	first.proc.stop()
+
+	d := startDaemonProc(t, dir, config)
+	res := runClient(t, Target{URL: d.mcpURL()}, []Step{
+		mcpCall(map[string]any{}),
+		mcpCall(map[string]any{"server": "everything"}),
+		mcpCall(map[string]any{"search": "add numbers"}),
+		mcpCall(map[string]any{"describe": "go_add"}),
+	})
+	pid := d.proc.cmd.Process.Pid
+	if kids := children(pid); len(kids) != 0 {
+		t.Errorf("daemon with a warm cache runs %d child processes %v, want 0", len(kids), kids)
+	}
+	status := res[0].Text()
+	if !strings.Contains(status, "- everything: cached, ") || !strings.Contains(status, "- go: cached, ") {
+		t.Errorf("status with a warm cache:\n%s", status)
+	}
+	if !strings.HasPrefix(status, "MCP: 0/2 servers, ") || strings.HasPrefix(status, "MCP: 0/2 servers, 0 tools") {
+		t.Errorf("status head = %q", firstLine(status))
+	}
+	if txt := res[1].Text(); !strings.Contains(txt, "everything_echo - ") {
+		t.Errorf("list from cache = %q", txt)
+	}
+	if txt := res[2].Text(); !strings.Contains(txt, "go_add") {
+		t.Errorf("search from cache = %q", txt)
+	}
+	if txt := res[3].Text(); !strings.Contains(txt, "Parameters of go_add:") {
+		t.Errorf("describe from cache = %q", txt)
+	}
+}
+
+// TestKillDaemonLeavesNoUpstream: kill -9 of the daemon takes its upstream
+// processes (and their children) with it.
+func TestKillDaemonLeavesNoUpstream(t *testing.T) {
+	needNode(t)
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	node, args := everythingStdioCommand()
+	config := writeConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": bin, "args": []string{"testserver"}},
+		"everything": map[string]any{"command": node, "args": args},
+	}, nil)
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	res := runClient(t, Target{URL: d.mcpURL()}, []Step{
+		mcpCall(map[string]any{"tool": "go_pid"}),
+		mcpCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "x"}}),
+	})
+	upPID, err := strconv.Atoi(strings.TrimSpace(res[0].Text()))
+	if err != nil {
+		t.Fatalf("go_pid answered %q", res[0].Text())
+	}
+	daemonPID := d.proc.cmd.Process.Pid
+	kids := children(daemonPID)
+	// Two upstreams, plus the reaper that ends their process groups.
+	if len(kids) < 2 || !slices.Contains(kids, upPID) {
+		t.Fatalf("daemon children = %v, want at least 2 including %d", kids, upPID)
+	}
+	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var alive []int
+		for _, k := range kids {
+			if processAlive(k) {
+				alive = append(alive, k)
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream processes %v still alive after the daemon was killed", alive)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}
