@@ -40,6 +40,8 @@ Usage:
   mcpgw call TOOL '{"arg":"value"}'             call a tool
   mcpgw connect SERVER                          connect a server now
   mcpgw reload                                  reload the config
+  mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
+  mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
   mcpgw bench search --catalog FILE --queries FILE
   mcpgw version
 
@@ -64,6 +66,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return reloadCmd(ctx, rest, stdout, stderr)
 	case "tools", "search", "call", "connect", "describe":
 		return proxyCmd(ctx, cmd, rest, stdout, stderr)
+	case "service":
+		return serviceCmd(ctx, rest, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, rest, stdout, stderr)
 	case "bench":
 		if len(rest) > 0 && rest[0] == "search" {
 			return benchSearch(rest[1:], stdout)

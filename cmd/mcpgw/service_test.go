@@ -1,0 +1,598 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var updateDeploy = flag.Bool("update-deploy", false, "rewrite deploy/systemd and deploy/launchd from the service templates")
+
+// deployFiles maps each GOOS to the file in deploy/ rendered from its template.
+var deployFiles = map[string]string{
+	"linux":  "../../deploy/systemd/mcpgw.service",
+	"darwin": "../../deploy/launchd/io.mcpgw.mcpgw.plist",
+}
+
+// TestServiceDeployFilesMatchTemplates keeps deploy/ identical to what
+// `mcpgw service install` writes for the default paths.
+func TestServiceDeployFilesMatchTemplates(t *testing.T) {
+	for goos, path := range deployFiles {
+		want, err := renderService(goos, defaultServiceUnit(goos))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *updateDeploy {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -run TestServiceDeployFilesMatchTemplates -update-deploy ./cmd/mcpgw)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the %s template rendered with the default paths; edit cmd/mcpgw/service/*.tmpl and run go test -run TestServiceDeployFilesMatchTemplates -update-deploy ./cmd/mcpgw", path, goos)
+		}
+	}
+}
+
+// recorder is a commandRunner that records commands and fails those listed.
+type recorder struct {
+	cmds [][]string
+	fail map[string]error // by the command joined with spaces
+}
+
+func (r *recorder) run(_ context.Context, name string, args ...string) ([]byte, error) {
+	cmd := append([]string{name}, args...)
+	r.cmds = append(r.cmds, cmd)
+	line := strings.Join(cmd, " ")
+	if err := r.fail[line]; err != nil {
+		return []byte("output of failing " + line), err
+	}
+	return []byte("output of " + line + "\n"), nil
+}
+
+func testServiceManager(t *testing.T, goos string) (*serviceManager, *recorder, *bytes.Buffer) {
+	t.Helper()
+	home := t.TempDir()
+	rec := &recorder{}
+	var out bytes.Buffer
+	m := &serviceManager{
+		goos: goos, home: home, configHome: filepath.Join(home, ".config"), uid: 501,
+		unit: serviceUnit{Exe: "/opt/mcpgw/bin/mcpgw", Path: "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin", Home: home},
+		run:  rec.run, out: &out,
+	}
+	if goos == "darwin" {
+		m.unit.Socket = "/var/folders/xy/T/mcpgw-501/mcpgw.sock"
+	}
+	return m, rec, &out
+}
+
+func checkCommands(t *testing.T, rec *recorder, want ...string) {
+	t.Helper()
+	var got []string
+	for _, c := range rec.cmds {
+		got = append(got, strings.Join(c, " "))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("commands run:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func checkMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != want {
+		t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
+	}
+}
+
+func TestServiceInstallLinux(t *testing.T) {
+	m, rec, out := testServiceManager(t, "linux")
+	if err := m.install(context.Background()); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	unit := filepath.Join(m.home, ".config", "systemd", "user", "mcpgw.service")
+	data, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMode(t, unit, 0o644)
+	for _, line := range []string{
+		"Type=notify",
+		"ExecStart=/opt/mcpgw/bin/mcpgw serve --socket %t/mcpgw/mcpgw.sock --log-format text",
+		"ExecReload=kill -HUP $MAINPID",
+		"Restart=on-failure",
+		"KillMode=mixed",
+		"TimeoutStopSec=30s",
+		`Environment="PATH=/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin"`,
+		"NoNewPrivileges=yes",
+		"WantedBy=default.target",
+	} {
+		if !hasLine(data, line) {
+			t.Errorf("unit file has no line %q:\n%s", line, data)
+		}
+	}
+	// Options that would break upstreams stay off.
+	for _, line := range []string{"PrivateTmp=yes", "ProtectHome=yes", "ProtectSystem=strict", "MemoryDenyWriteExecute=yes"} {
+		if hasLine(data, line) {
+			t.Errorf("unit file sets %s, which breaks upstreams", line)
+		}
+	}
+	checkCommands(t, rec,
+		"systemctl --user daemon-reload",
+		"systemctl --user enable mcpgw.service",
+		"systemctl --user restart mcpgw.service")
+	for _, s := range []string{
+		"wrote " + unit + "\n",
+		"$ systemctl --user daemon-reload\noutput of systemctl --user daemon-reload\n",
+		"$ systemctl --user restart mcpgw.service\n",
+		"journalctl --user -u mcpgw",
+	} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+
+	// Installing again replaces the file and restarts the running daemon.
+	m.unit.Exe = "/opt/mcpgw-2/bin/mcpgw"
+	rec.cmds = nil
+	if err := m.install(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(unit)
+	if !hasLine(data, "ExecStart=/opt/mcpgw-2/bin/mcpgw serve --socket %t/mcpgw/mcpgw.sock --log-format text") {
+		t.Errorf("reinstall did not rewrite ExecStart:\n%s", data)
+	}
+	if n := len(rec.cmds); n != 3 || rec.cmds[2][2] != "restart" {
+		t.Errorf("reinstall ran %v, want the same three commands ending in restart", rec.cmds)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(unit))
+	if len(entries) != 1 {
+		t.Errorf("%s holds %d entries, want only mcpgw.service (no temporary files)", filepath.Dir(unit), len(entries))
+	}
+}
+
+func TestServiceInstallDryRun(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		t.Run(goos, func(t *testing.T) {
+			m, rec, out := testServiceManager(t, goos)
+			m.dryRun = true
+			if err := m.install(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkCommands(t, rec) // none
+			path, _ := m.file()
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("dry run created %s (stat: %v)", path, err)
+			}
+			want, _ := renderService(goos, m.unit)
+			if !strings.Contains(out.String(), "dry run: would write "+path+":\n"+string(want)) {
+				t.Errorf("dry run output lacks the file it would write:\n%s", out)
+			}
+			wantRun := "dry run: would run systemctl --user enable mcpgw.service\n"
+			if goos == "darwin" {
+				wantRun = "dry run: would run launchctl bootstrap gui/501 " + path + "\n"
+			}
+			if !strings.Contains(out.String(), wantRun) {
+				t.Errorf("dry run output lacks %q:\n%s", wantRun, out)
+			}
+		})
+	}
+}
+
+func TestServiceInstallStopsAtFailure(t *testing.T) {
+	m, rec, out := testServiceManager(t, "linux")
+	rec.fail = map[string]error{"systemctl --user daemon-reload": errors.New("exit status 1")}
+	err := m.install(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "systemctl --user daemon-reload: exit status 1") {
+		t.Fatalf("install = %v, want the failing command in the error", err)
+	}
+	checkCommands(t, rec, "systemctl --user daemon-reload")
+	if !strings.Contains(out.String(), "output of failing systemctl --user daemon-reload\n") {
+		t.Errorf("the failing command's output was not printed:\n%s", out)
+	}
+}
+
+func TestServiceInstallDarwin(t *testing.T) {
+	m, rec, out := testServiceManager(t, "darwin")
+	// Nothing is loaded yet, so unloading the old agent fails: not an error.
+	rec.fail = map[string]error{"launchctl bootout gui/501/io.mcpgw.mcpgw": errors.New("exit status 3")}
+	if err := m.install(context.Background()); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	path := filepath.Join(m.home, "Library", "LaunchAgents", "io.mcpgw.mcpgw.plist")
+	checkMode(t, path, 0o644)
+	if fi, err := os.Stat(filepath.Join(m.home, "Library", "Logs")); err != nil || !fi.IsDir() {
+		t.Errorf("~/Library/Logs not created: %v", err)
+	}
+	checkCommands(t, rec,
+		"launchctl bootout gui/501/io.mcpgw.mcpgw",
+		"launchctl enable gui/501/io.mcpgw.mcpgw",
+		"launchctl bootstrap gui/501 "+path)
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parsePlist(data)
+	if err != nil {
+		t.Fatalf("parsing %s: %v\n%s", path, err, data)
+	}
+	log := filepath.Join(m.home, "Library", "Logs", "mcpgw.log")
+	want := map[string]any{
+		"Label":                "io.mcpgw.mcpgw",
+		"ProgramArguments":     []any{"/opt/mcpgw/bin/mcpgw", "serve", "--socket", "/var/folders/xy/T/mcpgw-501/mcpgw.sock", "--log-format", "text"},
+		"EnvironmentVariables": map[string]any{"PATH": "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin"},
+		"RunAtLoad":            true,
+		"KeepAlive":            map[string]any{"SuccessfulExit": false},
+		"ExitTimeOut":          "30",
+		"StandardOutPath":      log,
+		"StandardErrorPath":    log,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plist =\n%#v\nwant\n%#v", got, want)
+	}
+}
+
+// TestServicePlistEscapes: paths with XML's special characters survive.
+func TestServicePlistEscapes(t *testing.T) {
+	u := serviceUnit{Exe: "/Users/a&b/<bin>/mcpgw", Path: `/x"y:/bin`, Home: "/Users/a&b"}
+	data, err := renderService("darwin", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parsePlist(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if args := got["ProgramArguments"].([]any); args[0] != u.Exe || len(args) != 4 {
+		t.Errorf("ProgramArguments = %q, want %q first and no --socket", args, u.Exe)
+	}
+	if p := got["EnvironmentVariables"].(map[string]any)["PATH"]; p != u.Path {
+		t.Errorf("PATH = %q, want %q", p, u.Path)
+	}
+	if p := got["StandardOutPath"]; p != "/Users/a&b/Library/Logs/mcpgw.log" {
+		t.Errorf("StandardOutPath = %q", p)
+	}
+}
+
+func TestServiceUninstall(t *testing.T) {
+	for _, tc := range []struct {
+		goos string
+		want []string
+	}{
+		{"linux", []string{"systemctl --user disable --now mcpgw.service", "systemctl --user daemon-reload"}},
+		{"darwin", []string{"launchctl bootout gui/501/io.mcpgw.mcpgw"}},
+	} {
+		t.Run(tc.goos, func(t *testing.T) {
+			m, rec, out := testServiceManager(t, tc.goos)
+			path, _ := m.file()
+
+			if err := m.uninstall(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkCommands(t, rec) // not installed: nothing to do
+			if !strings.Contains(out.String(), "not installed: there is no "+path) {
+				t.Errorf("output %q does not say it is not installed", out)
+			}
+
+			if err := m.install(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rec.cmds = nil
+			m.dryRun = true
+			if err := m.uninstall(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			checkCommands(t, rec)
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("dry run removed %s: %v", path, err)
+			}
+
+			m.dryRun = false
+			// Stopping a service that is not running fails: not an error.
+			rec.fail = map[string]error{tc.want[0]: errors.New("exit status 5")}
+			out.Reset()
+			if err := m.uninstall(context.Background()); err != nil {
+				t.Fatalf("uninstall: %v\n%s", err, out)
+			}
+			checkCommands(t, rec, tc.want...)
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s still there after uninstall (stat: %v)", path, err)
+			}
+			if !strings.Contains(out.String(), "removed "+path+"\n") {
+				t.Errorf("output lacks the removed file:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestServiceStatus(t *testing.T) {
+	m, rec, out := testServiceManager(t, "linux")
+	rec.fail = map[string]error{"systemctl --user status --no-pager mcpgw.service": errors.New("exit status 3")}
+	err := m.status(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("status of a stopped service = %v, want a not-running error", err)
+	}
+	path, _ := m.file()
+	if !strings.Contains(out.String(), "service file: "+path+" (not installed)\n") {
+		t.Errorf("status output lacks the missing file:\n%s", out)
+	}
+	checkCommands(t, rec, "systemctl --user status --no-pager mcpgw.service")
+
+	m, rec, out = testServiceManager(t, "darwin")
+	if err := m.status(context.Background()); err != nil {
+		t.Errorf("status: %v", err)
+	}
+	checkCommands(t, rec, "launchctl print gui/501/io.mcpgw.mcpgw")
+	if !strings.Contains(out.String(), "output of launchctl print gui/501/io.mcpgw.mcpgw\n") {
+		t.Errorf("status did not print launchctl's output:\n%s", out)
+	}
+}
+
+func TestServiceUnsupportedOS(t *testing.T) {
+	m, rec, _ := testServiceManager(t, "windows")
+	if err := m.install(context.Background()); err == nil || !strings.Contains(err.Error(), "not windows") {
+		t.Errorf("install on windows = %v, want an unsupported error", err)
+	}
+	checkCommands(t, rec)
+}
+
+func TestServiceCommandLine(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"service"}, "no service action given"},
+		{[]string{"service", "--dry-run"}, "no service action given"},
+		{[]string{"service", "frobnicate"}, `unknown service action "frobnicate"`},
+		{[]string{"service", "status", "extra"}, `unexpected argument "extra"`},
+	} {
+		err := run(ctx, tc.args, nil, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %q = %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestServiceManagerFromEnvironment: the unit goes where systemd looks,
+// $XDG_CONFIG_HOME first.
+func TestServiceManagerFromEnvironment(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+	m, err := newServiceManager("status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.goos = "linux"
+	if p, _ := m.file(); p != filepath.Join(home, "cfg", "systemd", "user", "mcpgw.service") {
+		t.Errorf("unit path %s, want it under $XDG_CONFIG_HOME", p)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "")
+	m, _ = newServiceManager("status")
+	m.goos = "linux"
+	if p, _ := m.file(); p != filepath.Join(home, ".config", "systemd", "user", "mcpgw.service") {
+		t.Errorf("unit path %s, want it under ~/.config", p)
+	}
+}
+
+// TestServiceExeRefusesGoRun: the test binary lives in a go-build
+// directory that disappears, like a `go run` binary; a service must not
+// point there.
+func TestServiceExeRefusesGoRun(t *testing.T) {
+	exe, _ := os.Executable()
+	if !strings.Contains(exe, "go-build") {
+		t.Skipf("test binary %s is not in a go-build directory", exe)
+	}
+	_, err := serviceExe()
+	if err == nil || !strings.Contains(err.Error(), "go run") {
+		t.Errorf("serviceExe for %s = %v, want the go run error", exe, err)
+	}
+}
+
+func TestServicePath(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"/a/bin:/usr/bin:/a/bin:relative:./x::/bin", "/a/bin:/usr/bin:/bin"},
+		{"", "/usr/local/bin:/usr/bin:/bin"},
+		{"relative", "/usr/local/bin:/usr/bin:/bin"},
+	} {
+		if got := servicePath(tc.env, "linux"); got != tc.want {
+			t.Errorf("servicePath(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+func TestServiceSystemdEscaping(t *testing.T) {
+	for _, tc := range []struct{ in, exe, quoted string }{
+		{"/usr/local/bin/mcpgw", "/usr/local/bin/mcpgw", `"/usr/local/bin/mcpgw"`},
+		{"/opt/my apps/mcpgw", `"/opt/my apps/mcpgw"`, `"/opt/my apps/mcpgw"`},
+		{"/opt/100%/mcpgw", "/opt/100%%/mcpgw", `"/opt/100%%/mcpgw"`},
+		{"/opt/$HOME/mcpgw", "/opt/$HOME/mcpgw", `"/opt/$HOME/mcpgw"`},
+		{`/opt/a"b\c`, `"/opt/a\"b\\c"`, `"/opt/a\"b\\c"`},
+	} {
+		if got := systemdExe(tc.in); got != tc.exe {
+			t.Errorf("systemdExe(%q) = %s, want %s", tc.in, got, tc.exe)
+		}
+		if got := systemdQuote(tc.in); got != tc.quoted {
+			t.Errorf("systemdQuote(%q) = %s, want %s", tc.in, got, tc.quoted)
+		}
+	}
+}
+
+// TestServiceSystemdAnalyzeVerify checks the generated unit with systemd's
+// own parser, where systemd-analyze is installed. verify only warns about
+// unknown keys or bad values, so any output counts as a failure.
+func TestServiceSystemdAnalyzeVerify(t *testing.T) {
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze not installed")
+	}
+	dir := t.TempDir()
+	runtimeDir := filepath.Join(dir, "run")
+	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// An ExecStart= binary must exist: use this test binary, reached
+	// through a path that needs quoting and escaping.
+	self, _ := os.Executable()
+	odd := filepath.Join(dir, "my apps", "100%$USER")
+	if err := os.MkdirAll(odd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(odd, "mcpgw")
+	if err := os.Symlink(self, exe); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(name string, unit []byte) (string, error) {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, unit, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("systemd-analyze", "--user", "verify", path)
+		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+
+	unit, err := renderService("linux", serviceUnit{Exe: exe, Path: `/opt/a b/bin:/usr/bin:/bin`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := verify("mcpgw.service", unit)
+	if strings.Contains(out, "Failed to initialize manager") || strings.Contains(out, "Failed to lookup RuntimeDirectory") {
+		t.Skipf("systemd-analyze --user cannot run here: %s", out)
+	}
+	if err != nil || out != "" {
+		t.Errorf("systemd-analyze --user verify: %v\n%s\nunit:\n%s", err, out, unit)
+	}
+
+	// The check itself must be able to fail.
+	bad := bytes.Replace(unit, []byte("KillMode=mixed"), []byte("KillMode=sideways"), 1)
+	if out, _ := verify("bad.service", bad); !strings.Contains(out, "sideways") {
+		t.Errorf("systemd-analyze verify did not report a bad KillMode=: %q", out)
+	}
+	missing := bytes.Replace(unit, []byte(systemdExe(exe)), []byte("/nonexistent/mcpgw"), 1)
+	if out, err := verify("missing.service", missing); err == nil || !strings.Contains(out, "/nonexistent/mcpgw") {
+		t.Errorf("systemd-analyze verify accepted a missing ExecStart binary: %v %q", err, out)
+	}
+}
+
+func hasLine(data []byte, line string) bool {
+	for _, l := range strings.Split(string(data), "\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePlist decodes an XML property list into Go values: dict as
+// map[string]any, array as []any, string and integer as string, true and
+// false as bool. It is strict enough to catch a malformed file.
+func parsePlist(data []byte) (map[string]any, error) {
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if se.Name.Local != "plist" {
+				return nil, fmt.Errorf("root element %s, want plist", se.Name.Local)
+			}
+			break
+		}
+	}
+	v, err := plistValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("top-level value is %T, want a dict", v)
+	}
+	return d, nil
+}
+
+// plistValue reads the next value element and everything inside it.
+func plistValue(dec *xml.Decoder) (any, error) {
+	se, err := nextStart(dec)
+	if err != nil {
+		return nil, err
+	}
+	switch se.Name.Local {
+	case "string", "integer", "key":
+		var s string
+		if err := dec.DecodeElement(&s, &se); err != nil {
+			return nil, err
+		}
+		return s, nil
+	case "true", "false":
+		if err := dec.Skip(); err != nil {
+			return nil, err
+		}
+		return se.Name.Local == "true", nil
+	case "array":
+		var a []any
+		for {
+			v, err := plistValue(dec)
+			if errors.Is(err, errEnd) {
+				return a, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+	case "dict":
+		d := map[string]any{}
+		for {
+			k, err := plistValue(dec)
+			if errors.Is(err, errEnd) {
+				return d, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			v, err := plistValue(dec)
+			if err != nil {
+				return nil, fmt.Errorf("value of %v: %w", k, err)
+			}
+			d[k.(string)] = v
+		}
+	}
+	return nil, fmt.Errorf("unknown plist element %s", se.Name.Local)
+}
+
+var errEnd = errors.New("end of container")
+
+func nextStart(dec *xml.Decoder) (xml.StartElement, error) {
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return xml.StartElement{}, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			return t, nil
+		case xml.EndElement:
+			return xml.StartElement{}, errEnd
+		}
+	}
+}
