@@ -24,7 +24,7 @@ func daemonURLDefault() string {
 	if u := os.Getenv("MCPGW_URL"); u != "" {
 		return strings.TrimRight(u, "/")
 	}
-	return "http://" + DefaultListen
+	return "http://" + defaultListen()
 }
 
 type clientFlags struct {

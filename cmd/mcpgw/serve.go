@@ -51,7 +51,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.SetOutput(stderr)
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
-	fs.StringVar(&f.listen, "listen", DefaultListen, "HTTP listen address for /mcp, /metrics and /healthz")
+	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+DefaultListen+"; \"\" for none)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
 	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -67,8 +67,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	if err := checkListen(f.listen, f.allowRemote); err != nil {
-		return err
+	listenSet := false
+	fs.Visit(func(fl *flag.Flag) { listenSet = listenSet || fl.Name == "listen" })
+	if f.listen != "" {
+		if err := checkListen(f.listen, f.allowRemote); err != nil {
+			return err
+		}
 	}
 
 	path := f.config
@@ -127,9 +131,18 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		sockLn = ln
 	}
 
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", f.listen, err)
+	var ln net.Listener
+	if f.listen != "" {
+		ln, err = net.Listen("tcp", f.listen)
+		switch {
+		case err != nil && (listenSet || sockLn == nil):
+			return fmt.Errorf("listening on %s: %w", f.listen, err)
+		case err != nil:
+			// The default port is taken (another program, or another user's
+			// daemon): the socket still serves the shims.
+			log.Warn("HTTP listener unavailable; serving the unix socket only", "listen", f.listen, "err", err)
+			ln = nil
+		}
 	}
 	rl := &reloader{path: path, gw: gw, log: log, current: cfg, notify: notify}
 	srv := &http.Server{
@@ -140,19 +153,25 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	gw.Start()
-	log.Info("mcpgw serving", "version", version, "mcp", "http://"+ln.Addr().String()+"/mcp",
+	mcpURL := "(none)"
+	if ln != nil {
+		mcpURL = "http://" + ln.Addr().String() + "/mcp"
+	}
+	log.Info("mcpgw serving", "version", version, "mcp", mcpURL,
 		"socket", f.socket, "config", path, "servers", len(cfg.Servers), "cache", cachePath)
 	notify.Ready()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	if ln != nil {
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+	}
 	if sockLn != nil {
 		g.Go(func() error { return gw.ServeSocket(ctx, sockLn) })
 	}
@@ -216,6 +235,14 @@ func (r *reloader) reload(why string) error {
 	r.current = next
 	r.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers))
 	return nil
+}
+
+// defaultListen is $MCPGW_LISTEN, else DefaultListen.
+func defaultListen() string {
+	if l, ok := os.LookupEnv("MCPGW_LISTEN"); ok {
+		return l
+	}
+	return DefaultListen
 }
 
 // checkListen refuses non-loopback addresses unless allowed explicitly: the
