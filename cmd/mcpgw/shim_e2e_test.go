@@ -1,0 +1,165 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
+)
+
+// TestShimAutoStartSharedDaemon: `mcpgw stdio` finds no daemon (only a
+// stale socket file), starts one, and serves a real client; a second shim
+// from another working directory reaches the same daemon and the same
+// upstream process.
+func TestShimAutoStartSharedDaemon(t *testing.T) {
+	needNode(t)
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": bin, "args": []string{"testserver"}},
+	}, nil)
+	runDir := filepath.Join(dir, "run")
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(runDir, "mcpgw.sock")
+
+	// A stale socket: a file nobody listens on.
+	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.SetUnlinkOnClose(false)
+	stale.Close()
+	if err := os.Chmod(sock, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	port := freePort(t)
+	env := []string{
+		"HOME=" + dir,
+		"XDG_RUNTIME_DIR=" + dir, // the socket is $XDG_RUNTIME_DIR/mcpgw/mcpgw.sock by default; we pass --socket anyway
+		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+		fmt.Sprintf("MCPGW_LISTEN=127.0.0.1:%d", port),
+	}
+	shim := []string{bin, "stdio", "--socket", sock, "--config", config}
+	t.Cleanup(func() { stopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
+
+	projA, projB := filepath.Join(dir, "projA"), filepath.Join(dir, "projB")
+	for _, p := range []string{projA, projB} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []Step{
+		{Op: "listTools"},
+		mcpCall(map[string]any{"tool": "go_pid"}),
+		mcpCall(map[string]any{"tool": "go_cwd"}),
+	}
+	a := runClient(t, Target{Command: shim, Dir: projA, Env: env}, steps)
+	for i, r := range a {
+		if !r.OK || r.IsError() {
+			t.Fatalf("first shim, step %d: %v", i, r)
+		}
+	}
+	if got := toolNamesOf(t, a[0]); len(got) != 1 || got[0] != "mcp" {
+		t.Errorf("shim session lists %v, want [mcp]", got)
+	}
+	fi, err := os.Lstat(sock)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("daemon socket %s: %v, mode %v; want a 0600 socket", sock, err, fi.Mode())
+	}
+
+	// Two shims at once from different directories: one daemon, one upstream.
+	type out struct {
+		res []StepResult
+	}
+	ch := make(chan out, 2)
+	for _, p := range []string{projA, projB} {
+		go func() { ch <- out{runClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2])} }()
+	}
+	for range 2 {
+		o := <-ch
+		if got := o.res[0].Text(); got != a[1].Text() {
+			t.Errorf("a later shim reached upstream pid %q, want the shared %q", got, a[1].Text())
+		}
+	}
+	// The daemon knows one session per shim: each said where it runs.
+	st := daemonStatus(t, fmt.Sprintf("http://127.0.0.1:%d", port))
+	if len(st.Servers) != 1 || st.Servers[0].Calls < 4 {
+		t.Errorf("daemon status servers = %+v, want go with ≥ 4 calls", st.Servers)
+	}
+}
+
+// TestShimVersionMismatch: a shim speaking another handshake gets a clear
+// message telling it to restart the daemon.
+func TestShimVersionMismatch(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{}, nil)
+	d := startDaemonProc(t, dir, config)
+	_ = bin
+	conn, err := net.Dial("unix", d.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol + 1, Version: "9.9.9"})
+	if _, err := conn.Write(append(hello, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	var wel gateway.Welcome
+	if err := json.NewDecoder(conn).Decode(&wel); err != nil {
+		t.Fatal(err)
+	}
+	if wel.OK || !strings.Contains(wel.Error, "mcpgw stdio 9.9.9 speaks handshake 2") || !strings.Contains(wel.Error, "restart the daemon") {
+		t.Errorf("welcome = %+v", wel)
+	}
+}
+
+func daemonStatus(t *testing.T, base string) *gateway.Report {
+	t.Helper()
+	resp, err := http.Get(base + "/-/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r gateway.Report
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// stopDaemonAt ends a daemon the test did not start itself (one a shim
+// started), found by its status endpoint.
+func stopDaemonAt(t *testing.T, base string) {
+	resp, err := http.Get(base + "/-/status")
+	if err != nil {
+		return
+	}
+	var r gateway.Report
+	_ = json.NewDecoder(resp.Body).Decode(&r)
+	resp.Body.Close()
+	if r.PID <= 0 {
+		return
+	}
+	_ = syscall.Kill(r.PID, syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for processAlive(r.PID) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if processAlive(r.PID) {
+		_ = syscall.Kill(r.PID, syscall.SIGKILL)
+	}
+}
