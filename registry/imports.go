@@ -325,11 +325,15 @@ func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, er
 		return nil, nil, fmt.Errorf("reading %s: %w", c.path, err)
 	}
 	root, err := decodeForeign(c.path, c.format, data)
-	if err != nil {
-		return nil, nil, err
+	var servers, projects map[string]any
+	var warns []string
+	if err == nil {
+		servers, projects, warns, err = extractServers(c.path, c.format, root)
 	}
-	servers, projects, warns, err := extractServers(c.path, c.format, root)
 	if err != nil {
+		if r.untrusted {
+			return sf, []string{err.Error() + "; ignored"}, nil
+		}
 		return nil, nil, err
 	}
 	canon := map[string]any{"servers": servers}
@@ -512,7 +516,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, servers ma
 		lookup = func(name string) (string, bool) { return "${" + name + "}", true }
 	}
 	p := &configParser{file: file, dir: filepath.Dir(file), lookup: lookup, home: r.opts.home()}
-	cfg := &Config{Servers: map[string]*Server{}}
+	cfg := &Config{Servers: map[string]*Server{}, Settings: *r.settings}
 	p.servers(&jsonMember{name: "servers", value: &root}, cfg)
 	if err := p.errors(file); err != nil {
 		if !r.untrusted {

@@ -208,17 +208,25 @@ func (t *TrustStore) Save() error {
 	return nil
 }
 
-// realDir returns dir absolute and clean with symbolic links resolved, as
-// far as it exists.
+// realDir returns dir absolute and clean with symbolic links resolved in
+// the part of it that exists.
 func realDir(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return filepath.Clean(dir)
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
+	rest := ""
+	for p := abs; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
 	}
-	return abs
 }
 
 // within reports whether path is dir or below it.
