@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgw/mcpgw/cachefile"
 )
 
 // metrics are the gateway's own series. Label values are bounded: server
@@ -12,7 +14,6 @@ type metrics struct {
 	calls       *prometheus.CounterVec
 	callSeconds *prometheus.HistogramVec
 	sessions    prometheus.Gauge
-	cacheWrites *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
 	reloadOK    prometheus.Gauge
 	reloadTime  prometheus.Gauge
@@ -33,10 +34,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_sessions",
 			Help: "Downstream MCP sessions currently open.",
 		}),
-		cacheWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgw_cache_writes_total",
-			Help: "Writes of the metadata cache file, by outcome.",
-		}, []string{"outcome"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_config_reloads_total",
 			Help: "Configuration reload attempts, by outcome.",
@@ -53,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.cacheWrites, m.reloads, m.reloadOK, m.reloadTime)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime)
 	}
 	return m
 }
@@ -63,12 +60,45 @@ func (m *metrics) call(server, outcome string, d time.Duration) {
 	m.callSeconds.WithLabelValues(server).Observe(d.Seconds())
 }
 
-func (m *metrics) cacheWrite(err error) {
-	outcome := "ok"
-	if err != nil {
-		outcome = "error"
+// registerCatalog exports the catalogue's size and the cache file's
+// counters, read at scrape time.
+func registerCatalog(reg prometheus.Registerer, s *Server) {
+	if reg == nil {
+		return
 	}
-	m.cacheWrites.WithLabelValues(outcome).Inc()
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpgw_tools",
+		Help: "Tools in the catalogue (live or cached), over all enabled servers.",
+	}, func() float64 { return float64(len(s.catalog.View().Tools)) }))
+	if s.opts.Cache != nil {
+		reg.MustRegister(cacheCollector{s.opts.Cache})
+	}
+}
+
+var (
+	cacheReadsDesc  = prometheus.NewDesc("mcpgw_cache_reads_total", "Reads and lookups of the metadata cache file.", nil, nil)
+	cacheHitsDesc   = prometheus.NewDesc("mcpgw_cache_hits_total", "Cache lookups that found a valid entry.", nil, nil)
+	cacheMissesDesc = prometheus.NewDesc("mcpgw_cache_misses_total", "Cache lookups that found no valid entry (absent, stale, other config, corrupt file).", nil, nil)
+	cacheWritesDesc = prometheus.NewDesc("mcpgw_cache_writes_total", "Writes of the metadata cache file, by outcome.", []string{"outcome"}, nil)
+	cacheCorruptDes = prometheus.NewDesc("mcpgw_cache_corrupt_total", "Times the cache file was found corrupt, truncated or of another version.", nil, nil)
+)
+
+type cacheCollector struct{ f *cachefile.File }
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cacheReadsDesc, cacheHitsDesc, cacheMissesDesc, cacheWritesDesc, cacheCorruptDes} {
+		ch <- d
+	}
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.f.Stats()
+	ch <- prometheus.MustNewConstMetric(cacheReadsDesc, prometheus.CounterValue, float64(st.Reads))
+	ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(st.Hits))
+	ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(st.Misses))
+	ch <- prometheus.MustNewConstMetric(cacheWritesDesc, prometheus.CounterValue, float64(st.Writes), "ok")
+	ch <- prometheus.MustNewConstMetric(cacheWritesDesc, prometheus.CounterValue, float64(st.WriteErrors), "error")
+	ch <- prometheus.MustNewConstMetric(cacheCorruptDes, prometheus.CounterValue, float64(st.Corrupt))
 }
 
 func (m *metrics) reload(err error) {

@@ -88,6 +88,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		OnUpdate:      s.onUpdate,
 		OnState:       s.onState,
 	})
+	registerCatalog(s.opts.Registerer, s)
 	return s
 }
 
@@ -191,9 +192,7 @@ func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 				}
 			}
 		}
-		err := s.opts.Cache.Put(entries)
-		s.metrics.cacheWrite(err)
-		if err != nil {
+		if err := s.opts.Cache.Put(entries); err != nil {
 			s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
 		}
 	}
