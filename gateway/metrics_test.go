@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -98,7 +99,13 @@ func TestMetricsMoveAfterACall(t *testing.T) {
 	}
 	gw.RecordReload(errTest)
 
+	// The cache is written when the pool reports the connect, which may
+	// trail the call's answer.
 	after := scrape(t, h)
+	for deadline := time.Now().Add(10 * time.Second); value(after, "mcpgw_cache_writes_total", "outcome", "ok") < 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		after = scrape(t, h)
+	}
 	checks := []struct {
 		name   string
 		labels []string
