@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestRenderStatusGolden(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		report gateway.Report
+	}{
+		{"status-empty", gateway.Report{Version: "1.0.0", PID: 4242, StartedAt: now.Add(-90 * time.Second), Servers: []gateway.ServerReport{}}},
+		{"status-busy", gateway.Report{
+			Version: "1.0.0", PID: 4242, StartedAt: now.Add(-26*time.Hour - 3*time.Minute), Sessions: 3, Tools: 61,
+			Config: "/home/u/.config/mcpgw/mcp.json", Cache: "/home/u/.pi/agent/mcp-cache.json",
+			LastReload: &gateway.ReloadInfo{At: now.Add(-5 * time.Minute), OK: false, Error: "/home/u/.config/mcpgw/mcp.json: servers.github.url: missing host"},
+			Servers: []gateway.ServerReport{
+				{Name: "browser", State: "connected", PID: 5150, Tools: 21, Calls: 140, Errors: 2, LastError: "timeout after 2m0s\nmore", Source: "/home/u/.config/mcpgw/mcp.json"},
+				{Name: "github", State: "failed", Tools: 26, Errors: 5, LastError: "connect: 401 Unauthorized", NextRetry: now.Add(95 * time.Second), Source: "/home/u/.cursor/mcp.json"},
+				{Name: "search", State: "cached", Tools: 14, Source: "/home/u/.config/mcpgw/mcp.json"},
+				{Name: "xcode", State: "disabled", Source: "/home/u/.config/mcpgw/mcp.json"},
+			},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			renderStatus(&buf, &tt.report, now)
+			path := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("status output differs from %s:\n--- got\n%s--- want\n%s", path, buf.Bytes(), want)
+			}
+		})
+	}
+}
