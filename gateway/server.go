@@ -116,19 +116,23 @@ func (s *Server) loadCache(cfg *registry.Config) {
 	if s.opts.Cache == nil {
 		return
 	}
+	found := make(map[string]*registry.Listing)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		srv := cfg.Servers[name]
 		e, ok := s.opts.Cache.Lookup(name, srv.Hash)
 		if !ok {
 			continue
 		}
-		s.catalog.SetListing(srv.Hash, &registry.Listing{
+		found[srv.Hash] = &registry.Listing{
 			Tools:        e.Tools,
 			Resources:    e.Resources,
 			Instructions: e.Instructions,
 			Source:       registry.SourceCache,
 			At:           e.CachedAt,
-		})
+		}
+	}
+	if len(found) > 0 {
+		s.catalog.SetListings(found)
 	}
 }
 

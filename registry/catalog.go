@@ -110,12 +110,24 @@ func (c *Catalog) SetConfig(cfg *Config) *View {
 // SetListing records what the upstream with identity hash offers and
 // returns the new View. A cache listing never replaces a live one.
 func (c *Catalog) SetListing(hash string, l *Listing) *View {
+	return c.SetListings(map[string]*Listing{hash: l})
+}
+
+// SetListings is SetListing for many upstreams at once (one rebuild).
+func (c *Catalog) SetListings(ls map[string]*Listing) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.listings[hash]; old != nil && old.Source == SourceLive && l.Source == SourceCache {
+	changed := false
+	for hash, l := range ls {
+		if old := c.listings[hash]; old != nil && old.Source == SourceLive && l.Source == SourceCache {
+			continue
+		}
+		c.listings[hash] = l
+		changed = true
+	}
+	if !changed {
 		return c.cur.Load()
 	}
-	c.listings[hash] = l
 	return c.rebuildLocked()
 }
 
