@@ -1,0 +1,207 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Default timings of Watch.
+const (
+	DefaultWatchDebounce = 200 * time.Millisecond
+	DefaultWatchMaxDelay = 2 * time.Second
+)
+
+// WatchOptions configure Watch. A nil *WatchOptions means defaults.
+type WatchOptions struct {
+	// Debounce is how long the files must stay quiet after a change before
+	// reload is called: an editor's save is several events (write, rename,
+	// chmod), and a tool may write a file in pieces. Default
+	// DefaultWatchDebounce.
+	Debounce time.Duration
+	// MaxDelay bounds the wait when changes keep coming (a tool that
+	// rewrites its file every few hundred milliseconds): reload is called
+	// at most this long after the first change of a burst. Default
+	// DefaultWatchMaxDelay.
+	MaxDelay time.Duration
+	Logger   *slog.Logger // nil = discard
+}
+
+// Watch calls reload whenever one of the files that files returns is
+// created, written, replaced or removed, until ctx is done; it returns nil
+// then, and an error only when watching cannot start.
+//
+// It watches the files' directories, not the files: editors save by
+// writing a temporary file and renaming it over the original, which a
+// watch on the file itself would lose, and a file that does not exist yet
+// (an import of a tool installed later) is seen when it is created. For a
+// directory that does not exist either, the nearest existing parent is
+// watched until it appears. A file that is a symbolic link is watched at
+// its target too. Other files in those directories are ignored.
+//
+// Changes are debounced (see WatchOptions). reload is called from Watch's
+// goroutine, one call at a time; after each call files is called again and
+// the watches are updated, so the caller adds and drops files (new
+// imports, project files of new sessions) by returning them. reload should
+// compare content hashes and do nothing when nothing changed: Watch cannot
+// tell a save of the same bytes from an edit.
+func Watch(ctx context.Context, files func() []string, reload func(), opts *WatchOptions) error {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching config files: %w", err)
+	}
+	defer fw.Close()
+	w := newWatcher(fw, files, reload, opts)
+	w.sync()
+	return w.run(ctx, fw.Events, fw.Errors)
+}
+
+// dirWatcher is the part of *fsnotify.Watcher the watcher uses; tests
+// replace it to drive the debounce with synthetic events.
+type dirWatcher interface {
+	Add(name string) error
+	Remove(name string) error
+}
+
+type watcher struct {
+	fs       dirWatcher
+	files    func() []string
+	reload   func()
+	debounce time.Duration
+	maxDelay time.Duration
+	log      *slog.Logger
+
+	wanted   map[string]bool // the files, and the targets of those that are links
+	relevant map[string]bool // wanted, plus missing directories on the way to them
+	dirs     map[string]bool // directories watched
+}
+
+func newWatcher(fs dirWatcher, files func() []string, reload func(), opts *WatchOptions) *watcher {
+	w := &watcher{fs: fs, files: files, reload: reload, debounce: DefaultWatchDebounce, maxDelay: DefaultWatchMaxDelay, dirs: map[string]bool{}}
+	if opts != nil {
+		if opts.Debounce > 0 {
+			w.debounce = opts.Debounce
+		}
+		if opts.MaxDelay > 0 {
+			w.maxDelay = opts.MaxDelay
+		}
+		w.log = opts.Logger
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	w.maxDelay = max(w.maxDelay, w.debounce)
+	return w
+}
+
+// sync makes the watched directories match files().
+func (w *watcher) sync() {
+	wanted := map[string]bool{}
+	relevant := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, f := range w.files() {
+		if f == "" {
+			continue
+		}
+		f = filepath.Clean(f)
+		paths := []string{f}
+		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
+			paths = append(paths, real)
+		}
+		for _, p := range paths {
+			wanted[p], relevant[p] = true, true
+			d := filepath.Dir(p)
+			for {
+				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+					break
+				}
+				relevant[d] = true
+				parent := filepath.Dir(d)
+				if parent == d {
+					break
+				}
+				d = parent
+			}
+			dirs[d] = true
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(w.dirs)) {
+		if !dirs[d] {
+			_ = w.fs.Remove(d) // fails harmlessly when d is gone
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if w.dirs[d] {
+			continue
+		}
+		if err := w.fs.Add(d); err != nil {
+			w.log.Warn("cannot watch config directory; changes there need a reload (SIGHUP)", "dir", d, "err", err)
+			delete(dirs, d)
+		}
+	}
+	w.wanted, w.relevant, w.dirs = wanted, relevant, dirs
+}
+
+// run is Watch's loop over the watcher's events.
+func (w *watcher) run(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error) error {
+	var (
+		timer  *time.Timer
+		timerC <-chan time.Time
+		first  time.Time
+	)
+	schedule := func() {
+		now := time.Now()
+		if timer == nil {
+			first = now
+			timer = time.NewTimer(w.debounce)
+			timerC = timer.C
+			return
+		}
+		timer.Reset(max(0, min(w.debounce, w.maxDelay-now.Sub(first))))
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return errors.New("config file watcher closed")
+			}
+			if ev.Op&^fsnotify.Chmod == 0 {
+				continue // attribute changes: touch, chmod
+			}
+			if !w.relevant[ev.Name] && !w.dirs[ev.Name] {
+				continue
+			}
+			w.log.Debug("config file changed", "path", ev.Name, "op", ev.Op.String())
+			if !w.wanted[ev.Name] {
+				w.sync() // a directory on the way appeared or went
+			}
+			schedule()
+		case err, ok := <-errs:
+			if !ok {
+				return errors.New("config file watcher closed")
+			}
+			// Typically a queue overflow: events were lost, so look again.
+			w.log.Warn("watching config files", "err", err)
+			schedule()
+		case <-timerC:
+			timer, timerC = nil, nil
+			w.reload()
+			w.sync()
+		}
+	}
+}
