@@ -302,8 +302,6 @@ func (n *normalizer) vars(s string) (out, input string) {
 	out = foreignVarRE.ReplaceAllStringFunc(s, func(m string) string {
 		body := m[2 : len(m)-1]
 		switch {
-		case wordRE.MatchString(body):
-			return m // mcpgw's own ${VAR}
 		case strings.HasPrefix(body, "env:") && wordRE.MatchString(body[4:]):
 			return "${" + body[4:] + "}"
 		case strings.HasPrefix(body, "input:"):
@@ -324,6 +322,8 @@ func (n *normalizer) vars(s string) (out, input string) {
 				return n.r.project
 			}
 			return filepath.Base(n.r.project)
+		case wordRE.MatchString(body):
+			return m // mcpgw's own ${VAR}
 		}
 		if d := defaultValueRE.FindStringSubmatch(body); d != nil {
 			if n.r.untrusted {
