@@ -205,3 +205,35 @@ func (w *watcher) run(ctx context.Context, events <-chan fsnotify.Event, errs <-
 		}
 	}
 }
+
+// Changes lists the servers that differ between two configs, by name:
+// added, removed, and changed (another identity hash, or another
+// behaviour: enabled, lifecycle, timeouts...). Each list is sorted.
+func Changes(old, new *Config) (added, changed, removed []string) {
+	for name, s := range new.Servers {
+		o, ok := old.Servers[name]
+		switch {
+		case !ok:
+			added = append(added, name)
+		case o.Hash != s.Hash || !sameBehaviour(o, s):
+			changed = append(changed, name)
+		}
+	}
+	for name := range old.Servers {
+		if _, ok := new.Servers[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(changed)
+	slices.Sort(removed)
+	return added, changed, removed
+}
+
+func sameBehaviour(a, b *Server) bool {
+	return a.Enabled == b.Enabled && a.Untrusted == b.Untrusted && a.Lifecycle == b.Lifecycle &&
+		a.IdleTimeout == b.IdleTimeout && a.RequestTimeout == b.RequestTimeout &&
+		a.StartupTimeout == b.StartupTimeout && a.ToolPrefix == b.ToolPrefix &&
+		a.Description == b.Description && slices.Equal(a.DirectTools, b.DirectTools) &&
+		(a.DirectTools == nil) == (b.DirectTools == nil) && a.Source == b.Source
+}

@@ -277,3 +277,22 @@ func TestWatchCancel(t *testing.T) {
 		t.Errorf("Watch after cancel: %v", err)
 	}
 }
+
+func TestChanges(t *testing.T) {
+	old := &Config{Servers: map[string]*Server{
+		"same":    {Name: "same", Hash: "h1", Enabled: true},
+		"edited":  {Name: "edited", Hash: "h2", Enabled: true},
+		"toggled": {Name: "toggled", Hash: "h3", Enabled: true},
+		"gone":    {Name: "gone", Hash: "h4", Enabled: true},
+	}}
+	next := &Config{Servers: map[string]*Server{
+		"same":    {Name: "same", Hash: "h1", Enabled: true},
+		"edited":  {Name: "edited", Hash: "h2b", Enabled: true},
+		"toggled": {Name: "toggled", Hash: "h3", Enabled: false},
+		"new":     {Name: "new", Hash: "h5", Enabled: true},
+	}}
+	added, changed, removed := Changes(old, next)
+	if !slices.Equal(added, []string{"new"}) || !slices.Equal(changed, []string{"edited", "toggled"}) || !slices.Equal(removed, []string{"gone"}) {
+		t.Errorf("Changes = %q, %q, %q", added, changed, removed)
+	}
+}
