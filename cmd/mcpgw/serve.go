@@ -79,7 +79,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if path == "" {
 		path = registry.DefaultConfigPath()
 	}
-	cfg, err := registry.Load(path, nil)
+	// Listen lets the registry skip servers that point back at us.
+	loadOpts := &registry.LoadOptions{Listen: f.listen, TrustFile: registry.DefaultTrustPath()}
+	cfg, err := registry.Load(path, loadOpts)
 	if err != nil {
 		return err
 	}
@@ -144,7 +146,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			ln = nil
 		}
 	}
-	rl := &reloader{path: path, gw: gw, log: log, current: cfg, notify: notify}
+	rl := &reloader{path: path, opts: loadOpts, gw: gw, log: log, current: cfg, notify: notify}
 	srv := &http.Server{
 		Handler: gw.Handler(&gateway.HTTPOptions{
 			Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour,
@@ -196,6 +198,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			}
 		}
 	})
+	g.Go(func() error {
+		err := registry.Watch(ctx, rl.files, func() { _ = rl.reload("file change") }, &registry.WatchOptions{Logger: log})
+		if err != nil {
+			log.Warn("not watching config files; reload with SIGHUP or `mcpgw reload`", "err", err)
+		}
+		return nil
+	})
 	err = g.Wait()
 	log.Info("mcpgw stopping")
 	return err
@@ -206,6 +215,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 type reloader struct {
 	mu      sync.Mutex
 	path    string
+	opts    *registry.LoadOptions
 	gw      *gateway.Server
 	log     *slog.Logger
 	current *registry.Config
@@ -217,7 +227,7 @@ func (r *reloader) reload(why string) error {
 	defer r.mu.Unlock()
 	r.notify.Reloading()
 	defer r.notify.Ready()
-	next, err := registry.Load(r.path, nil)
+	next, err := registry.Load(r.path, r.opts)
 	if err != nil {
 		r.gw.RecordReload(err)
 		r.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
@@ -230,11 +240,21 @@ func (r *reloader) reload(why string) error {
 	for _, w := range next.Warnings {
 		r.log.Warn("config", "warning", w)
 	}
+	added, changed, removed := registry.Changes(r.current, next)
 	r.gw.Reload(next)
 	r.gw.RecordReload(nil)
 	r.current = next
-	r.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers))
+	r.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers),
+		"added", added, "changed", changed, "removed", removed)
 	return nil
+}
+
+// files is the watch set: every file that contributed to the running
+// config (Watch calls it again after each reload).
+func (r *reloader) files() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current.Files
 }
 
 // defaultListen is $MCPGW_LISTEN, else DefaultListen.
