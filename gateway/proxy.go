@@ -149,6 +149,9 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 	}
 	sv, _ := v.Server(t.Server)
 	srv := sv.Server
+	if srv.Untrusted {
+		return errorResult("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source)
+	}
 	if !srv.Enabled {
 		return errorResult("Server %q is disabled in %s.", srv.Name, srv.Source)
 	}
@@ -424,6 +427,8 @@ func (gw *Server) serverState(sv *registry.ServerView) string {
 			s += ": " + shorten(firstLine(sr.LastError), 160)
 		}
 		return s
+	case "untrusted":
+		return "untrusted (from " + sv.Server.Source + "; `mcpgw trust` the project to use it)"
 	case "needs-auth":
 		if sr.LastError != "" {
 			return "needs-auth: " + shorten(firstLine(sr.LastError), 160)

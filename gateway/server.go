@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,13 @@ type Options struct {
 	// NoBootstrap disables connecting, at start, the servers that have no
 	// valid cache entry.
 	NoBootstrap bool
+	// Trust returns the trusted project directories, read when a session
+	// starts (so `mcpgw trust` needs no restart). nil disables project
+	// overlays.
+	Trust func() *registry.TrustStore
+	// LoadOptions are the options the configuration was loaded with, for
+	// project overlays.
+	LoadOptions *registry.LoadOptions
 	// DirectTools selects tools every session lists under their own names
 	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
 	// in addition to servers' directTools settings.
@@ -53,6 +61,8 @@ type Server struct {
 	pool    *upstream.Pool
 	metrics *metrics
 	started time.Time
+
+	reconcileMu sync.Mutex // one reconcile at a time
 
 	mu         sync.Mutex
 	lastReload *ReloadInfo
@@ -106,7 +116,7 @@ func (s *Server) Pool() *upstream.Pool { return s.pool }
 func (s *Server) Start() {
 	v := s.catalog.View()
 	s.loadCache(v.Config)
-	s.pool.Reconcile(enabledServers(v.Config))
+	s.reconcile()
 	if !s.opts.NoBootstrap {
 		s.bootstrap(s.catalog.View())
 	}
@@ -166,14 +176,61 @@ func (s *Server) bootstrap(v *registry.View) {
 	}
 }
 
-func enabledServers(cfg *registry.Config) []*registry.Server {
-	var out []*registry.Server
-	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		if srv := cfg.Servers[name]; srv.Enabled {
-			out = append(out, srv)
+// reconcile makes the pool match every configuration in use: the daemon's
+// and the project overlays of open sessions. Upstreams no configuration
+// names are closed (after their in-flight calls), and the catalogue
+// forgets their listings.
+func (s *Server) reconcile() {
+	s.reconcileMu.Lock()
+	defer s.reconcileMu.Unlock()
+	byHash := map[string]*registry.Server{}
+	keep := map[string]bool{}
+	add := func(cfg *registry.Config) {
+		for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+			srv := cfg.Servers[name]
+			keep[srv.Hash] = true
+			if srv.Enabled && !srv.Untrusted && byHash[srv.Hash] == nil {
+				byHash[srv.Hash] = srv
+			}
 		}
 	}
-	return out
+	add(s.catalog.View().Config)
+	for _, ss := range s.sessionList() {
+		if ov := ss.overlay.Load(); ov != nil {
+			add(ov)
+		}
+	}
+	servers := slices.Collect(maps.Values(byHash))
+	slices.SortFunc(servers, func(a, b *registry.Server) int { return strings.Compare(a.Name, b.Name) })
+	s.pool.Reconcile(servers)
+	s.catalog.Prune(keep)
+}
+
+// overlayFor returns the configuration a session working in cwd sees, or
+// nil when its project adds nothing to the daemon's.
+func (s *Server) overlayFor(cwd string) *registry.Config {
+	if cwd == "" || s.opts.Trust == nil {
+		return nil
+	}
+	base := s.catalog.View().Config
+	ov, err := base.WithProject(cwd, s.opts.Trust(), s.opts.LoadOptions)
+	if err != nil {
+		s.log.Warn("project config ignored", "cwd", cwd, "err", err)
+		return nil
+	}
+	if len(ov.Servers) == len(base.Servers) {
+		same := true
+		for name, srv := range ov.Servers {
+			if b, ok := base.Servers[name]; !ok || b.Hash != srv.Hash || b.Untrusted != srv.Untrusted {
+				same = false
+				break
+			}
+		}
+		if same {
+			return nil
+		}
+	}
+	return ov
 }
 
 // onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
@@ -220,7 +277,7 @@ func (s *Server) onState(srv *registry.Server, st upstream.Status) {
 // toolsChanged tells sessions whose visible tool list differs.
 func (s *Server) toolsChanged(before, after *registry.View) {
 	for _, ss := range s.sessionList() {
-		ss.catalogChanged(before, after)
+		ss.catalogChanged()
 	}
 }
 
@@ -238,11 +295,52 @@ func (s *Server) Reload(cfg *registry.Config) {
 	s.catalog.SetConfig(cfg)
 	s.loadCache(cfg)
 	after := s.catalog.View()
-	s.pool.Reconcile(enabledServers(cfg))
+	s.RefreshProjects()
 	if !s.opts.NoBootstrap {
 		s.bootstrap(after)
 	}
 	s.toolsChanged(before, after)
+}
+
+// RefreshProjects re-reads the project overlays of open sessions (after a
+// reload, or when a project file or the trust list changed) and reconciles
+// the pool with every configuration in use.
+func (s *Server) RefreshProjects() {
+	for _, ss := range s.sessionList() {
+		if ss.opts.Cwd == "" {
+			continue
+		}
+		ov := s.overlayFor(ss.opts.Cwd)
+		if old := ss.overlay.Load(); (old == nil) != (ov == nil) || (old != nil && old.Hash != ov.Hash) {
+			ss.overlay.Store(ov)
+			if ov != nil {
+				s.loadCache(ov)
+			}
+		}
+	}
+	s.reconcile()
+	for _, ss := range s.sessionList() {
+		ss.syncTools(ss.view())
+	}
+}
+
+// ProjectFiles lists the project files open sessions' overlays depend on,
+// for the config watcher.
+func (s *Server) ProjectFiles() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ss := range s.sessionList() {
+		if ss.opts.Cwd == "" || s.opts.Trust == nil {
+			continue
+		}
+		for _, f := range registry.ProjectFiles(ss.opts.Cwd) {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // Close ends every session, closes every upstream and waits for all

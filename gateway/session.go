@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,6 +30,9 @@ type session struct {
 	direct directSpec
 	server *mcp.Server
 
+	// overlay is the session's project configuration (nil: the daemon's).
+	overlay atomic.Pointer[registry.Config]
+
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
 	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
@@ -36,7 +40,11 @@ type session struct {
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
-	v := s.catalog.View()
+	ov := s.overlayFor(opts.Cwd)
+	if ov != nil {
+		s.loadCache(ov)
+	}
+	v := s.catalog.ViewFor(ov)
 	ss := &session{
 		gw:         s,
 		opts:       opts,
@@ -49,6 +57,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		spec = opts.DirectTools
 	}
 	ss.direct = parseDirectSpec(spec)
+	ss.overlay.Store(ov)
 
 	instructions := "Tools of many MCP servers are reachable through the `mcp` tool: search them, describe one, then call it."
 	switch ss.mode {
@@ -102,8 +111,9 @@ func sessionMode(requested, configured string) string {
 	return ModeProxy
 }
 
-// view is the catalogue as this session sees it.
-func (ss *session) view() *registry.View { return ss.gw.catalog.View() }
+// view is the catalogue as this session sees it: the daemon's, or its
+// project overlay's.
+func (ss *session) view() *registry.View { return ss.gw.catalog.ViewFor(ss.overlay.Load()) }
 
 // register tracks an initialised session until it ends.
 func (s *Server) register(ss *session, sess *mcp.ServerSession) {
@@ -124,13 +134,21 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.sessions.Inc()
+	overlay := ss.overlay.Load() != nil
+	if overlay {
+		s.reconcile() // its project's servers join the pool
+	}
 	go func() {
 		defer s.wg.Done()
 		_ = sess.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		closed := s.closed
 		s.mu.Unlock()
 		s.metrics.sessions.Dec()
+		if overlay && !closed {
+			s.reconcile() // servers only it used close
+		}
 	}()
 }
 
@@ -146,7 +164,7 @@ func (ss *session) close() {
 // catalogChanged brings the session's tool list in line with the new
 // catalogue; the SDK announces any change with
 // notifications/tools/list_changed (debounced).
-func (ss *session) catalogChanged(before, after *registry.View) { ss.syncTools(after) }
+func (ss *session) catalogChanged() { ss.syncTools(ss.view()) }
 
 // wanted returns the upstream tools the session should list, by gateway name.
 func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {

@@ -32,7 +32,7 @@ type ReloadInfo struct {
 // ServerReport is one configured server in a Report.
 type ServerReport struct {
 	Name      string    `json:"name"`
-	State     string    `json:"state"` // connected, idle, cached, not connected, connecting, failed, needs-auth, disabled
+	State     string    `json:"state"` // connected, idle, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
 	Tools     int       `json:"tools"`
 	Calls     int64     `json:"calls"`
 	Errors    int64     `json:"errors"`
@@ -101,6 +101,10 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 	}
 	if sv.Listing != nil {
 		sr.Listing = sv.Listing.Source
+	}
+	if srv.Untrusted {
+		sr.State = "untrusted"
+		return sr
 	}
 	if !srv.Enabled {
 		sr.State = "disabled"

@@ -77,6 +77,9 @@ type Catalog struct {
 	cfg      *Config
 	listings map[string]*Listing // by identity hash
 	cur      atomic.Pointer[View]
+	// overlays caches views of other configs (project overlays) over the
+	// current listings; emptied whenever the listings change.
+	overlays map[string]*View
 }
 
 // NewCatalog returns a catalogue for cfg with no listings.
@@ -95,16 +98,23 @@ func (c *Catalog) SetConfig(cfg *Config) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg = cfg
-	live := make(map[string]bool)
-	for _, s := range cfg.Servers {
-		live[s.Hash] = true
-	}
+	return c.rebuildLocked()
+}
+
+// Prune forgets the listings of upstreams whose identity hash is not in
+// keep (no configuration in use names them any more).
+func (c *Catalog) Prune(keep map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.listings)
 	for h := range c.listings {
-		if !live[h] {
+		if !keep[h] {
 			delete(c.listings, h)
 		}
 	}
-	return c.rebuildLocked()
+	if len(c.listings) != n {
+		c.rebuildLocked()
+	}
 }
 
 // SetListing records what the upstream with identity hash offers and
@@ -134,6 +144,29 @@ func (c *Catalog) SetListings(ls map[string]*Listing) *View {
 func (c *Catalog) rebuildLocked() *View {
 	v := buildView(c.cfg, c.listings)
 	c.cur.Store(v)
+	clear(c.overlays)
+	return v
+}
+
+// ViewFor returns the view of another configuration (a session's project
+// overlay) over the same listings: upstreams with the same identity hash
+// show the same tools. nil means the current configuration.
+func (c *Catalog) ViewFor(cfg *Config) *View {
+	if cfg == nil {
+		return c.View()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.overlays[cfg.Hash]; ok && cfg.Hash != "" {
+		return v
+	}
+	v := buildView(cfg, c.listings)
+	if c.overlays == nil {
+		c.overlays = make(map[string]*View)
+	}
+	if cfg.Hash != "" {
+		c.overlays[cfg.Hash] = v
+	}
 	return v
 }
 
