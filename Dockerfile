@@ -1,0 +1,71 @@
+# syntax=docker/dockerfile:1
+
+# mcpgw in a container. Two images from this file:
+#
+#   docker build --build-arg VERSION=$(git describe --always) -t mcpgw .
+#       the static binary on distroless: Streamable HTTP and SSE upstreams
+#   docker build --target with-node -t mcpgw:node .
+#       the same binary on Node.js, for stdio upstreams started with npx or node
+#
+# Run it with the port published on the host's loopback only, and a token:
+#
+#   docker run -d --name mcpgw -p 127.0.0.1:7332:7332 -e MCPGW_TOKEN \
+#     -v ~/.config/mcpgw:/config:ro -v mcpgw-data:/data mcpgw
+#
+# Inside the container the daemon must listen on 0.0.0.0 (hence
+# --allow-remote) to be reachable through the published port at all.
+
+ARG GO_VERSION=1.26
+ARG NODE_VERSION=22
+
+# The binary: static, no cgo, no local paths, version stamped in.
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS="$TARGETOS" GOARCH="$TARGETARCH" \
+    go build -trimpath -ldflags "-s -w -X main.version=$VERSION" -o /out/mcpgw ./cmd/mcpgw
+# The volume mount points, handed to the images' non-root users below.
+RUN mkdir -p /out/config /out/data
+
+# An init for PID 1: mcpgw starts upstreams, and their orphaned children
+# must be reaped by someone. Built for the target platform, unlike the
+# binary above.
+FROM debian:bookworm-slim AS init
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini \
+    && rm -rf /var/lib/apt/lists/*
+
+FROM node:${NODE_VERSION}-bookworm-slim AS with-node
+COPY --from=init /usr/bin/tini-static /usr/bin/tini
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/mcpgw /usr/local/bin/mcpgw
+COPY --from=build --chown=node:node /out/config /config
+COPY --from=build --chown=node:node /out/data /data
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false
+USER node
+VOLUME ["/config", "/data"]
+EXPOSE 7332
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+    CMD ["/usr/local/bin/mcpgw", "healthcheck"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/mcpgw"]
+CMD ["serve", "--listen", "0.0.0.0:7332", "--allow-remote", "--config", "/config/mcp.json", "--cache", "/data/mcp-cache.json", "--socket", ""]
+
+# The default image (the last stage): no shell, no package manager.
+FROM gcr.io/distroless/static-debian12:nonroot AS static
+COPY --from=init /usr/bin/tini-static /usr/bin/tini
+COPY --from=build /out/mcpgw /usr/local/bin/mcpgw
+COPY --from=build --chown=65532:65532 /out/config /config
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+VOLUME ["/config", "/data"]
+EXPOSE 7332
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+    CMD ["/usr/local/bin/mcpgw", "healthcheck"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/mcpgw"]
+CMD ["serve", "--listen", "0.0.0.0:7332", "--allow-remote", "--config", "/config/mcp.json", "--cache", "/data/mcp-cache.json", "--socket", ""]
