@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,6 +46,7 @@ type serveFlags struct {
 	token       string
 	socket      string
 	stdio       bool
+	cpuProfile  string
 }
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -60,8 +63,20 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.StringVar(&f.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token HTTP clients must present (default $MCPGW_TOKEN)")
 	fs.StringVar(&f.socket, "socket", defaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
 	log, err := newLogger(stderr, f.logLevel, f.logFormat)
 	if err != nil {
@@ -112,6 +127,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Cache:       cache,
 		NoBootstrap: f.noBootstrap,
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
+		LoadOptions: loadOpts,
+		Trust:       loadTrust(log),
 	})
 	defer gw.Close()
 
@@ -235,6 +252,8 @@ func (r *reloader) reload(why string) error {
 	}
 	if next.Hash == r.current.Hash {
 		r.log.Debug("config unchanged", "trigger", why)
+		// A project file or the trust list may have changed.
+		r.gw.RefreshProjects()
 		return nil
 	}
 	for _, w := range next.Warnings {
@@ -254,7 +273,20 @@ func (r *reloader) reload(why string) error {
 func (r *reloader) files() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.current.Files
+	files := append(slices.Clone(r.current.Files), r.gw.ProjectFiles()...)
+	return append(files, registry.DefaultTrustPath())
+}
+
+// loadTrust returns a reader of the trusted project directories, read
+// afresh for each new session so `mcpgw trust` needs no restart.
+func loadTrust(log *slog.Logger) func() *registry.TrustStore {
+	return func() *registry.TrustStore {
+		t, err := registry.LoadTrust(registry.DefaultTrustPath())
+		if err != nil {
+			log.Warn("reading trusted projects", "err", err)
+		}
+		return t
+	}
 }
 
 // defaultListen is $MCPGW_LISTEN, else DefaultListen.
