@@ -131,8 +131,13 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 	if !ok {
 		// The tool may belong to a server whose tools are not known yet
 		// (never connected, nothing cached): connect it, as the call needs it.
-		if v2 := gw.connectUnknown(ctx, v, name); v2 != nil {
-			v = v2
+		cands, untrusted := serversFor(v, name)
+		if len(cands) == 0 && untrusted != nil {
+			return errorResult("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", untrusted.Name, untrusted.Source)
+		}
+		if len(cands) > 0 {
+			gw.connectAll(ctx, cands, name)
+			v = gw.catalog.ViewFor(v.Config)
 			t, ok = v.Lookup(name)
 		}
 	}
@@ -208,12 +213,11 @@ func (gw *Server) connectNow(ctx context.Context, srv *registry.Server) error {
 	return nil
 }
 
-// connectUnknown connects the enabled servers with no known tools whose
-// tool prefix fits name, and returns the updated view (nil if none fit).
-func (gw *Server) connectUnknown(ctx context.Context, v *registry.View, name string) *registry.View {
-	var cands []*registry.Server
+// serversFor returns the enabled servers with no known tools whose tool
+// prefix fits name, and an untrusted server whose prefix fits, if any.
+func serversFor(v *registry.View, name string) (cands []*registry.Server, untrusted *registry.Server) {
 	for _, sv := range v.Servers {
-		if !sv.Server.Enabled || sv.Listing != nil {
+		if sv.Listing != nil {
 			continue
 		}
 		prefix := sv.Server.ToolPrefix
@@ -221,25 +225,33 @@ func (gw *Server) connectUnknown(ctx context.Context, v *registry.View, name str
 			prefix = v.Config.Settings.ToolPrefix
 		}
 		p := strings.TrimSuffix(registry.ToolName(prefix, sv.Server.Name, "x"), "x")
-		if strings.HasPrefix(name, p) || strings.HasPrefix(name, sv.Server.Name+"/") {
+		if !strings.HasPrefix(name, p) && !strings.HasPrefix(name, sv.Server.Name+"/") {
+			continue
+		}
+		switch {
+		case sv.Server.Untrusted:
+			untrusted = sv.Server
+		case sv.Server.Enabled:
 			cands = append(cands, sv.Server)
 		}
 	}
-	if len(cands) == 0 {
-		return nil
-	}
+	return cands, untrusted
+}
+
+// connectAll connects servers at once, for a call of tool that needs one
+// of them.
+func (gw *Server) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
 	var wg sync.WaitGroup
-	for _, srv := range cands {
+	for _, srv := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := gw.connectNow(ctx, srv); err != nil {
-				gw.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", name, "err", err)
+				gw.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", tool, "err", err)
 			}
 		}()
 	}
 	wg.Wait()
-	return gw.catalog.View()
 }
 
 // nestedGatewayKeys reports gateway argument names found in args that the
@@ -294,7 +306,7 @@ func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *m
 	if err := gw.connectNow(ctx, sv.Server); err != nil {
 		return errorResult("Connecting %s: %v", name, err)
 	}
-	return gw.listServer(ctx, gw.catalog.View(), name)
+	return gw.listServer(ctx, gw.catalog.ViewFor(v.Config), name)
 }
 
 func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
@@ -319,7 +331,7 @@ func (gw *Server) listServer(ctx context.Context, v *registry.View, name string)
 		if err := gw.connectNow(ctx, sv.Server); err != nil {
 			fmt.Fprintf(&b, "Connecting %s to list its tools: %v\n", name, err)
 		}
-		v = gw.catalog.View()
+		v = gw.catalog.ViewFor(v.Config)
 		sv, _ = v.Server(name)
 	}
 	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))

@@ -157,6 +157,9 @@ func (c *Catalog) ViewFor(cfg *Config) *View {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if cfg == c.cfg {
+		return c.cur.Load()
+	}
 	if v, ok := c.overlays[cfg.Hash]; ok && cfg.Hash != "" {
 		return v
 	}
