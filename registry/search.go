@@ -425,19 +425,24 @@ func (ix *Index) segment(w string) []string {
 // searchScratch is the per-search working memory, pooled so that a search does
 // not allocate in proportion to the catalogue.
 type searchScratch struct {
-	score   []float32
-	best    []float32 // per tool, the best match of the current query word
-	sum     []float32 // per tool, the sum of the current query word's matches
-	matched []uint16
-	touched []int32 // docs with a score, in first-touch order
-	group   []int32 // docs touched by the current query word
+	acc     []toolAcc // per tool
+	touched []int32   // tools with a match, in first-match order
+	group   []int32   // tools matched by the current query word
 	groups  []queryGroup
 	alts    []termAlt
 	hits    []Hit
 }
 
+// toolAcc accumulates one tool's score during a search.
+type toolAcc struct {
+	score   float32
+	best    float32 // the best match of the current query word
+	sum     float32 // the sum of the current query word's matches
+	matched uint32  // query words matched
+}
+
 func newSearchScratch(n int) *searchScratch {
-	return &searchScratch{score: make([]float32, n), best: make([]float32, n), sum: make([]float32, n), matched: make([]uint16, n)}
+	return &searchScratch{acc: make([]toolAcc, n)}
 }
 
 // queryGroup is one query word and what it matches: the word's stem,
@@ -476,11 +481,12 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 			a := g.alts[0]
 			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
 				d := ix.postDoc[k]
-				if s.matched[d] == 0 {
+				t := &s.acc[d]
+				if t.matched == 0 {
 					s.touched = append(s.touched, d)
 				}
-				s.score[d] += a.w * ix.postScore[k]
-				s.matched[d]++
+				t.score += a.w * ix.postScore[k]
+				t.matched++
 			}
 			continue
 		}
@@ -490,21 +496,23 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
 				d := ix.postDoc[k]
 				v := a.w * ix.postScore[k]
-				if s.sum[d] == 0 {
+				t := &s.acc[d]
+				if t.sum == 0 {
 					s.group = append(s.group, d)
 				}
-				s.sum[d] += v
-				s.best[d] = max(s.best[d], v)
+				t.sum += v
+				t.best = max(t.best, v)
 			}
 		}
 		soft := float32(ix.p.soft)
 		for _, d := range s.group {
-			if s.matched[d] == 0 {
+			t := &s.acc[d]
+			if t.matched == 0 {
 				s.touched = append(s.touched, d)
 			}
-			s.score[d] += s.best[d] + soft*(s.sum[d]-s.best[d])
-			s.matched[d]++
-			s.best[d], s.sum[d] = 0, 0
+			t.score += t.best + soft*(t.sum-t.best)
+			t.matched++
+			t.best, t.sum = 0, 0
 		}
 		s.group = s.group[:0]
 	}
@@ -513,11 +521,10 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	cov := float32(ix.p.coverage) / float32(len(groups))
 	for _, d := range s.touched {
 		if opts.Server == "" || ix.docs[d].Server == opts.Server {
-			sc := s.score[d] * (1 + cov*float32(s.matched[d]))
+			sc := s.acc[d].score * (1 + cov*float32(s.acc[d].matched))
 			hits = append(hits, Hit{Doc: int(d), Score: float64(sc)})
 		}
-		s.score[d] = 0
-		s.matched[d] = 0
+		s.acc[d] = toolAcc{}
 	}
 	s.touched = s.touched[:0]
 	out := ix.top(hits, opts.Limit)

@@ -96,7 +96,7 @@ var synonymGroups = [][]string{
 // finance tool). They match at a larger discount (rankParams.related).
 var relatedGroups = [][]string{
 	// Actions.
-	{"create", "build", "write", "compose", "draft", "open"},
+	{"create", "build", "write", "compose", "draft"},
 	{"list", "get", "show", "view", "browse", "read"},
 	{"search", "find", "query", "lookup", "discover", "explore", "look"},
 	{"update", "set", "rename", "move"},
@@ -162,7 +162,7 @@ var relatedGroups = [][]string{
 	{"map", "location", "direction", "directions", "navigation", "route", "geo", "coordinates"},
 	{"translate", "language"},
 	{"website", "web", "page", "url", "domain"},
-	{"browser", "browse", "navigate", "click", "web", "page", "tab"},
+	{"browser", "browse", "navigate", "open", "visit", "click", "web", "page", "tab"},
 	{"law", "regulation", "court", "lawyer"},
 	{"game", "play", "puzzle"},
 	{"book", "novel", "ebook", "library", "reading", "author"},

@@ -1,0 +1,361 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunSearchBench(t *testing.T) {
+	catalog := `{"version":1,"servers":{
+		"github":{"tools":[
+			{"name":"create_issue","description":"Create a new issue in a repository.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}}}},
+			{"name":"list_issues","description":"List issues in a repository."}]},
+		"playwright":{"tools":[
+			{"name":"browser_take_screenshot","description":"Take a screenshot of the current page."},
+			{"name":"browser_navigate","description":"Navigate to a URL."}]}}}`
+	queries := `{"query": "github issue create", "relevant": ["github/create_issue"]}
+{"query": "screenshot", "relevant": ["playwright/browser_take_screenshot"]}
+
+{"query": "repository issues", "relevant": ["github/list_issues", "github/create_issue"]}
+{"query": "open the website", "relevant": ["playwright/browser_navigate"]}
+{"query": "zzz", "relevant": ["github/create_issue"]}
+{"query": "gone", "relevant": ["nosuch/tool"]}
+`
+	var out bytes.Buffer
+	rep, err := RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Five of six queries find a relevant tool first; "zzz" matches
+	// nothing; "gone" names a tool the catalog lacks.
+	want := BenchReport{Tools: 4, Servers: 2, Queries: 6, Unknown: 1, K: 10,
+		RecallAt1: 4.0 / 6, RecallAt5: 4.0 / 6, RecallAt10: 4.0 / 6, RecallAtK: 4.0 / 6, MRR: 4.0 / 6}
+	got := *rep
+	got.Build, got.P50, got.P99, got.Max = 0, 0, 0, 0
+	if got != want {
+		t.Errorf("report = %+v\nwant     %+v", got, want)
+	}
+	if rep.P50 <= 0 || rep.P99 < rep.P50 || rep.Max < rep.P99 {
+		t.Errorf("latencies p50 %v p99 %v max %v out of order", rep.P50, rep.P99, rep.Max)
+	}
+	for _, line := range []string{"catalog   4 tools, 2 servers", "queries   6 (1 name no tool of the catalog", "R@1 0.667  R@5 0.667  R@10 0.667  MRR 0.667", "latency   p50 "} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("output lacks %q:\n%s", line, out.String())
+		}
+	}
+
+	rep, err = RunSearchBenchWith(strings.NewReader(catalog), strings.NewReader(queries), nil, &BenchOptions{K: 1})
+	if err != nil || rep.K != 1 || rep.RecallAtK != 4.0/6 {
+		t.Errorf("K 1: %+v, %v", rep, err)
+	}
+
+	for _, tt := range []struct{ catalog, queries, err string }{
+		{`{"version":2,"servers":{}}`, queries, "version 2"},
+		{`{"version":1,"servers":{}}`, queries, "no tools"},
+		{`[`, queries, "reading catalog"},
+		{catalog, "{\"query\": \"x\"}\nnot json\n", "line 2"},
+		{catalog, "\n", "no queries"},
+	} {
+		_, err := RunSearchBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("RunSearchBench(%.30q, %.30q) error = %v, want it to say %q", tt.catalog, tt.queries, err, tt.err)
+		}
+	}
+}
+
+// metatoolDir is the MetaTool benchmark in the shared folder beside the
+// repository clone.
+const metatoolDir = "../../shared/bench/toolsearch/metatool"
+
+func openMetatool(t testing.TB, name string) *os.File {
+	f, err := os.Open(filepath.Join(metatoolDir, name))
+	if os.IsNotExist(err) {
+		t.Skipf("%s: not present", filepath.Join(metatoolDir, name))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestMetatoolBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, tt := range []struct {
+		queries     string
+		minR5, minM float64
+	}{
+		{"queries.jsonl", 0.60, 0.45},
+		{"queries-multi.jsonl", 0.85, 0},
+	} {
+		var out bytes.Buffer
+		rep, err := RunSearchBench(openMetatool(t, "catalog.json"), openMetatool(t, tt.queries), &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s:\n%s", tt.queries, out.String())
+		if rep.RecallAt5 < tt.minR5 || rep.MRR < tt.minM {
+			t.Errorf("%s: R@5 %.3f MRR %.3f, want R@5 ≥ %.2f and MRR ≥ %.2f", tt.queries, rep.RecallAt5, rep.MRR, tt.minR5, tt.minM)
+		}
+	}
+}
+
+// TestSearchTuning compares the ranking's levers on MetaTool. Tuning uses
+// every fifth query; the others are held out to check that a change
+// generalises. Run with MCPGW_SEARCH_TUNE=1 -v.
+func TestSearchTuning(t *testing.T) {
+	if os.Getenv("MCPGW_SEARCH_TUNE") == "" {
+		t.Skip("set MCPGW_SEARCH_TUNE=1 to compare ranking variants")
+	}
+	docs, _, err := readBenchCatalog(openMetatool(t, "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := readBenchQueries(openMetatool(t, "queries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, err := readBenchQueries(openMetatool(t, "queries-multi.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tune, held []benchQuery
+	for i, q := range single {
+		if i%5 == 0 {
+			tune = append(tune, q)
+		} else {
+			held = append(held, q)
+		}
+	}
+	variants := []struct {
+		name string
+		set  func(p *rankParams)
+	}{
+		{"default", func(p *rankParams) {}},
+		{"no synonyms", func(p *rankParams) { p.synonym = 0 }},
+		{"no related", func(p *rankParams) { p.related = 0 }},
+		{"no prefix", func(p *rankParams) { p.prefix = 0 }},
+		{"no pairs", func(p *rankParams) { p.pair = 0 }},
+		{"no exact", func(p *rankParams) { p.weight[fieldNameExact] = 0 }},
+		{"hard max", func(p *rankParams) { p.soft = 0 }},
+		{"coverage .5", func(p *rankParams) { p.coverage = 0.5 }},
+		{"k1 0.9", func(p *rankParams) { p.k1 = 0.9 }},
+		{"k1 2", func(p *rankParams) { p.k1 = 2 }},
+		{"b desc .5", func(p *rankParams) { p.b[fieldDescription] = 0.5 }},
+		{"name ×2", func(p *rankParams) { p.weight[fieldName] = 2 }},
+		{"name ×5", func(p *rankParams) { p.weight[fieldName] = 5 }},
+		{"plain-ish", func(p *rankParams) {
+			*p = rankParams{k1: 1.2, segCover: 1, minPrefix: 99}
+			p.weight[fieldName], p.weight[fieldDescription] = 1, 1
+			p.b[fieldName], p.b[fieldDescription] = 0.75, 0.75
+		}},
+	}
+	for _, v := range variants {
+		p := defaultParams
+		v.set(&p)
+		a, _ := runSearchBench(docs, 1, tune, 10, &p, nil)
+		b, _ := runSearchBench(docs, 1, held, 10, &p, nil)
+		c, _ := runSearchBench(docs, 1, multi, 10, &p, nil)
+		t.Logf("%-12s tune R@5 %.3f MRR %.3f | held-out R@1 %.3f R@5 %.3f MRR %.3f | multi R@5 %.3f MRR %.3f",
+			v.name, a.RecallAt5, a.MRR, b.RecallAt1, b.RecallAt5, b.MRR, c.RecallAt5, c.MRR)
+	}
+}
+
+// synthCatalog generates n tools shaped like real MCP servers (services,
+// objects, verbs; snake, camel, kebab and dotted names; input schemas),
+// deterministically.
+func synthCatalog(n int) []Doc {
+	type service struct {
+		name, title string
+		objects     []string
+	}
+	services := []service{
+		{"github", "GitHub", []string{"issue", "pull_request", "branch", "commit", "repository", "release", "workflow", "gist", "label", "milestone"}},
+		{"gitlab", "GitLab", []string{"merge_request", "pipeline", "project", "issue", "job", "runner", "tag"}},
+		{"jira", "Jira", []string{"issue", "project", "sprint", "board", "comment", "worklog", "epic"}},
+		{"linear", "Linear", []string{"issue", "cycle", "team", "project", "comment"}},
+		{"slack", "Slack", []string{"channel", "message", "user", "reaction", "thread", "file", "reminder"}},
+		{"discord", "Discord", []string{"guild", "channel", "message", "role", "member"}},
+		{"notion", "Notion", []string{"page", "database", "block", "comment", "user"}},
+		{"gdrive", "Google Drive", []string{"file", "folder", "permission", "comment", "revision"}},
+		{"gmail", "Gmail", []string{"message", "draft", "label", "thread", "attachment"}},
+		{"calendar", "Google Calendar", []string{"event", "calendar", "attendee", "reminder"}},
+		{"stripe", "Stripe", []string{"customer", "invoice", "payment_intent", "subscription", "refund", "product", "price"}},
+		{"shopify", "Shopify", []string{"order", "product", "customer", "inventory_item", "collection"}},
+		{"aws", "AWS", []string{"s3_bucket", "s3_object", "ec2_instance", "ebs_volume", "lambda_function", "sqs_queue", "iam_role"}},
+		{"kubernetes", "Kubernetes", []string{"pod", "deployment", "service", "namespace", "node", "secret", "config_map"}},
+		{"docker", "Docker", []string{"container", "image", "volume", "network"}},
+		{"postgres", "PostgreSQL", []string{"table", "query", "schema", "index", "row"}},
+		{"sentry", "Sentry", []string{"issue", "event", "project", "release"}},
+		{"datadog", "Datadog", []string{"metric", "monitor", "dashboard", "log", "incident"}},
+		{"figma", "Figma", []string{"file", "frame", "component", "comment"}},
+		{"spotify", "Spotify", []string{"track", "playlist", "album", "artist"}},
+		{"youtube", "YouTube", []string{"video", "channel", "playlist", "comment", "caption"}},
+		{"weather", "Weather", []string{"forecast", "alert", "observation", "station"}},
+		{"maps", "Maps", []string{"place", "route", "geocode", "distance_matrix"}},
+		{"twitter", "X", []string{"tweet", "user", "timeline", "follower"}},
+		{"browser", "Browser", []string{"page", "tab", "screenshot", "element", "cookie"}},
+		{"filesystem", "Filesystem", []string{"file", "directory", "path", "symlink"}},
+		{"salesforce", "Salesforce", []string{"lead", "opportunity", "account", "contact", "case"}},
+		{"zendesk", "Zendesk", []string{"ticket", "macro", "view", "organization"}},
+		{"airtable", "Airtable", []string{"base", "table", "record", "field"}},
+		{"confluence", "Confluence", []string{"page", "space", "attachment", "label"}},
+	}
+	verbs := []string{"create", "get", "list", "update", "delete", "search", "add", "remove",
+		"archive", "export", "import", "sync", "move", "copy", "describe", "fetch", "upload", "download", "start", "stop"}
+	phrases := map[string]string{
+		"create": "Create a new %s in %s.", "get": "Get details of a specific %s from %s.",
+		"list": "List %ss in %s with pagination and filters.", "update": "Update an existing %s in %s.",
+		"delete": "Delete a %s from %s. This cannot be undone.", "search": "Search %ss in %s by keyword.",
+		"add": "Add a %s to %s.", "remove": "Remove a %s from %s.", "archive": "Archive a %s in %s.",
+		"export": "Export a %s from %s as JSON or CSV.", "import": "Import a %s into %s from a file.",
+		"sync": "Synchronise a %s with %s.", "move": "Move a %s to another place in %s.",
+		"copy": "Copy a %s within %s.", "describe": "Describe the %s and its settings in %s.",
+		"fetch": "Fetch the latest %s data from %s.", "upload": "Upload a %s to %s.",
+		"download": "Download a %s from %s.", "start": "Start a %s in %s.", "stop": "Stop a running %s in %s.",
+	}
+	extra := []string{"Requires an access token.", "Returns at most 100 items per page.",
+		"Use the id returned by the list call.", "Results are sorted by creation time.",
+		"Supports dry run.", "Rate limited to 60 calls a minute.", ""}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var docs []Doc
+	for inst := 0; len(docs) < n; inst++ {
+		for _, svc := range services {
+			server := svc.name
+			if inst > 0 {
+				server = fmt.Sprintf("%s-%d", svc.name, inst)
+			}
+			for _, obj := range svc.objects {
+				for _, verb := range verbs {
+					if len(docs) == n {
+						return docs
+					}
+					if rng.IntN(3) == 0 {
+						continue
+					}
+					var name string
+					switch rng.IntN(5) {
+					case 0:
+						name = verb + "_" + obj
+					case 1:
+						name = camel(verb + "_" + obj)
+					case 2:
+						name = strings.ReplaceAll(verb+"-"+obj, "_", "-")
+					case 3:
+						name = obj + "." + verb
+					default:
+						name = svc.name + "_" + verb + "_" + obj
+					}
+					human := strings.ReplaceAll(obj, "_", " ")
+					desc := fmt.Sprintf(phrases[verb], human, svc.title) + " " + extra[rng.IntN(len(extra))]
+					schema, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
+						obj + "_id": map[string]any{"type": "string", "description": "The " + human + " identifier"},
+						"limit":     map[string]any{"type": "integer", "description": "Maximum number of results"},
+						"cursor":    map[string]any{"type": "string", "description": "Pagination cursor"},
+					}})
+					docs = append(docs, Doc{Server: server, Name: name, Description: desc, Schema: schema,
+						ServerDescription: svc.title + " integration"})
+				}
+			}
+		}
+	}
+	return docs
+}
+
+func camel(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}
+
+var benchQueries = []string{
+	"github issue create",
+	"screenshot",
+	"list pods",
+	"slack post message",
+	"delete s3 bucket",
+	"weather forecast",
+	"merge request pipeline",
+	"Please create a new issue in the repository describing the login bug",
+	"Can you show me all the running containers on this machine?",
+	"I need to export the customer list from Stripe as a CSV file so that I can share it with the finance team",
+	"search",
+	"get",
+	"download the latest invoice",
+	"playlist",
+	"What is the weather going to be like tomorrow, and are there any alerts for my area?",
+	"upload a file to google drive and share it with my team",
+}
+
+func TestSearchDoesNotAllocatePerTool(t *testing.T) {
+	allocs := func(n int) float64 {
+		ix := NewIndex(synthCatalog(n))
+		ix.Search("warm the pool", SearchOptions{Limit: 5})
+		return testing.AllocsPerRun(20, func() {
+			for _, q := range benchQueries {
+				ix.Search(q, SearchOptions{Limit: 5})
+			}
+		})
+	}
+	small, large := allocs(1000), allocs(10000)
+	if large > small+float64(len(benchQueries)) {
+		t.Errorf("allocations per round: %v over 1,000 tools, %v over 10,000; want about the same", small, large)
+	}
+}
+
+func TestSynthCatalog(t *testing.T) {
+	docs := synthCatalog(10000)
+	if len(docs) != 10000 {
+		t.Fatalf("synthCatalog(10000) made %d tools", len(docs))
+	}
+	if again := synthCatalog(10000); !slices.EqualFunc(docs, again, func(a, b Doc) bool {
+		return a.Server == b.Server && a.Name == b.Name && a.Description == b.Description
+	}) {
+		t.Fatal("synthCatalog is not deterministic")
+	}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("github issue create", SearchOptions{Limit: 1})
+	if len(hits) != 1 || docs[hits[0].Doc].Server != "github" || !strings.Contains(strings.ToLower(docs[hits[0].Doc].Name), "create") {
+		t.Errorf("Search(github issue create) over the synthetic catalogue = %+v", hits)
+	}
+}
+
+// BenchmarkSearch searches a synthetic 10,000-tool catalogue with keyword
+// and sentence queries, and reports the per-search p50 and p99.
+func BenchmarkSearch(b *testing.B) {
+	ix := NewIndex(synthCatalog(10000))
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t := time.Now()
+		if _, err := ix.Search(benchQueries[i%len(benchQueries)], SearchOptions{Limit: 10}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+}
+
+func BenchmarkNewIndex(b *testing.B) {
+	docs := synthCatalog(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		NewIndex(docs)
+	}
+}
