@@ -3,17 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v2"
 )
 
 var updateDeploy = flag.Bool("update-deploy", false, "rewrite deploy/systemd and deploy/launchd from the service templates")
@@ -593,6 +598,232 @@ func nextStart(dec *xml.Decoder) (xml.StartElement, error) {
 			return t, nil
 		case xml.EndElement:
 			return xml.StartElement{}, errEnd
+		}
+	}
+}
+
+// sourceMetricNames collects the mcpgw_ metric names the Go code of the
+// module defines, histograms with their _bucket, _sum and _count series.
+func sourceMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	re := regexp.MustCompile(`"(mcpgw_[a-z0-9_]+)"`)
+	names := map[string]bool{}
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllSubmatch(data, -1) {
+			n := string(m[1])
+			names[n] = true
+			if strings.HasSuffix(n, "_seconds") {
+				names[n+"_bucket"], names[n+"_sum"], names[n+"_count"] = true, true, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 10 {
+		t.Fatalf("found only %d metric names in the source: %v", len(names), names)
+	}
+	return names
+}
+
+var promMetricRE = regexp.MustCompile(`\b(mcpgw_[a-z0-9_]+|up|process_[a-z_]+)\b`)
+
+// checkExprMetrics fails for a metric an expression uses that no code defines.
+func checkExprMetrics(t *testing.T, where, expr string, defined map[string]bool) []string {
+	t.Helper()
+	var used []string
+	for _, m := range promMetricRE.FindAllString(expr, -1) {
+		if strings.HasPrefix(m, "mcpgw_") && !defined[m] {
+			t.Errorf("%s uses %s, which no Go code of mcpgw defines: %s", where, m, expr)
+		}
+		used = append(used, m)
+	}
+	return used
+}
+
+func TestServicePrometheusConfig(t *testing.T) {
+	const dir = "../../deploy/prometheus"
+	data, err := os.ReadFile(filepath.Join(dir, "prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		RuleFiles     []string `yaml:"rule_files"`
+		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
+			MetricsPath   string `yaml:"metrics_path"`
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("prometheus.yml: %v", err)
+	}
+	if len(cfg.ScrapeConfigs) != 1 {
+		t.Fatalf("%d scrape configs, want 1", len(cfg.ScrapeConfigs))
+	}
+	sc := cfg.ScrapeConfigs[0]
+	if sc.JobName != "mcpgw" || sc.MetricsPath != "/metrics" || len(sc.StaticConfigs) != 1 ||
+		!reflect.DeepEqual(sc.StaticConfigs[0].Targets, []string{DefaultListen}) {
+		t.Errorf("scrape config %+v, want job mcpgw scraping %s/metrics", sc, DefaultListen)
+	}
+
+	defined := sourceMetricNames(t)
+	for _, rf := range cfg.RuleFiles {
+		data, err := os.ReadFile(filepath.Join(dir, rf))
+		if err != nil {
+			t.Fatalf("rule file %s: %v", rf, err)
+		}
+		var rules struct {
+			Groups []struct {
+				Name  string `yaml:"name"`
+				Rules []struct {
+					Alert       string            `yaml:"alert"`
+					Expr        string            `yaml:"expr"`
+					For         string            `yaml:"for"`
+					Labels      map[string]string `yaml:"labels"`
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"rules"`
+			} `yaml:"groups"`
+		}
+		if err := yaml.UnmarshalStrict(data, &rules); err != nil {
+			t.Fatalf("%s: %v", rf, err)
+		}
+		n := 0
+		for _, g := range rules.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Alert == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
+					t.Errorf("%s: rule %q lacks a name, a severity or a summary", rf, r.Alert)
+				}
+				checkExprMetrics(t, rf+" "+r.Alert, r.Expr, defined)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s has no rules", rf)
+		}
+	}
+
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool not installed: the config and rule tests were not run by Prometheus itself")
+		return
+	}
+	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"test", "rules", "mcpgw-alerts_test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+func TestServiceGrafanaDashboard(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/grafana/mcpgw-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type target struct {
+		RefID      string `json:"refId"`
+		Expr       string `json:"expr"`
+		Datasource struct {
+			Type string `json:"type"`
+			UID  string `json:"uid"`
+		} `json:"datasource"`
+	}
+	var dash struct {
+		UID        string `json:"uid"`
+		Title      string `json:"title"`
+		Templating struct {
+			List []struct {
+				Name string `json:"name"`
+				Type string `json:"type"`
+			} `json:"list"`
+		} `json:"templating"`
+		Panels []struct {
+			ID      int                      `json:"id"`
+			Type    string                   `json:"type"`
+			Title   string                   `json:"title"`
+			GridPos struct{ X, Y, W, H int } `json:"gridPos"`
+			Targets []target                 `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatal(err)
+	}
+	if dash.UID != "mcpgw" || dash.Title != "mcpgw" {
+		t.Errorf("uid %q title %q, want mcpgw", dash.UID, dash.Title)
+	}
+	var vars []string
+	for _, v := range dash.Templating.List {
+		vars = append(vars, v.Name+":"+v.Type)
+	}
+	if !reflect.DeepEqual(vars, []string{"datasource:datasource", "job:query"}) {
+		t.Errorf("template variables %v, want datasource and job", vars)
+	}
+
+	defined := sourceMetricNames(t)
+	used := map[string]bool{}
+	ids := map[int]bool{}
+	type cell struct{ x, y int }
+	taken := map[cell]string{}
+	for _, p := range dash.Panels {
+		if ids[p.ID] {
+			t.Errorf("panel id %d used twice", p.ID)
+		}
+		ids[p.ID] = true
+		g := p.GridPos
+		if g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
+			t.Errorf("panel %q has gridPos %+v outside the 24-column grid", p.Title, g)
+		}
+		for x := g.X; x < g.X+g.W; x++ {
+			for y := g.Y; y < g.Y+g.H; y++ {
+				if other, ok := taken[cell{x, y}]; ok {
+					t.Fatalf("panels %q and %q overlap at %d,%d", other, p.Title, x, y)
+				}
+				taken[cell{x, y}] = p.Title
+			}
+		}
+		if p.Type == "row" {
+			continue
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, tg := range p.Targets {
+			if tg.Datasource.Type != "prometheus" || tg.Datasource.UID != "${datasource}" {
+				t.Errorf("panel %q query %s uses datasource %+v, want the ${datasource} variable", p.Title, tg.RefID, tg.Datasource)
+			}
+			if !strings.Contains(tg.Expr, `job=~"$job"`) {
+				t.Errorf("panel %q query %s ignores the job variable: %s", p.Title, tg.RefID, tg.Expr)
+			}
+			for _, m := range checkExprMetrics(t, "panel "+p.Title, tg.Expr, defined) {
+				used[m] = true
+			}
+		}
+	}
+	for _, m := range []string{
+		"mcpgw_tool_calls_total", "mcpgw_tool_call_duration_seconds_bucket", "mcpgw_upstream_state",
+		"mcpgw_upstream_connects_total", "mcpgw_upstream_restarts_total", "mcpgw_upstream_idle_closes_total",
+		"mcpgw_sessions", "mcpgw_config_last_reload_successful", "mcpgw_cache_writes_total",
+	} {
+		if !used[m] {
+			t.Errorf("the dashboard shows no %s", m)
 		}
 	}
 }
