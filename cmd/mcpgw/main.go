@@ -40,6 +40,9 @@ Usage:
   mcpgw call TOOL '{"arg":"value"}'             call a tool
   mcpgw connect SERVER                          connect a server now
   mcpgw reload                                  reload the config
+  mcpgw check [--config FILE] [--project DIR]   validate the config and its imports, list the servers
+  mcpgw trust DIR | --list                      let DIR's project files (.mcp.json, .pi/mcp.json) start servers
+  mcpgw untrust DIR                             stop trusting DIR
   mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
   mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
   mcpgw bench search --catalog FILE --queries FILE
@@ -62,6 +65,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return stdioShim(ctx, rest, stdin, stdout, stderr)
 	case "status":
 		return statusCmd(ctx, rest, stdout, stderr)
+	case "check":
+		return checkCmd(ctx, rest, stdout, stderr)
+	case "trust":
+		return trustCmd(ctx, rest, stdout, stderr)
+	case "untrust":
+		return untrustCmd(ctx, rest, stdout, stderr)
 	case "reload":
 		return reloadCmd(ctx, rest, stdout, stderr)
 	case "tools", "search", "call", "connect", "describe":

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	neturl "net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// checkCmd is `mcpgw check`: load the config as the daemon would, with its
+// imports (and, with --project, a project's files), and print the merged
+// servers with where each came from, and the warnings. A config that does
+// not load is an error naming the file and the field.
+func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	listen := fs.String("listen", defaultListen(), "the daemon's listen address: servers pointing at it are skipped")
+	project := fs.String("project", "", "also show what a session working in `DIR` sees")
+	trustFile := fs.String("trust-file", registry.DefaultTrustPath(), "trust store")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("check: unexpected argument %q", fs.Arg(0))
+	}
+	opts := &registry.LoadOptions{Listen: *listen, TrustFile: *trustFile}
+	cfg, err := registry.Load(*config, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "config: %s", cfg.Path)
+	if cfg.Missing {
+		fmt.Fprint(stdout, " (does not exist)")
+	}
+	fmt.Fprintln(stdout)
+	if len(cfg.Imports) > 0 {
+		fmt.Fprintf(stdout, "imports: %s\n", strings.Join(cfg.Imports, ", "))
+	}
+	if *project != "" {
+		dir, err := filepath.Abs(*project)
+		if err != nil {
+			return err
+		}
+		if cfg, err = cfg.WithProject(dir, cfg.Trust, opts); err != nil {
+			return err
+		}
+		trust := "not trusted: its servers are not started (mcpgw trust " + dir + ")"
+		if by := cfg.Trust.TrustedBy(dir); by != "" {
+			trust = "trusted"
+			if by != dir {
+				trust += " (through " + by + ")"
+			}
+		}
+		fmt.Fprintf(stdout, "project: %s, %s\n", dir, trust)
+	}
+	fmt.Fprintln(stdout)
+	printServers(stdout, cfg)
+	if len(cfg.Warnings) > 0 {
+		fmt.Fprintf(stdout, "\nwarnings:\n")
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(stdout, "  %s\n", w)
+		}
+	}
+	enabled := 0
+	for _, s := range cfg.Servers {
+		if s.Enabled {
+			enabled++
+		}
+	}
+	fmt.Fprintf(stdout, "\nOK: %d servers (%d enabled), %d warnings\n", len(cfg.Servers), enabled, len(cfg.Warnings))
+	return nil
+}
+
+func printServers(w io.Writer, cfg *registry.Config) {
+	if len(cfg.Servers) == 0 {
+		fmt.Fprintln(w, "no servers")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tTRANSPORT\tCOMMAND OR URL\tSOURCE")
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		s := cfg.Servers[name]
+		state := "enabled"
+		switch {
+		case s.Untrusted:
+			state = "untrusted"
+		case !s.Enabled:
+			state = "disabled"
+		}
+		transport, target := "stdio", maskedCommand(s)
+		if s.IsRemote() {
+			transport, target = "http", maskURL(s.URL)
+			if len(s.Headers) > 0 {
+				target += " [headers: " + strings.Join(slices.Sorted(maps.Keys(s.Headers)), ", ") + "]"
+			}
+			if s.BearerToken != "" || s.BearerTokenEnv != "" {
+				target += " [bearer token]"
+			}
+		} else if len(s.Env) > 0 {
+			target += " [env: " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", ") + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, state, transport, target, s.Source)
+	}
+	tw.Flush()
+}
+
+// secretName matches names of flags, query parameters and the like whose
+// values are secrets.
+var secretName = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|auth|credential|private[-_]?key|access[-_]?key|signature|sig)$|^(key|pat)$`)
+
+// secretValue matches values that look like credentials whatever their
+// name: well-known token prefixes, and long opaque strings.
+var secretValue = regexp.MustCompile(`^(sk-|sk_|ghp_|gho_|ghu_|ghs_|github_pat_|xox[abprs]-|glpat-|AKIA|AIza|ya29\.|eyJ)[A-Za-z0-9._\-]+$|^[A-Za-z0-9+/_\-]{32,}={0,2}$`)
+
+const masked = "***"
+
+// maskedCommand is the command line with secret-looking arguments masked:
+// the value after a flag named like a secret (--token X, --api-key=X) and
+// any argument that looks like a credential.
+func maskedCommand(s *registry.Server) string {
+	parts := []string{quoteArg(s.Command)}
+	maskNext := false
+	for _, a := range s.Args {
+		switch {
+		case maskNext:
+			a, maskNext = masked, false
+		case strings.HasPrefix(a, "-"):
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if secretName.MatchString(name) {
+				if hasValue {
+					a = a[:strings.Index(a, "=")+1] + masked
+				} else {
+					maskNext = true
+				}
+			}
+		case secretValue.MatchString(a) && !strings.Contains(a, string(filepath.Separator)):
+			a = masked
+		default:
+			if k, _, ok := strings.Cut(a, "="); ok && secretName.MatchString(k) {
+				a = k + "=" + masked
+			}
+		}
+		parts = append(parts, quoteArg(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func quoteArg(a string) string {
+	if a == "" || strings.ContainsAny(a, " \t\"'") {
+		return fmt.Sprintf("%q", a)
+	}
+	return a
+}
+
+// maskURL masks a URL's password and the values of query parameters named
+// like secrets or looking like credentials.
+func maskURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return masked
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = neturl.UserPassword(u.User.Username(), maskMark)
+		}
+	}
+	q := u.Query()
+	changed := false
+	for k, vs := range q {
+		for i, v := range vs {
+			if secretName.MatchString(k) || secretValue.MatchString(v) {
+				vs[i] = maskMark
+				changed = true
+			}
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), maskMark, masked)
+}
+
+// maskMark stands for a masked value until the URL is encoded (which
+// would escape "***").
+const maskMark = "MCPGW-MASKED"

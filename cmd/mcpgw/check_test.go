@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkEnv points HOME and the XDG directories into a temporary directory,
+// so that imports and the trust store read nothing of the user's.
+func checkEnv(t *testing.T) (home string) {
+	t.Helper()
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("MCPGW_LISTEN", "")
+	return home
+}
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestCheck(t *testing.T) {
+	home := checkEnv(t)
+	config := filepath.Join(home, "mcp.json")
+	writeTestFile(t, config, `{
+		"mcpServers": {
+			"api": {"url": "https://bob:hunter2@api.example.com/mcp?key=abc123&region=eu", "headers": {"Authorization": "Bearer x"}},
+			"cli": {"command": "npx", "args": ["-y", "some-mcp", "--api-key", "k-1", "--token=t-2", "sk-abcdefghijklmnop", "PASSWORD=p"], "env": {"B": "2", "A": "1"}},
+			"off": {"command": "off", "enabled": false},
+			"loop": {"command": "mcpgw", "args": ["stdio"]},
+		},
+		"imports": ["cursor"],
+	}`)
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"cur": {"command": "cursor-mcp", "comand": "typo"}}}`)
+	proj := filepath.Join(home, "proj")
+	writeTestFile(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers": {"repo": {"command": "./repo-mcp"}}}`)
+
+	out, _, err := runCmd(t, "check", "--config", config, "--listen", "127.0.0.1:7332")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `config: HOME/mcp.json
+imports: cursor
+
+NAME  STATE     TRANSPORT  COMMAND OR URL                                                                  SOURCE
+api   enabled   http       https://bob:***@api.example.com/mcp?key=***&region=eu [headers: Authorization]  HOME/mcp.json
+cli   enabled   stdio      npx -y some-mcp --api-key *** --token=*** *** PASSWORD=*** [env: A, B]          HOME/mcp.json
+cur   enabled   stdio      cursor-mcp                                                                      HOME/.cursor/mcp.json
+off   disabled  stdio      off                                                                             HOME/mcp.json
+
+warnings:
+  servers.loop: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped
+  HOME/.cursor/mcp.json: servers.cur.comand: unknown field (did you mean "command"?)
+
+OK: 4 servers (3 enabled), 2 warnings
+`
+	if want = strings.ReplaceAll(want, "HOME", home); out != want {
+		t.Errorf("check output:\n%s\nwant:\n%s", out, want)
+	}
+
+	// A project: untrusted, then trusted.
+	out, _, err = runCmd(t, "check", "--config", config, "--project", proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"project: " + proj + ", not trusted: its servers are not started (mcpgw trust " + proj + ")",
+		"repo  untrusted",
+		proj + ": not trusted, so its 1 project server(s) are listed but not started; to allow them: mcpgw trust " + proj,
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("check --project (untrusted) lacks %q:\n%s", line, out)
+		}
+	}
+	if _, _, err := runCmd(t, "trust", home); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCmd(t, "check", "--config", config, "--project", proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "project: "+proj+", trusted (through "+home+")") || !strings.Contains(out, "repo  enabled   stdio      ./repo-mcp") {
+		t.Errorf("check --project (trusted):\n%s", out)
+	}
+}
+
+func TestCheckInvalid(t *testing.T) {
+	home := checkEnv(t)
+	config := filepath.Join(home, "mcp.json")
+	writeTestFile(t, config, `{"mcpServers": {"a": {"command": "x", "lifecycle": "sometimes"}}, "imports": ["cursor"]}`)
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"b": {"url": "ftp://x"}}}`)
+	out, _, err := runCmd(t, "check", "--config", config)
+	want := config + `: servers.a.lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`
+	if err == nil || err.Error() != want {
+		t.Errorf("check error: %v\nwant: %s\noutput: %s", err, want, out)
+	}
+	writeTestFile(t, config, `{"mcpServers": {"a": {"command": "x"}}, "imports": ["cursor"]}`)
+	_, _, err = runCmd(t, "check", "--config", config)
+	want = filepath.Join(home, ".cursor", "mcp.json") + `: servers.b.url: "ftp://x": scheme "ftp" is not http or https`
+	if err == nil || err.Error() != want {
+		t.Errorf("check error: %v\nwant: %s", err, want)
+	}
+}
+
+func TestTrustCommands(t *testing.T) {
+	home := checkEnv(t)
+	proj := filepath.Join(home, "src", "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(home, ".local", "state", "mcpgw", "trust.json")
+	steps := []struct {
+		args    []string
+		out     string
+		wantErr string
+	}{
+		{[]string{"trust", "--list"}, "", ""},
+		{[]string{"trust", proj}, "trusted " + proj + ": its project MCP servers may now start (store " + store + ")\n", ""},
+		{[]string{"trust", filepath.Join(proj, "sub")}, filepath.Join(proj, "sub") + " is already trusted (through " + proj + ")\n", ""},
+		{[]string{"trust", "--list"}, proj + "\n", ""},
+		{[]string{"untrust", filepath.Join(proj, "sub")}, "", filepath.Join(proj, "sub") + " is not trusted itself but through " + proj + "; run: mcpgw untrust " + proj},
+		{[]string{"untrust", proj}, "untrusted " + proj + ": its project MCP servers no longer start\n", ""},
+		{[]string{"trust", "--list"}, "", ""},
+		{[]string{"trust", filepath.Join(home, "missing")}, "", "trusting " + filepath.Join(home, "missing") + ": lstat " + filepath.Join(home, "missing") + ": no such file or directory"},
+		{[]string{"trust"}, "", "usage: mcpgw trust DIR (or --list)"},
+	}
+	for _, s := range steps {
+		out, _, err := runCmd(t, s.args...)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if out != s.out || gotErr != s.wantErr {
+			t.Errorf("mcpgw %s:\n out %q, err %q\nwant %q, err %q", strings.Join(s.args, " "), out, gotErr, s.out, s.wantErr)
+		}
+	}
+	fi, err := os.Stat(store)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("store %s: %v, mode %v", store, err, fi.Mode().Perm())
+	}
+}
