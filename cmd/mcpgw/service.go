@@ -348,7 +348,7 @@ func (m *serviceManager) status(ctx context.Context) error {
 		s = step{args: []string{"launchctl", "print", m.launchdTarget() + "/" + launchdLabel}}
 	}
 	if err := m.runSteps(ctx, []step{s}); err != nil {
-		return fmt.Errorf("the mcpgw service is not running: %w", err)
+		return fmt.Errorf("the mcpgw service is not running, or its state is unknown: %w", err)
 	}
 	return nil
 }
@@ -375,6 +375,9 @@ func (m *serviceManager) runSteps(ctx context.Context, steps []step) error {
 			if s.mayFail {
 				fmt.Fprintf(m.out, "(%v; that is fine here)\n", err)
 				continue
+			}
+			if bytes.Contains(out, []byte("Failed to connect to bus")) {
+				return fmt.Errorf("%s: %w (no systemd user manager answers: log in to a session of your own; after su or sudo, use machinectl shell USER@ instead)", line, err)
 			}
 			return fmt.Errorf("%s: %w", line, err)
 		}

@@ -54,8 +54,9 @@ func TestServiceDeployFilesMatchTemplates(t *testing.T) {
 
 // recorder is a commandRunner that records commands and fails those listed.
 type recorder struct {
-	cmds [][]string
-	fail map[string]error // by the command joined with spaces
+	cmds    [][]string
+	fail    map[string]error  // by the command joined with spaces
+	failOut map[string]string // what a failing command prints, if not the default
 }
 
 func (r *recorder) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -63,6 +64,9 @@ func (r *recorder) run(_ context.Context, name string, args ...string) ([]byte, 
 	r.cmds = append(r.cmds, cmd)
 	line := strings.Join(cmd, " ")
 	if err := r.fail[line]; err != nil {
+		if out, ok := r.failOut[line]; ok {
+			return []byte(out), err
+		}
 		return []byte("output of failing " + line), err
 	}
 	return []byte("output of " + line + "\n"), nil
@@ -213,6 +217,16 @@ func TestServiceInstallStopsAtFailure(t *testing.T) {
 	}
 }
 
+func TestServiceNoUserManager(t *testing.T) {
+	m, rec, _ := testServiceManager(t, "linux")
+	rec.fail = map[string]error{"systemctl --user daemon-reload": errors.New("exit status 1")}
+	rec.failOut = map[string]string{"systemctl --user daemon-reload": "Failed to connect to bus: No medium found\n"}
+	err := m.install(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no systemd user manager answers") {
+		t.Errorf("install without a user manager = %v, want the hint", err)
+	}
+}
+
 func TestServiceInstallDarwin(t *testing.T) {
 	m, rec, out := testServiceManager(t, "darwin")
 	// Nothing is loaded yet, so unloading the old agent fails: not an error.
@@ -331,7 +345,7 @@ func TestServiceStatus(t *testing.T) {
 	m, rec, out := testServiceManager(t, "linux")
 	rec.fail = map[string]error{"systemctl --user status --no-pager mcpgw.service": errors.New("exit status 3")}
 	err := m.status(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "not running") {
+	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("status of a stopped service = %v, want a not-running error", err)
 	}
 	path, _ := m.file()
