@@ -433,3 +433,135 @@ func TestReloadFigures(t *testing.T) {
 		t.Errorf("process starts %v, want u1-u3 1 each and v 100", starts)
 	}
 }
+
+// reportServer returns the named server of a status report, or nil.
+func reportServer(r *gateway.Report, name string) *gateway.ServerReport {
+	for i := range r.Servers {
+		if r.Servers[i].Name == name {
+			return &r.Servers[i]
+		}
+	}
+	return nil
+}
+
+// TestReloadDiffSemantics checks the rest of what a reload promises, on a
+// daemon that starts nothing by itself (--no-bootstrap): a removed server
+// finishes its in-flight call before its process ends, and an added one
+// starts only when first used.
+func TestReloadDiffSemantics(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
+	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"keep": srv("keep"), "gone": srv("gone")}, nil))
+	d := startDaemonProc(t, dir, path, "--no-bootstrap")
+	c := connectGateway(t, d)
+	pk, pg := c.pid("keep"), c.pid("gone")
+
+	// A slow call on gone, in flight when gone is removed.
+	type answer struct {
+		text  string
+		isErr bool
+	}
+	slow := make(chan answer, 1)
+	go func() { // not c.mcp: it may call t.Fatal, which only the test goroutine may
+		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp",
+			Arguments: map[string]any{"tool": "gone_sleep", "args": map[string]any{"ms": 5000}}})
+		if err != nil {
+			slow <- answer{err.Error(), true}
+			return
+		}
+		var texts []string
+		for _, ct := range res.Content {
+			if tc, ok := ct.(*mcp.TextContent); ok {
+				texts = append(texts, tc.Text)
+			}
+		}
+		slow <- answer{strings.Join(texts, "\n"), res.IsError}
+	}()
+	pollUntil(t, "the slow call to reach gone", func() bool {
+		s := reportServer(d.report(t), "gone")
+		return s != nil && s.Calls == 2
+	})
+	start := time.Now()
+	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"keep": srv("keep"), "lazy": srv("lazy")}, nil))
+	if info := d.waitReload(t, start); !info.OK {
+		t.Fatalf("reload failed: %s", info.Error)
+	}
+	if pidGone(pg) {
+		t.Error("gone's process ended with a call in flight")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lazy.pids")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lazy started before first use (pid file: %v)", err)
+	}
+	if s := reportServer(d.report(t), "lazy"); s == nil || s.State != "not connected" {
+		t.Errorf("lazy's status: %+v, want not connected", s)
+	}
+	a := <-slow
+	if a.isErr || !strings.Contains(a.text, "5000") {
+		t.Errorf("the in-flight call on the removed server answered %q (isError %v)", a.text, a.isErr)
+	}
+	pollUntil(t, "gone's process to end after its call", func() bool { return pidGone(pg) })
+	c.pid("lazy")
+	if got := c.pid("keep"); got != pk {
+		t.Errorf("keep answered from %d, want %d", got, pk)
+	}
+	for name, want := range map[string]int{"keep": 1, "gone": 1, "lazy": 1} {
+		if n := len(pidsStarted(t, dir, name)); n != want {
+			t.Errorf("%s started %d times, want %d", name, n, want)
+		}
+	}
+}
+
+// TestReloadNotifiesSessions: a session whose tool list a reload changes
+// (mode direct lists every tool) receives notifications/tools/list_changed
+// and then lists the new tools.
+func TestReloadNotifiesSessions(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	srv := func(name string) map[string]any { return pidServerEntry(bin, dir, name) }
+	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a")}, nil))
+	d := startDaemonProc(t, dir, path)
+
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools := func() []string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	pollUntil(t, "a's tools listed", func() bool { return slices.Contains(tools(), "a_pid") })
+	for len(changed) > 0 {
+		<-changed
+	}
+
+	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, nil))
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after adding b")
+	}
+	pollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
+
+	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"b": srv("b")}, nil))
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after removing a")
+	}
+	pollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
+}
