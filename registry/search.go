@@ -50,6 +50,7 @@ type Index struct {
 	terms     map[string]int32    // term → id; pairs are "a b", unstemmed name words "=word"
 	vocab     []string            // unigram terms, sorted, for prefix matching
 	vocabID   []int32             // ids of vocab, same order
+	stems     map[string]string   // word → stem, for every word of the catalogue
 	surface   map[string]struct{} // words of three letters or more
 	prose     map[string]struct{} // words of descriptions
 	postStart []int32             // postings of term t are [postStart[t], postStart[t+1])
@@ -138,7 +139,7 @@ func NewIndex(docs []Doc) *Index {
 type docWords [numFields][]string
 
 func newIndex(docs []Doc, p *rankParams) *Index {
-	ix := &Index{docs: docs, p: p, terms: make(map[string]int32),
+	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
 
 	// Words of every searchField; the surface vocabulary splits compound names.
@@ -153,6 +154,9 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		f[fieldParam], f[fieldParamDescription] = schemaWords(d.Schema)
 		for fl, ws := range f {
 			for _, w := range ws {
+				if _, ok := ix.stems[w]; !ok {
+					ix.stems[w] = stem(w)
+				}
 				if len(w) >= 3 {
 					ix.surface[w] = struct{}{}
 				}
@@ -187,7 +191,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			}
 			var ids []int32
 			for _, w := range src {
-				ids = append(ids, ix.termID(stem(w)))
+				ids = append(ids, ix.termID(ix.stem(w)))
 			}
 			all[i][fl] = ids
 		}
@@ -195,7 +199,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		// found by "issue create" as well as by "create an issue".
 		stems := make([]string, len(f[fieldName]))
 		for j, w := range f[fieldName] {
-			stems[j] = stem(w)
+			stems[j] = ix.stem(w)
 		}
 		for j, w := range f[fieldName] {
 			if stems[j] != w {
@@ -293,6 +297,15 @@ func (v byVocab) Less(a, b int) bool { return v.ix.vocab[a] < v.ix.vocab[b] }
 func (v byVocab) Swap(a, b int) {
 	v.ix.vocab[a], v.ix.vocab[b] = v.ix.vocab[b], v.ix.vocab[a]
 	v.ix.vocabID[a], v.ix.vocabID[b] = v.ix.vocabID[b], v.ix.vocabID[a]
+}
+
+// stem is the package's stem, looked up for the catalogue's own words (a
+// catalogue repeats its words a lot, and so do queries).
+func (ix *Index) stem(w string) string {
+	if s, ok := ix.stems[w]; ok {
+		return s
+	}
+	return stem(w)
 }
 
 func (ix *Index) termID(t string) int32 {
@@ -632,7 +645,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGr
 		if isStopWord(w) {
 			return
 		}
-		st := stem(w)
+		st := ix.stem(w)
 		content = append(content, st)
 		for _, x := range seen {
 			if x == st {
@@ -672,7 +685,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGr
 		if len(alts) == start {
 			// An unknown compound ("wordcloud"): each known part.
 			for _, part := range ix.segment(w) {
-				if id, ok := ix.terms[stem(part)]; ok {
+				if id, ok := ix.terms[ix.stem(part)]; ok {
 					add(id, 1)
 					closeGroup()
 				}
