@@ -64,6 +64,7 @@ func TestDockerHealthcheck(t *testing.T) {
 // the check elsewhere.
 func TestDockerHealthcheckDaemon(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("NOTIFY_SOCKET", "") // never report to a service manager running the tests
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	var log syncBuffer
