@@ -210,6 +210,7 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	}
 	cfg.Warnings = append(cfg.Warnings, warns...)
 	cfg.sources = []*sourceFile{own}
+	cfg.opts = opts
 
 	var errs []error
 	r := &sourceReader{opts: opts, settings: &cfg.Settings, configPath: cfg.Path}
@@ -571,4 +572,45 @@ func (p *configParser) hashOf(name string, def map[string]any) string {
 	}
 	m := &v.Value.(*hujson.Object).Members[0]
 	return p.identityHash(jsonMember{name: name, key: &m.Name, value: &m.Value}, joinField("servers", name))
+}
+
+// WatchFiles returns the files Load(path, opts) reads, as far as they can
+// be known without loading: the config file, the files of the imports it
+// lists (even when other parts of it are invalid) and the trust store.
+// After a failed load, watch these rather than the last good Config.Files:
+// the file that broke may be a new import's.
+func WatchFiles(path string, opts *LoadOptions) []string {
+	if path == "" {
+		path = defaultConfigPath(opts)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	files := []string{path}
+	if data, err := os.ReadFile(path); err == nil {
+		if v, err := hujson.Parse(append(bytes.Clone(data), '\n')); err == nil {
+			if obj, ok := v.Value.(*hujson.Object); ok {
+				for _, m := range obj.Members {
+					if hujsonString(m.Name) != "imports" {
+						continue
+					}
+					arr, ok := m.Value.Value.(*hujson.Array)
+					if !ok {
+						continue
+					}
+					for _, e := range arr.Elements {
+						for _, c := range importCandidates(hujsonString(e), opts) {
+							files = appendNew(files, c.path)
+						}
+					}
+				}
+			}
+		}
+	}
+	if opts != nil && opts.TrustFile != "" {
+		if abs, err := filepath.Abs(opts.TrustFile); err == nil {
+			files = appendNew(files, abs)
+		}
+	}
+	return files
 }

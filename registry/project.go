@@ -47,10 +47,15 @@ func ProjectFiles(dir string) []string {
 // session sees the same servers. Warnings are c.Warnings followed by the
 // project's. A trusted project file that does not parse or validate is an
 // error (the caller keeps the session's previous view); problems in an
-// untrusted one are warnings. opts must be the options c was loaded with.
+// untrusted one are warnings. opts nil means the options c was loaded with
+// (the usual call is c.WithProject(cwd, c.Trust, nil)); dir "" returns c.
+// It is safe to call concurrently.
 func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (*Config, error) {
 	if dir == "" {
 		return c, nil
+	}
+	if opts == nil {
+		opts = c.opts
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {

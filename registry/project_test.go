@@ -169,7 +169,7 @@ func TestWithProjectSharing(t *testing.T) {
 	f.trust(t, filepath.Dir(f.proj))
 	base := f.load(t)
 	a1, err1 := base.WithProject(f.proj, base.Trust, f.opts)
-	a2, err2 := base.WithProject(f.proj+"/", base.Trust, f.opts)
+	a2, err2 := base.WithProject(f.proj+"/", base.Trust, nil) // nil: the options of the load
 	b, err3 := base.WithProject(other, base.Trust, f.opts)
 	if err := errorsJoin(err1, err2, err3); err != nil {
 		t.Fatal(err)

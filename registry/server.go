@@ -53,8 +53,9 @@ type Config struct {
 	Trust *TrustStore
 
 	// sources are the files that define servers, in precedence order,
-	// kept so that WithProject can merge a project's files among them.
+	// and opts the options of the load, kept for WithProject.
 	sources []*sourceFile
+	opts    *LoadOptions
 }
 
 // Settings are the global "settings" block of the config file.

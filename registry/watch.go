@@ -33,6 +33,10 @@ type WatchOptions struct {
 	// DefaultWatchMaxDelay.
 	MaxDelay time.Duration
 	Logger   *slog.Logger // nil = discard
+	// Resync, when a value is received from it, makes Watch call files
+	// again: for reloads that came from elsewhere (SIGHUP, an HTTP
+	// request) and changed the set.
+	Resync <-chan struct{}
 }
 
 // Watch calls reload whenever one of the files that files returns is
@@ -78,6 +82,7 @@ type watcher struct {
 	debounce time.Duration
 	maxDelay time.Duration
 	log      *slog.Logger
+	resync   <-chan struct{}
 
 	wanted   map[string]bool // the files, and the targets of those that are links
 	relevant map[string]bool // wanted, plus missing directories on the way to them
@@ -94,6 +99,7 @@ func newWatcher(fs dirWatcher, files func() []string, reload func(), opts *Watch
 			w.maxDelay = opts.MaxDelay
 		}
 		w.log = opts.Logger
+		w.resync = opts.Resync
 	}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -198,6 +204,8 @@ func (w *watcher) run(ctx context.Context, events <-chan fsnotify.Event, errs <-
 			// Typically a queue overflow: events were lost, so look again.
 			w.log.Warn("watching config files", "err", err)
 			schedule()
+		case <-w.resync:
+			w.sync()
 		case <-timerC:
 			timer, timerC = nil, nil
 			w.reload()

@@ -296,3 +296,39 @@ func TestChanges(t *testing.T) {
 		t.Errorf("Changes = %q, %q, %q", added, changed, removed)
 	}
 }
+
+func TestWatchResync(t *testing.T) {
+	root := t.TempDir()
+	a := writeFile(t, root, "a/mcp.json", "{}")
+	b := writeFile(t, root, "b/mcp.json", "{}")
+	synctest.Test(t, func(t *testing.T) {
+		resync := make(chan struct{})
+		r := startRig(t, []string{a}, &WatchOptions{Resync: resync})
+		r.files = []string{a, b}
+		resync <- struct{}{}
+		synctest.Wait()
+		r.stop()
+		want := []string{"+" + filepath.Join(root, "a"), "+" + filepath.Join(root, "b")}
+		if !slices.Equal(r.dirs.log, want) || len(r.reloads) != 0 {
+			t.Errorf("watch log %q, reloads %v; want %q and none", r.dirs.log, r.reloads, want)
+		}
+	})
+}
+
+// TestWatchFiles lists what a load reads even when the load fails.
+func TestWatchFilesOfBrokenConfig(t *testing.T) {
+	home := t.TempDir()
+	config := writeFile(t, home, "mcp.json", `{"imports": ["codex", "nope"], "mcpServers": {"a": {"lifecycle": 3}}}`)
+	opts := &LoadOptions{Home: home, Getenv: func(string) string { return "" }, TrustFile: filepath.Join(home, "trust.json")}
+	if _, err := Load(config, opts); err == nil {
+		t.Fatal("the config loads; the test wants a broken one")
+	}
+	want := []string{config, filepath.Join(home, ".codex/config.toml"), filepath.Join(home, ".codex/config.json"), filepath.Join(home, "trust.json")}
+	if got := WatchFiles(config, opts); !slices.Equal(got, want) {
+		t.Errorf("WatchFiles = %q, want %q", got, want)
+	}
+	writeFile(t, home, "mcp.json", `{"imports": ["codex"`)
+	if got := WatchFiles(config, opts); !slices.Equal(got, []string{config, filepath.Join(home, "trust.json")}) {
+		t.Errorf("WatchFiles of a file that does not parse = %q", got)
+	}
+}
