@@ -62,7 +62,7 @@ var synonymGroups = [][]string{
 	{"gift", "present"},
 	{"location", "place", "address"},
 	{"near", "nearby", "local", "around"},
-	{"current", "now", "today", "latest", "live", "realtime"},
+	{"current", "latest", "recent"},
 	{"website", "site", "webpage"},
 	{"url", "link"},
 	{"lawyer", "attorney"},
@@ -144,7 +144,7 @@ var relatedGroups = [][]string{
 	{"job", "hiring", "hire", "recruit", "recruiting", "interview", "work"},
 	{"resume", "job"},
 	{"money", "exchange", "forex", "finance"},
-	{"finance", "financial", "stock", "market", "invest", "investment", "investing", "trading", "portfolio", "equity", "crypto", "cryptocurrency", "fund"},
+	{"finance", "financial", "stock", "market", "invest", "investment", "investing", "trading", "portfolio", "equity", "crypto", "cryptocurrency", "bitcoin", "ethereum", "fund", "bond"},
 	{"price", "cheap", "fee"},
 	{"discount", "sale", "bargain", "saving"},
 	{"news", "press", "journalism", "article", "story"},
@@ -194,6 +194,8 @@ var relatedGroups = [][]string{
 	{"sport", "football", "soccer", "basketball", "baseball", "hockey", "score", "league", "match"},
 	{"qr", "barcode"},
 	{"near", "place", "location"},
+	{"current", "now", "today", "live", "realtime"},
+	{"travel", "flight", "hotel", "transport", "transportation", "booking"},
 }
 
 // synonymsOf and relatedTo map a stem to the stems it matches, built once
