@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -65,9 +66,18 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /-/status", s.serveStatus)
+	// The control endpoints get the same protection as /mcp: token, no
+	// cross-origin browser requests, and no DNS rebinding.
+	control := func(h http.HandlerFunc) http.Handler {
+		var c http.Handler = h
+		if o.Token != "" {
+			c = requireToken(o.Token, c)
+		}
+		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
+	}
+	mux.Handle("GET /-/status", control(s.serveStatus))
 	if o.Reload != nil {
-		mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			if err := o.Reload(); err != nil {
 				w.WriteHeader(http.StatusUnprocessableEntity)
@@ -75,12 +85,39 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 			_, _ = w.Write([]byte("reloaded\n"))
-		})
+		}))
 	}
 	if o.Gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	}
 	return mux
+}
+
+// loopbackHost refuses requests that reached a loopback address under a
+// Host name that is not a loopback one: a DNS-rebinding page.
+func loopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			if ta, ok := la.(*net.TCPAddr); ok && ta.IP.IsLoopback() && !isLoopbackHost(r.Host) {
+				http.Error(w, "forbidden: non-local Host header", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func requireToken(token string, next http.Handler) http.Handler {

@@ -147,3 +147,45 @@ var errTest = errString("servers.x.url: bad")
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestControlEndpointsProtected(t *testing.T) {
+	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, nil)
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(gw.Handler(&HTTPOptions{Token: "s3cret", Reload: func() error { return nil }}))
+	defer srv.Close()
+	do := func(method, host, token string) int {
+		req, _ := http.NewRequest(method, srv.URL+"/-/status", nil)
+		if method == "POST" {
+			req, _ = http.NewRequest(method, srv.URL+"/-/reload", nil)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tests := []struct {
+		method, host, token string
+		want                int
+	}{
+		{"GET", "", "s3cret", 200},
+		{"GET", "", "", 401},
+		{"GET", "", "wrong", 401},
+		{"GET", "evil.example:80", "s3cret", 403},
+		{"POST", "", "s3cret", 200},
+		{"POST", "localhost:1234", "s3cret", 200},
+		{"POST", "attacker.test", "s3cret", 403},
+	}
+	for _, tt := range tests {
+		if got := do(tt.method, tt.host, tt.token); got != tt.want {
+			t.Errorf("%s host=%q token=%q: %d, want %d", tt.method, tt.host, tt.token, got, tt.want)
+		}
+	}
+}
