@@ -2,7 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -55,7 +54,7 @@ type Index struct {
 	prose     map[string]struct{} // words of descriptions
 	postStart []int32             // postings of term t are [postStart[t], postStart[t+1])
 	postDoc   []int32             // ascending within a term
-	postScore []float32           // idf × saturated searchField-weighted term frequency
+	postScore []float32           // idf × saturated field-weighted term frequency
 
 	rank   []int32 // rank[doc] is the doc's position in name order, for ties
 	byName []int32 // docs in name order
@@ -92,7 +91,6 @@ type rankParams struct {
 	pair      float64 // weight of a pair of adjacent query words found in a name
 	minPrefix int     // shortest stem that prefix-matches
 	maxPrefix int     // most vocabulary terms one query word expands to
-	coverage  float64 // bonus for matching a larger share of the query's words
 	segCover  float64 // share of a compound word that known words must cover
 }
 
@@ -125,314 +123,7 @@ var defaultParams = rankParams{
 	pair:      1,
 	minPrefix: 4,
 	maxPrefix: 24,
-	coverage:  0,
 	segCover:  0.75,
-}
-
-// NewIndex builds the index of docs. The index keeps docs (not a copy):
-// the caller must not change them afterwards.
-func NewIndex(docs []Doc) *Index {
-	return newIndex(docs, &defaultParams)
-}
-
-// docWords are one tool's words, by searchField, before they become terms.
-type docWords [numFields][]string
-
-func newIndex(docs []Doc, p *rankParams) *Index {
-	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
-		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
-
-	// Words of every searchField; the surface vocabulary splits compound names.
-	raw := make([]docWords, len(docs))
-	for i := range docs {
-		d := &docs[i]
-		f := &raw[i]
-		f[fieldName] = textWords(d.Name)
-		f[fieldServer] = textWords(d.Server)
-		f[fieldDescription] = textWords(d.Description)
-		f[fieldServerDescription] = textWords(d.ServerDescription)
-		f[fieldParam], f[fieldParamDescription] = schemaWords(d.Schema)
-		for fl, ws := range f {
-			for _, w := range ws {
-				if _, ok := ix.stems[w]; !ok {
-					ix.stems[w] = stem(w)
-				}
-				if len(w) >= 3 {
-					ix.surface[w] = struct{}{}
-				}
-				if fl == int(fieldDescription) || fl == int(fieldParamDescription) || fl == int(fieldServerDescription) {
-					ix.prose[w] = struct{}{}
-				}
-			}
-		}
-	}
-
-	// Terms: stems, compound parts of name words, and pairs of name words.
-	type fieldTerms [numFields][]int32
-	var all []fieldTerms = make([]fieldTerms, len(docs))
-	var lenSum [numFields]float64
-	for i := range raw {
-		f := &raw[i]
-		name := f[fieldName]
-		for _, w := range f[fieldName] {
-			// Only made-up compounds: a word the descriptions use as a
-			// word ("discount") is not split ("disc", "count").
-			if _, ok := ix.prose[w]; !ok {
-				name = append(name, ix.segment(w)...)
-			}
-		}
-		for fl := searchField(0); fl < numFields; fl++ {
-			src := f[fl]
-			if fl == fieldName {
-				src = name
-			}
-			if fl == fieldNamePair || fl == fieldNameExact {
-				continue
-			}
-			var ids []int32
-			for _, w := range src {
-				ids = append(ids, ix.termID(ix.stem(w)))
-			}
-			all[i][fl] = ids
-		}
-		// Pairs of adjacent name words, in either order: "create_issue" is
-		// found by "issue create" as well as by "create an issue".
-		stems := make([]string, len(f[fieldName]))
-		for j, w := range f[fieldName] {
-			stems[j] = ix.stem(w)
-		}
-		for j, w := range f[fieldName] {
-			if stems[j] != w {
-				all[i][fieldNameExact] = append(all[i][fieldNameExact], ix.termID("="+w))
-			}
-		}
-		for j := 0; j+1 < len(stems); j++ {
-			all[i][fieldNamePair] = append(all[i][fieldNamePair], ix.termID(namePairKey(stems[j], stems[j+1])))
-		}
-		for fl := range all[i] {
-			lenSum[fl] += float64(len(all[i][fl]))
-		}
-	}
-	var avgLen [numFields]float64
-	for fl := range avgLen {
-		avgLen[fl] = lenSum[fl] / float64(max(len(docs), 1))
-	}
-
-	// Postings: per term, the docs and their saturated BM25F weight.
-	type posting struct {
-		doc int32
-		tf  float32
-	}
-	postings := make([][]posting, len(ix.terms))
-	tf := make(map[int32]float64)
-	for i := range all {
-		clear(tf)
-		for fl := searchField(0); fl < numFields; fl++ {
-			ids := all[i][fl]
-			if len(ids) == 0 {
-				continue
-			}
-			norm := 1 - p.b[fl]
-			if avgLen[fl] > 0 {
-				norm += p.b[fl] * float64(len(ids)) / avgLen[fl]
-			}
-			for _, t := range ids {
-				tf[t] += p.weight[fl] / norm
-			}
-		}
-		for t, v := range tf {
-			postings[t] = append(postings[t], posting{int32(i), float32(v)})
-		}
-	}
-	n := float64(len(docs))
-	ix.postStart = make([]int32, len(postings)+1)
-	for t, ps := range postings {
-		ix.postStart[t+1] = ix.postStart[t] + int32(len(ps))
-	}
-	ix.postDoc = make([]int32, ix.postStart[len(postings)])
-	ix.postScore = make([]float32, len(ix.postDoc))
-	for t, ps := range postings {
-		sort.Slice(ps, func(a, b int) bool { return ps[a].doc < ps[b].doc })
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for j, q := range ps {
-			k := ix.postStart[t] + int32(j)
-			v := float64(q.tf)
-			ix.postDoc[k] = q.doc
-			ix.postScore[k] = float32(idf * v / (p.k1 + v))
-		}
-	}
-
-	for term, id := range ix.terms {
-		if !strings.ContainsAny(term, " =") {
-			ix.vocab = append(ix.vocab, term)
-			ix.vocabID = append(ix.vocabID, id)
-		}
-	}
-	sort.Sort(byVocab{ix})
-
-	ix.byName = make([]int32, len(docs))
-	for i := range ix.byName {
-		ix.byName[i] = int32(i)
-	}
-	sort.SliceStable(ix.byName, func(a, b int) bool {
-		da, db := &docs[ix.byName[a]], &docs[ix.byName[b]]
-		if da.Name != db.Name {
-			return da.Name < db.Name
-		}
-		return da.Server < db.Server
-	})
-	ix.rank = make([]int32, len(docs))
-	for r, d := range ix.byName {
-		ix.rank[d] = int32(r)
-	}
-	ix.pool.New = func() any { return newSearchScratch(len(docs)) }
-	return ix
-}
-
-type byVocab struct{ ix *Index }
-
-func (v byVocab) Len() int           { return len(v.ix.vocab) }
-func (v byVocab) Less(a, b int) bool { return v.ix.vocab[a] < v.ix.vocab[b] }
-func (v byVocab) Swap(a, b int) {
-	v.ix.vocab[a], v.ix.vocab[b] = v.ix.vocab[b], v.ix.vocab[a]
-	v.ix.vocabID[a], v.ix.vocabID[b] = v.ix.vocabID[b], v.ix.vocabID[a]
-}
-
-// stem is the package's stem, looked up for the catalogue's own words (a
-// catalogue repeats its words a lot, and so do queries).
-func (ix *Index) stem(w string) string {
-	if s, ok := ix.stems[w]; ok {
-		return s
-	}
-	return stem(w)
-}
-
-func (ix *Index) termID(t string) int32 {
-	id, ok := ix.terms[t]
-	if !ok {
-		id = int32(len(ix.terms))
-		ix.terms[t] = id
-	}
-	return id
-}
-
-func namePairKey(a, b string) string {
-	if b < a {
-		a, b = b, a
-	}
-	return a + " " + b
-}
-
-// words returns the non-stop words of text, lower-cased, in order.
-func textWords(text string) []string {
-	var out []string
-	splitWords(text, func(w string) {
-		if !isStopWord(w) {
-			out = append(out, w)
-		}
-	})
-	return out
-}
-
-// schemaWords returns the words of the property names of a JSON Schema,
-// and the words of their descriptions and titles, at any depth.
-func schemaWords(schema json.RawMessage) (names, descriptions []string) {
-	if len(schema) == 0 {
-		return nil, nil
-	}
-	var v any
-	if json.Unmarshal(schema, &v) != nil {
-		return nil, nil
-	}
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		m, ok := v.(map[string]any)
-		if !ok || depth > 8 {
-			return
-		}
-		if props, ok := m["properties"].(map[string]any); ok {
-			keys := make([]string, 0, len(props))
-			for k := range props {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				names = append(names, textWords(k)...)
-				if pm, ok := props[k].(map[string]any); ok {
-					for _, key := range []string{"title", "description"} {
-						if s, ok := pm[key].(string); ok {
-							descriptions = append(descriptions, textWords(s)...)
-						}
-					}
-				}
-				walk(props[k], depth+1)
-			}
-		}
-		walk(m["items"], depth+1)
-		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
-			if list, ok := m[key].([]any); ok {
-				for _, x := range list {
-					walk(x, depth+1)
-				}
-			}
-		}
-	}
-	walk(v, 0)
-	return names, descriptions
-}
-
-func (ix *Index) known(w string) bool {
-	_, ok := ix.surface[w]
-	return ok
-}
-
-// segment splits a compound word such as "stellarexplorer" or "webhooks"
-// into words the catalogue knows elsewhere ("stellar", "explorer"). It
-// returns nil unless at least two known words of three letters or more
-// cover rankParams.segCover of the word.
-func (ix *Index) segment(w string) []string {
-	n := len(w)
-	if n < 6 || n > 40 {
-		return nil
-	}
-	for i := 0; i < n; i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return nil
-		}
-	}
-	type cell struct {
-		covered, parts, from int
-		known                bool
-	}
-	var cells [41]cell
-	for i := 1; i <= n; i++ {
-		best := cell{covered: cells[i-1].covered, parts: cells[i-1].parts, from: i - 1}
-		for j := 0; j+3 <= i; j++ {
-			if i-j == n || !ix.known(w[j:i]) {
-				continue
-			}
-			c := cell{covered: cells[j].covered + i - j, parts: cells[j].parts + 1, from: j, known: true}
-			if c.covered > best.covered || (c.covered == best.covered && c.parts < best.parts) {
-				best = c
-			}
-		}
-		cells[i] = best
-	}
-	last := cells[n]
-	if last.parts < 2 || float64(last.covered) < ix.p.segCover*float64(n) {
-		return nil
-	}
-	var parts []string
-	for i := n; i > 0; i = cells[i].from {
-		if cells[i].known {
-			parts = append(parts, w[cells[i].from:i])
-		}
-	}
-	for a, b := 0, len(parts)-1; a < b; a, b = a+1, b-1 {
-		parts[a], parts[b] = parts[b], parts[a]
-	}
-	return parts
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -531,11 +222,9 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	}
 
 	hits := s.hits[:0]
-	cov := float32(ix.p.coverage) / float32(len(groups))
 	for _, d := range s.touched {
 		if opts.Server == "" || ix.docs[d].Server == opts.Server {
-			sc := s.acc[d].score * (1 + cov*float32(s.acc[d].matched))
-			hits = append(hits, Hit{Doc: int(d), Score: float64(sc)})
+			hits = append(hits, Hit{Doc: int(d), Score: float64(s.acc[d].score)})
 		}
 		s.acc[d] = toolAcc{}
 	}

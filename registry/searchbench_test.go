@@ -149,7 +149,6 @@ func TestSearchTuning(t *testing.T) {
 		{"no pairs", func(p *rankParams) { p.pair = 0 }},
 		{"no exact", func(p *rankParams) { p.weight[fieldNameExact] = 0 }},
 		{"hard max", func(p *rankParams) { p.soft = 0 }},
-		{"coverage .5", func(p *rankParams) { p.coverage = 0.5 }},
 		{"k1 0.9", func(p *rankParams) { p.k1 = 0.9 }},
 		{"k1 2", func(p *rankParams) { p.k1 = 2 }},
 		{"b desc .5", func(p *rankParams) { p.b[fieldDescription] = 0.5 }},
