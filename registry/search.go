@@ -150,8 +150,8 @@ func newSearchScratch(n int) *searchScratch {
 }
 
 // queryGroup is one query word and what it matches: the word's stem,
-// synonyms and prefix matches, each with a weight. A tool scores the best of
-// a group's alternatives, so synonyms never add up.
+// synonyms, related words and prefix matches, each with a weight; or one
+// pair of adjacent query words; or one word as written.
 type queryGroup struct {
 	alts []termAlt
 }
@@ -162,8 +162,10 @@ type termAlt struct {
 }
 
 // Search returns the tools that match query, best first; ties are broken by
-// tool name, then server name. An empty query matches every tool. The error
-// is non-nil only for a regular expression that does not compile.
+// tool name, then server name. A query of keywords and a whole sentence are
+// both fine. An empty query matches every tool (of opts.Server, if set), in
+// name order; a query of stop words alone matches nothing. The error is
+// non-nil only for a regular expression that does not compile.
 func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	if opts.Regex {
 		return ix.searchRegex(query, opts)
@@ -171,10 +173,10 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	s := ix.pool.Get().(*searchScratch)
 	defer ix.pool.Put(s)
 
-	any := false
-	groups := ix.parseQuery(query, s, &any)
+	hadWords := false
+	groups := ix.parseQuery(query, s, &hadWords)
 	if len(groups) == 0 {
-		if any {
+		if hadWords {
 			return nil, nil
 		}
 		return ix.all(opts), nil
@@ -258,7 +260,7 @@ func (ix *Index) better(a, b Hit) bool {
 }
 
 // top returns the best limit hits (all when limit is 0) in rank order, in a
-// new slice.
+// new slice. It reorders hits.
 func (ix *Index) top(hits []Hit, limit int) []Hit {
 	if limit <= 0 || limit > len(hits) {
 		limit = len(hits)
@@ -266,46 +268,45 @@ func (ix *Index) top(hits []Hit, limit int) []Hit {
 	if limit == 0 {
 		return nil
 	}
-	// A heap of the best limit hits seen, worst at the root.
-	h := hits[:0:len(hits)]
-	worse := func(i, j int) bool { return ix.better(h[j], h[i]) }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
+	if limit < len(hits) {
+		// Keep the best limit hits in a heap, worst at the root.
+		h := hits[:limit]
+		worse := func(i, j int) bool { return ix.better(h[j], h[i]) }
+		down := func(i int) {
+			for {
+				m := 2*i + 1
+				if m >= len(h) {
+					return
+				}
+				if r := m + 1; r < len(h) && worse(r, m) {
+					m = r
+				}
+				if !worse(m, i) {
+					return
+				}
+				h[i], h[m] = h[m], h[i]
+				i = m
 			}
-			m := l
-			if r := l + 1; r < len(h) && worse(r, l) {
-				m = r
-			}
-			if !worse(m, i) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
 		}
-	}
-	n := len(hits)
-	h = hits[:limit]
-	for i := limit/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for i := limit; i < n; i++ {
-		if ix.better(hits[i], h[0]) {
-			h[0] = hits[i]
-			down(0)
+		for i := limit/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for _, x := range hits[limit:] {
+			if ix.better(x, h[0]) {
+				h[0] = x
+				down(0)
+			}
 		}
 	}
 	out := make([]Hit, limit)
-	copy(out, h)
+	copy(out, hits[:limit])
 	sort.Slice(out, func(a, b int) bool { return ix.better(out[a], out[b]) })
 	return out
 }
 
-// parseQuery turns a query into groups of weighted terms. any reports
+// parseQuery turns a query into groups of weighted terms. hadWords reports
 // whether the query had words at all (it may have had only stop words).
-func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGroup {
+func (ix *Index) parseQuery(query string, s *searchScratch, hadWords *bool) []queryGroup {
 	p := ix.p
 	groups := s.groups[:0]
 	alts := s.alts[:0]
@@ -330,7 +331,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, any *bool) []queryGr
 	var seen []string
 	var content []string // stems of the content words, in order, for pairs
 	splitWords(query, func(w string) {
-		*any = true
+		*hadWords = true
 		if isStopWord(w) {
 			return
 		}
