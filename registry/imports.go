@@ -241,14 +241,20 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 		}
 	}
 
+	// A trust store that cannot be used trusts nothing; it does not stop
+	// the user's own servers.
 	trust := &TrustStore{}
+	var trustErr string
 	if opts != nil && opts.TrustFile != "" {
 		t, err := LoadTrust(opts.TrustFile)
 		if err != nil {
-			errs = append(errs, err)
-		} else {
-			trust = t
+			path, _ := filepath.Abs(opts.TrustFile)
+			t = &TrustStore{path: path}
+			t.raw, _ = os.ReadFile(path)
+			trustErr = err.Error()
+			cfg.Warnings = append(cfg.Warnings, trustErr+"; no project is trusted")
 		}
+		trust = t
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -264,8 +270,8 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 		cfg.Files = appendNew(cfg.Files, sf.path)
 	}
 	if trust.path != "" {
-		names = append(names, trust.path)
-		data = append(data, trust.raw)
+		names = append(names, trust.path, "")
+		data = append(data, trust.raw, []byte(trustErr))
 		cfg.Files = appendNew(cfg.Files, trust.path)
 	}
 	cfg.Hash = hashFiles(names, data)

@@ -333,7 +333,40 @@ func TestReloadEndToEnd(t *testing.T) {
 	if got := []int{c.pid("a"), c.pid("b"), c.pid("d")}; !slices.Equal(got, []int{pa, pb2, pd}) {
 		t.Errorf("after the import changed: pids %v, want %v", got, []int{pa, pb2, pd})
 	}
-	for name, want := range map[string]int{"a": 1, "b": 2, "c": 1, "d": 1, "cur": 1} {
+
+	// A broken edit undone by restoring the exact previous content: the
+	// failure is over, though nothing changed.
+	current := mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "d": srv("d")}, imports)
+	start = time.Now()
+	saveFileInPlace(t, path, append(slices.Clone(current), ",,"...))
+	if info := d.waitReload(t, start); info.OK {
+		t.Fatal("a file with trailing garbage loaded")
+	}
+	start = time.Now()
+	saveFileAtomic(t, path, current)
+	if info := d.waitReload(t, start); !info.OK {
+		t.Errorf("after restoring the running config's content, the status still says: %s", info.Error)
+	}
+
+	// A new import whose file is broken: the reload fails, and fixing
+	// that file (not watched before) is seen.
+	codexFile := filepath.Join(dir, ".codex", "config.toml")
+	saveFileInPlace(t, codexFile, []byte("[mcp_servers.cx]\ncommand = \n"))
+	start = time.Now()
+	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "d": srv("d")},
+		map[string]any{"imports": []string{"cursor", "codex"}}))
+	if info := d.waitReload(t, start); info.OK || !strings.HasPrefix(info.Error, codexFile+":2:") {
+		t.Fatalf("reload with a broken codex config: ok %v, error %q", info.OK, info.Error)
+	}
+	start = time.Now()
+	saveFileInPlace(t, codexFile, []byte(fmt.Sprintf("[mcp_servers.cx]\ncommand = %q\nargs = [\"testserver\"]\nenv = { %s = %q }\n",
+		bin, upstreamtest.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
+	if info := d.waitReload(t, start); !info.OK {
+		t.Fatalf("reload after fixing the codex config: %s", info.Error)
+	}
+	c.pid("cx")
+
+	for name, want := range map[string]int{"a": 1, "b": 2, "c": 1, "d": 1, "cur": 1, "cx": 1} {
 		if n := len(pidsStarted(t, dir, name)); n != want {
 			t.Errorf("%s started %d times, want %d", name, n, want)
 		}

@@ -163,7 +163,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			ln = nil
 		}
 	}
-	rl := &reloader{path: path, opts: loadOpts, gw: gw, log: log, current: cfg, notify: notify}
+	rl := &reloader{path: path, opts: loadOpts, gw: gw, log: log, current: cfg, notify: notify, resync: make(chan struct{}, 1)}
 	srv := &http.Server{
 		Handler: gw.Handler(&gateway.HTTPOptions{
 			Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour,
@@ -216,7 +216,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	})
 	g.Go(func() error {
-		err := registry.Watch(ctx, rl.files, func() { _ = rl.reload("file change") }, &registry.WatchOptions{Logger: log})
+		err := registry.Watch(ctx, rl.files, func() { _ = rl.reload("file change") }, &registry.WatchOptions{Logger: log, Resync: rl.resync})
 		if err != nil {
 			log.Warn("not watching config files; reload with SIGHUP or `mcpgw reload`", "err", err)
 		}
@@ -237,6 +237,10 @@ type reloader struct {
 	log     *slog.Logger
 	current *registry.Config
 	notify  *notifier // told RELOADING=1, then READY=1 when the reload is done
+	// failed lists the files of a config that did not load, watched
+	// besides the running config's: the file that broke may be new.
+	failed []string
+	resync chan struct{} // tells the watcher the file set may have changed
 }
 
 func (r *reloader) reload(why string) error {
@@ -244,12 +248,24 @@ func (r *reloader) reload(why string) error {
 	defer r.mu.Unlock()
 	r.notify.Reloading()
 	defer r.notify.Ready()
+	defer func() {
+		select {
+		case r.resync <- struct{}{}:
+		default:
+		}
+	}()
 	next, err := registry.Load(r.path, r.opts)
 	if err != nil {
+		r.failed = registry.WatchFiles(r.path, r.opts)
 		r.gw.RecordReload(err)
 		r.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
 		return err
 	}
+	if r.failed != nil && next.Hash == r.current.Hash {
+		// Back to the running config: the failure is over.
+		r.gw.RecordReload(nil)
+	}
+	r.failed = nil
 	if next.Hash == r.current.Hash {
 		r.log.Debug("config unchanged", "trigger", why)
 		// A project file or the trust list may have changed.
@@ -274,6 +290,7 @@ func (r *reloader) files() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	files := append(slices.Clone(r.current.Files), r.gw.ProjectFiles()...)
+	files = append(files, r.failed...)
 	return append(files, registry.DefaultTrustPath())
 }
 
