@@ -15,6 +15,26 @@ func ProjectFiles(dir string) []string {
 	return []string{filepath.Join(dir, ".pi", "mcp.json"), filepath.Join(dir, ".mcp.json")}
 }
 
+// ProjectFiles returns every file c.WithProject(dir, ...) reads that is not
+// among c.Files, existing or not: the package-level ProjectFiles(dir), then
+// the project files of c's imports (dir/.vscode/mcp.json, ...). Watch them
+// for sessions working in dir.
+func (c *Config) ProjectFiles(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	files := ProjectFiles(dir)
+	for _, kind := range c.Imports {
+		for _, cand := range projectImportCandidates(kind, dir) {
+			files = appendNew(files, cand.path)
+		}
+	}
+	return files
+}
+
 // WithProject returns the config a session whose working directory is dir
 // sees. c must come from Load (or Parse); it is not modified.
 //

@@ -134,6 +134,9 @@ func TestWithProjectTrusted(t *testing.T) {
 	if !slices.Equal(cfg.Files, wantFiles) {
 		t.Errorf("Files:\n got: %q\nwant: %q", cfg.Files, wantFiles)
 	}
+	if got := base.ProjectFiles(f.proj); !slices.Equal(got, wantFiles[len(base.Files):]) {
+		t.Errorf("ProjectFiles = %q, want %q", got, wantFiles[len(base.Files):])
+	}
 	if !slices.Equal(cfg.Warnings, base.Warnings) {
 		t.Errorf("warnings %q", cfg.Warnings)
 	}
