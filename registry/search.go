@@ -173,12 +173,15 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	s := ix.pool.Get().(*searchScratch)
 	defer ix.pool.Put(s)
 
-	hadWords := false
-	groups := ix.parseQuery(query, s, &hadWords)
-	if len(groups) == 0 {
-		if hadWords {
+	groups, hadWords := ix.parseQuery(query, s, false)
+	if len(groups) == 0 && hadWords {
+		// Only stop words: they may still name a tool ("help").
+		groups, _ = ix.parseQuery(query, s, true)
+		if len(groups) == 0 {
 			return nil, nil
 		}
+	}
+	if len(groups) == 0 {
 		return ix.all(opts), nil
 	}
 
@@ -304,11 +307,11 @@ func (ix *Index) top(hits []Hit, limit int) []Hit {
 	return out
 }
 
-// parseQuery turns a query into groups of weighted terms. hadWords reports
-// whether the query had words at all (it may have had only stop words).
-func (ix *Index) parseQuery(query string, s *searchScratch, hadWords *bool) []queryGroup {
+// parseQuery turns a query into groups of weighted terms, skipping stop words
+// unless keepStop. hadWords reports whether the query had words at all.
+func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (groups []queryGroup, hadWords bool) {
 	p := ix.p
-	groups := s.groups[:0]
+	groups = s.groups[:0]
 	alts := s.alts[:0]
 	start := 0
 	// add adds an alternative to the group being built, keeping the larger
@@ -331,8 +334,8 @@ func (ix *Index) parseQuery(query string, s *searchScratch, hadWords *bool) []qu
 	var seen []string
 	var content []string // stems of the content words, in order, for pairs
 	splitWords(query, func(w string) {
-		*hadWords = true
-		if isStopWord(w) {
+		hadWords = true
+		if !keepStop && isStopWord(w) {
 			return
 		}
 		st := ix.stem(w)
@@ -401,5 +404,5 @@ func (ix *Index) parseQuery(query string, s *searchScratch, hadWords *bool) []qu
 		}
 	}
 	s.groups, s.alts = groups[:0], alts[:0]
-	return groups
+	return groups, hadWords
 }

@@ -26,6 +26,11 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		d := &docs[i]
 		f := &raw[i]
 		f[fieldName] = textWords(d.Name)
+		if len(f[fieldName]) == 0 {
+			// A name of stop words alone ("help", "who_am_i") keeps them,
+			// so that a query of those words finds it.
+			f[fieldName] = allWords(d.Name)
+		}
 		f[fieldServer] = textWords(d.Server)
 		f[fieldDescription] = textWords(d.Description)
 		f[fieldServerDescription] = textWords(d.ServerDescription)
@@ -201,7 +206,14 @@ func namePairKey(a, b string) string {
 	return a + " " + b
 }
 
-// words returns the non-stop words of text, lower-cased, in order.
+// allWords returns the words of text, lower-cased, in order.
+func allWords(text string) []string {
+	var out []string
+	splitWords(text, func(w string) { out = append(out, w) })
+	return out
+}
+
+// textWords returns the words of text less stop words, lower-cased, in order.
 func textWords(text string) []string {
 	var out []string
 	splitWords(text, func(w string) {

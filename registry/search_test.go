@@ -329,3 +329,27 @@ func TestSearchConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchStopWordNames(t *testing.T) {
+	docs := []Doc{
+		{Server: "cli", Name: "help", Description: "Show usage."},
+		{Server: "cli", Name: "who_am_i", Description: "Print the signed-in account."},
+		{Server: "cli", Name: "get_help_article", Description: "Fetch a support article."},
+	}
+	ix := NewIndex(docs)
+	for _, tt := range []struct{ query, want string }{
+		{"help", "cli/help"},
+		{"who am I", "cli/who_am_i"},
+		{"support article", "cli/get_help_article"},
+	} {
+		hits, _ := ix.Search(tt.query, SearchOptions{})
+		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
+		}
+	}
+	// In a sentence, stop words do not count.
+	hits, _ := ix.Search("can you help me find a support article", SearchOptions{})
+	if len(hits) != 1 || hitName(docs, hits[0]) != "cli/get_help_article" {
+		t.Errorf("sentence search = %q, want only cli/get_help_article", hitNames(docs, hits))
+	}
+}

@@ -375,3 +375,13 @@ func BenchmarkNewIndex(b *testing.B) {
 		NewIndex(docs)
 	}
 }
+
+func BenchmarkSearchRegex(b *testing.B) {
+	ix := NewIndex(synthCatalog(10000))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ix.Search(`^(create|add)_.*issue`, SearchOptions{Regex: true, Limit: 10}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
