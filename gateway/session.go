@@ -308,7 +308,8 @@ func parseDirectSpec(s string) directSpec {
 }
 
 // matches reports whether t is a direct tool: by the spec, or by its
-// server's directTools setting (unless the spec says __none__).
+// server's directTools setting, or else the global one (unless the spec
+// says __none__).
 func (d directSpec) matches(t *registry.Tool, v *registry.View) bool {
 	if d.none {
 		return false
@@ -320,7 +321,11 @@ func (d directSpec) matches(t *registry.Tool, v *registry.View) bool {
 	if !ok {
 		return false
 	}
-	for _, n := range sv.Server.DirectTools {
+	names := sv.Server.DirectTools
+	if names == nil {
+		names = v.Config.Settings.DirectTools
+	}
+	for _, n := range names {
 		if n == "*" || n == t.Original || n == t.Name {
 			return true
 		}
