@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,15 +47,16 @@ type Index struct {
 	docs []Doc
 	p    *rankParams
 
-	terms     map[string]int32    // term → id; pairs are "a b", unstemmed name words "=word"
-	vocab     []string            // unigram terms, sorted, for prefix matching
-	vocabID   []int32             // ids of vocab, same order
-	stems     map[string]string   // word → stem, for every word of the catalogue
-	surface   map[string]struct{} // words of three letters or more
-	prose     map[string]struct{} // words of descriptions
-	postStart []int32             // postings of term t are [postStart[t], postStart[t+1])
-	postDoc   []int32             // ascending within a term
-	postScore []float32           // idf × saturated field-weighted term frequency
+	terms     map[string]int32         // term → id; pairs are "a b", unstemmed name words "=word"
+	vocab     []string                 // unigram terms, sorted, for prefix matching
+	vocabID   []int32                  // ids of vocab, same order
+	stems     map[string]string        // word → stem, for every word of the catalogue
+	surface   map[string]struct{}      // words of three letters or more
+	prose     map[string]struct{}      // words of descriptions
+	bySize    [maxTypoLen + 1][]string // ASCII surface words by length, sorted, for typos
+	postStart []int32                  // postings of term t are [postStart[t], postStart[t+1])
+	postDoc   []int32                  // ascending within a term
+	postScore []float32                // idf × saturated field-weighted term frequency
 
 	rank   []int32 // rank[doc] is the doc's position in name order, for ties
 	byName []int32 // docs in name order
@@ -91,6 +93,8 @@ type rankParams struct {
 	pair      float64 // weight of a pair of adjacent query words found in a name
 	minPrefix int     // shortest stem that prefix-matches
 	maxPrefix int     // most vocabulary terms one query word expands to
+	typo      float64 // weight of a word one edit away from an unknown query word
+	typoWords int     // most content words a query may have for typo matching
 	segCover  float64 // share of a compound word that known words must cover
 }
 
@@ -123,6 +127,8 @@ var defaultParams = rankParams{
 	pair:      1,
 	minPrefix: 4,
 	maxPrefix: 24,
+	typo:      0.7,
+	typoWords: 4,
 	segCover:  0.75,
 }
 
@@ -134,6 +140,7 @@ type searchScratch struct {
 	group   []int32   // tools matched by the current query word
 	groups  []queryGroup
 	alts    []termAlt
+	words   []string
 	hits    []Hit
 }
 
@@ -331,19 +338,26 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 		}
 		start = len(alts)
 	}
-	var seen []string
-	var content []string // stems of the content words, in order, for pairs
+	// The query's content words, and words its shape implies (a URL, a
+	// file name).
+	words := s.words[:0]
 	splitWords(query, func(w string) {
 		hadWords = true
-		if !keepStop && isStopWord(w) {
-			return
+		if keepStop || !isStopWord(w) {
+			words = append(words, w)
 		}
+	})
+	words = appendShapeWords(words, query)
+	s.words = words[:0]
+	short := len(words) <= p.typoWords
+
+	var seen []string
+	var content []string // stems of the content words, in order, for pairs
+	for _, w := range words {
 		st := ix.stem(w)
 		content = append(content, st)
-		for _, x := range seen {
-			if x == st {
-				return
-			}
+		if slices.Contains(seen, st) {
+			continue
 		}
 		seen = append(seen, st)
 		if id, ok := ix.terms[st]; ok {
@@ -384,6 +398,15 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 				}
 			}
 		}
+		if len(alts) == start && short {
+			// A typo ("screnshot"), in a short query, where each word
+			// counts: the catalogue's words one edit away.
+			ix.nearWords(w, func(near string) {
+				if id, ok := ix.terms[ix.stem(near)]; ok {
+					add(id, p.typo)
+				}
+			})
+		}
 		closeGroup()
 		// The word as written, when a name has it so ("issues" favours
 		// list_issues over get_issue).
@@ -393,7 +416,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 				closeGroup()
 			}
 		}
-	})
+	}
 	for i := 0; i+1 < len(content); i++ {
 		if content[i] == content[i+1] {
 			continue

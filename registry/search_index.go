@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // NewIndex builds the index of docs. The index keeps docs (not a copy):
@@ -152,6 +153,15 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		}
 	}
 	sort.Sort(byVocab{ix})
+
+	for w := range ix.surface {
+		if n := utf8.RuneCountInString(w); n == len(w) && n <= maxTypoLen {
+			ix.bySize[n] = append(ix.bySize[n], w)
+		}
+	}
+	for _, ws := range ix.bySize {
+		sort.Strings(ws)
+	}
 
 	ix.byName = make([]int32, len(docs))
 	for i := range ix.byName {
@@ -322,4 +332,50 @@ func (ix *Index) segment(w string) []string {
 		parts[a], parts[b] = parts[b], parts[a]
 	}
 	return parts
+}
+
+// maxTypoLen is the longest word typo matching considers.
+const maxTypoLen = 24
+
+// nearWords calls fn, in a fixed order, with each ASCII word of the
+// catalogue one edit (an insertion, deletion, substitution or swap of two
+// neighbours) away from w. Words under five letters have too many
+// neighbours to guess from.
+func (ix *Index) nearWords(w string, fn func(string)) {
+	n := len(w)
+	if n < 5 || n >= maxTypoLen || utf8.RuneCountInString(w) != n {
+		return
+	}
+	for size := n - 1; size <= n+1; size++ {
+		for _, c := range ix.bySize[size] {
+			if oneEdit(w, c) {
+				fn(c)
+			}
+		}
+	}
+}
+
+// oneEdit reports whether a and b, different ASCII strings, are one edit
+// apart.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case len(a) == len(b):
+		if i == len(a) {
+			return false // equal
+		}
+		if a[i+1:] == b[i+1:] {
+			return true // substitution
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
+	case len(a)+1 == len(b):
+		return a[i:] == b[i+1:] // insertion
+	}
+	return false
 }

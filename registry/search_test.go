@@ -154,6 +154,9 @@ func TestSearchTop1(t *testing.T) {
 		{"repos search", "github/search_repositories"},
 		{"generate image", "images/generateImage"},
 		{"GenerateImage", "images/generateImage"},
+		{"screnshot", "playwright/browser_take_screenshot"},         // a typo
+		{"naviagte url", "playwright/browser_navigate"},             // a swap
+		{"Open https://example.com", "playwright/browser_navigate"}, // a URL
 		// Whole sentences, as a user writes them.
 		{"Please open a new issue in the repository about the broken login page", "github/create_issue"},
 		{"Can you take a screenshot of the page I have open?", "playwright/browser_take_screenshot"},
@@ -351,5 +354,63 @@ func TestSearchStopWordNames(t *testing.T) {
 	hits, _ := ix.Search("can you help me find a support article", SearchOptions{})
 	if len(hits) != 1 || hitName(docs, hits[0]) != "cli/get_help_article" {
 		t.Errorf("sentence search = %q, want only cli/get_help_article", hitNames(docs, hits))
+	}
+}
+
+func TestOneEdit(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"screenshot", "screnshot", true}, // deletion
+		{"screnshot", "screenshot", true}, // insertion
+		{"navigate", "naviagte", true},    // swap
+		{"navigate", "navigata", true},    // substitution
+		{"navigate", "navigate", false},   // equal
+		{"navigate", "nvaigtae", false},   // two swaps
+		{"issue", "issues2", false},       // two insertions
+		{"abcde", "bacdf", false},         // swap and substitution
+	}
+	for _, tt := range tests {
+		if got := oneEdit(tt.a, tt.b); got != tt.want {
+			t.Errorf("oneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestAppendShapeWords(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"open https://example.com/x in the browser", []string{"url"}},
+		{"go to www.example.org", []string{"url"}},
+		{"save it to notes.md", []string{"file"}},
+		{"cat ./build/out and ~/x", []string{"file"}},
+		{"mail bob@example.com the report.pdf", []string{"file", "email"}},
+		{"docs for Node.js and ASP.NET", nil},
+		{"close issue 42 in mcpgw/mcpgw, version 1.5", nil},
+	}
+	for _, tt := range tests {
+		if got := appendShapeWords(nil, tt.query); !slices.Equal(got, tt.want) {
+			t.Errorf("appendShapeWords(%q) = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestSearchTypoOnlyInShortQueries(t *testing.T) {
+	docs := []Doc{
+		{Server: "x", Name: "take_screenshot", Description: "Capture the screen."},
+		{Server: "x", Name: "send_email", Description: "Send an email."},
+	}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("screnshot", SearchOptions{})
+	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/take_screenshot"}) {
+		t.Errorf("Search(screnshot) = %q, want x/take_screenshot", got)
+	}
+	// In a long query the other words carry it; no guessing.
+	hits, _ = ix.Search("please send an email with the screnshot from yesterday afternoon", SearchOptions{})
+	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/send_email"}) {
+		t.Errorf("long query = %q, want only x/send_email", got)
 	}
 }

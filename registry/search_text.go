@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -179,3 +180,46 @@ func wordSet(words ...string) map[string]struct{} {
 	}
 	return m
 }
+
+// appendShapeWords appends the words that the shape of the query's tokens
+// implies: "url" for a URL, "file" for a file name or path, "email" for an
+// address. "Open https://example.com" wants a tool about URLs even though
+// it never says so.
+func appendShapeWords(words []string, query string) []string {
+	var url, file, email bool
+	for _, f := range strings.Fields(query) {
+		f = strings.Trim(f, `"'()[]{}<>,;:!?`)
+		switch {
+		case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
+			url = true
+		case strings.Contains(f, "@") && strings.Contains(f[strings.Index(f, "@"):], "."):
+			email = true
+		case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "./") || strings.HasPrefix(f, "~/"):
+			file = true
+		default:
+			if i := strings.LastIndexByte(f, '.'); i > 0 {
+				if _, ok := fileExtensions[strings.ToLower(f[i+1:])]; ok {
+					file = true
+				}
+			}
+		}
+	}
+	if url {
+		words = append(words, "url")
+	}
+	if file {
+		words = append(words, "file")
+	}
+	if email {
+		words = append(words, "email")
+	}
+	return words
+}
+
+// fileExtensions are extensions that make a token a file name. Ones that
+// also end product names ("Node.js", "ASP.NET") are left out.
+var fileExtensions = wordSet("md", "txt", "go", "py", "rs", "java", "rb", "php", "json",
+	"yaml", "yml", "toml", "xml", "csv", "tsv", "pdf", "doc", "docx", "xls", "xlsx",
+	"ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "mp4", "wav",
+	"html", "css", "sh", "sql", "log", "zip", "tar", "gz", "ipynb", "c", "h", "cpp",
+	"tsx", "jsx", "swift", "kt", "env", "ini", "conf", "lock")

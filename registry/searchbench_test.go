@@ -111,6 +111,34 @@ func TestMetatoolBench(t *testing.T) {
 	}
 }
 
+// TestMCPBench runs the bench on testdata/search: 99 tools of 15 MCP servers
+// as they describe themselves, and 94 queries of the kinds a model sends:
+// keywords, sentences, typos and names in other cases.
+func TestMCPBench(t *testing.T) {
+	catalog, err := os.Open("testdata/search/mcp-catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer catalog.Close()
+	queries, err := os.Open("testdata/search/mcp-queries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer queries.Close()
+	var out bytes.Buffer
+	rep, err := RunSearchBench(catalog, queries, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+	if rep.Queries != 94 || rep.Unknown != 0 {
+		t.Errorf("%d queries, %d unknown; want 94 and 0", rep.Queries, rep.Unknown)
+	}
+	if rep.RecallAt1 < 0.80 || rep.RecallAt5 < 0.92 {
+		t.Errorf("R@1 %.3f R@5 %.3f, want R@1 ≥ 0.80 and R@5 ≥ 0.92", rep.RecallAt1, rep.RecallAt5)
+	}
+}
+
 // TestSearchTuning compares the ranking's levers on MetaTool. Tuning uses
 // every fifth query; the others are held out to check that a change
 // generalises. Run with MCPGW_SEARCH_TUNE=1 -v.
@@ -127,6 +155,22 @@ func TestSearchTuning(t *testing.T) {
 		t.Fatal(err)
 	}
 	multi, err := readBenchQueries(openMetatool(t, "queries-multi.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpFile, err := os.ReadFile("testdata/search/mcp-catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpDocs, mcpServers, err := readBenchCatalog(bytes.NewReader(mcpFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpQueriesFile, err := os.ReadFile("testdata/search/mcp-queries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpQueries, err := readBenchQueries(bytes.NewReader(mcpQueriesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +191,7 @@ func TestSearchTuning(t *testing.T) {
 		{"no related", func(p *rankParams) { p.related = 0 }},
 		{"no prefix", func(p *rankParams) { p.prefix = 0 }},
 		{"no pairs", func(p *rankParams) { p.pair = 0 }},
+		{"no typos", func(p *rankParams) { p.typo = 0 }},
 		{"no exact", func(p *rankParams) { p.weight[fieldNameExact] = 0 }},
 		{"hard max", func(p *rankParams) { p.soft = 0 }},
 		{"k1 0.9", func(p *rankParams) { p.k1 = 0.9 }},
@@ -166,8 +211,9 @@ func TestSearchTuning(t *testing.T) {
 		a, _ := runSearchBench(docs, 1, tune, 10, &p, nil)
 		b, _ := runSearchBench(docs, 1, held, 10, &p, nil)
 		c, _ := runSearchBench(docs, 1, multi, 10, &p, nil)
-		t.Logf("%-12s tune R@5 %.3f MRR %.3f | held-out R@1 %.3f R@5 %.3f MRR %.3f | multi R@5 %.3f MRR %.3f",
-			v.name, a.RecallAt5, a.MRR, b.RecallAt1, b.RecallAt5, b.MRR, c.RecallAt5, c.MRR)
+		m, _ := runSearchBench(mcpDocs, mcpServers, mcpQueries, 10, &p, nil)
+		t.Logf("%-12s tune R@5 %.3f MRR %.3f | held-out R@1 %.3f R@5 %.3f MRR %.3f | multi R@5 %.3f MRR %.3f | mcp R@1 %.3f R@5 %.3f",
+			v.name, a.RecallAt5, a.MRR, b.RecallAt1, b.RecallAt5, b.MRR, c.RecallAt5, c.MRR, m.RecallAt1, m.RecallAt5)
 	}
 }
 
