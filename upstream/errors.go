@@ -19,6 +19,9 @@ var (
 	// ErrBackingOff is matched by a *BackoffError: recent connects failed and
 	// the next attempt is not due yet.
 	ErrBackingOff = errors.New("upstream backing off after failed connects")
+	// ErrUntrusted is returned for a server from a project directory the
+	// user has not trusted (registry.Server.Untrusted): it is never started.
+	ErrUntrusted = errors.New("server is from an untrusted project directory and is never started")
 )
 
 // A TimeoutError reports that connecting to an upstream (Op "connect") or a

@@ -1,12 +1,20 @@
 package upstream
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
@@ -169,5 +177,128 @@ func TestLegacySSEFallback(t *testing.T) {
 	// The SSE stream outlives the startup timeout's context.
 	if _, err := u.Connect(context.Background()); err != nil {
 		t.Errorf("re-list over SSE: %v", err)
+	}
+}
+
+func TestUnauthorizedNeedsAuth(t *testing.T) {
+	var want atomic.Value
+	want.Store("Bearer good")
+	inner := upstreamtest.Handler(nil)
+	ts, rec := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want.Load().(string) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	srv := &registry.Server{Name: "auth", URL: ts.URL + "/mcp", BearerTokenEnv: "MCPGW_TEST_TOKEN", Hash: "auth"}
+	rec2 := newRecorder()
+	p := newPool(t, rec2.options(nil))
+	u := p.Upstream(srv)
+
+	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"})
+	var ae *AuthError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), `Bearer realm="test"`) {
+		t.Fatalf("err = %v, want an AuthError with the challenge", err)
+	}
+	if !strings.Contains(err.Error(), "no bearer token is configured") {
+		t.Errorf("err = %v, want a hint that no token is set", err)
+	}
+	st := u.Status()
+	if st.State != StateNeedsAuth || !strings.Contains(st.LastError, "401") {
+		t.Errorf("status = %+v, want needs-auth", st)
+	}
+	// No retries: calls fail fast without a request.
+	n := len(rec.requests())
+	for range 3 {
+		if _, err := u.Call(context.Background(), "echo", nil); !errors.Is(err, ErrNeedsAuth) {
+			t.Errorf("call while needs-auth: %v", err)
+		}
+	}
+	if got := len(rec.requests()); got != n {
+		t.Errorf("requests while needs-auth: %d, want none", got-n)
+	}
+
+	// Connect retries (and reads the token env var again).
+	t.Setenv("MCPGW_TEST_TOKEN", "good")
+	if _, err := u.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	call(t, u, "echo", map[string]any{"message": "x"})
+
+	// A token revoked mid-session: the call fails, the upstream needs auth.
+	want.Store("Bearer better")
+	if _, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}); !errors.Is(err, ErrNeedsAuth) {
+		t.Errorf("call with a revoked token: %v, want ErrNeedsAuth", err)
+	}
+	if st := u.Status(); st.State != StateNeedsAuth {
+		t.Errorf("state = %s, want needs-auth", st.State)
+	}
+}
+
+func TestExpiredSessionReconnectsOnce(t *testing.T) {
+	shared := upstreamtest.NewServer(nil)
+	newHandler := func() http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared }, nil)
+	}
+	var current atomic.Pointer[http.Handler]
+	h := newHandler()
+	current.Store(&h)
+	ts, rec := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Refuse the stateless probe so the client makes a (stateful)
+		// session with initialize.
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"server/discover"`)) {
+				http.Error(w, "unknown method", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		(*current.Load()).ServeHTTP(w, r)
+	}))
+	srv := &registry.Server{Name: "sess", URL: ts.URL + "/mcp", Hash: "sess"}
+	p := newPool(t, nil)
+	u := p.Upstream(srv)
+	call(t, u, "echo", map[string]any{"message": "x"})
+	if s := u.currentSession(); s.cs.ID() == "" {
+		t.Fatal("no Mcp-Session-Id: the test needs a stateful session")
+	}
+
+	// The server restarts and forgets every session: 404 on the next call,
+	// which reconnects and is retried.
+	h2 := newHandler()
+	current.Store(&h2)
+	rec.reset()
+	if got := call(t, u, "echo", map[string]any{"message": "after restart"}); got != "after restart" {
+		t.Errorf("echo = %q", got)
+	}
+	if st := u.Status(); st.Connects != 2 || st.Errors != 0 || st.State != StateConnected {
+		t.Errorf("status = %+v, want 2 connects, no errors", st)
+	}
+	saw404 := false
+	for _, r := range rec.requests() {
+		saw404 = saw404 || r.Status == http.StatusNotFound
+	}
+	if !saw404 {
+		t.Error("the server never answered 404: the test did not exercise expiry")
+	}
+}
+
+// TestSSEStreamOutlivesStartupTimeout: the SSE GET must not be bound to the
+// connect's deadline.
+func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
+	ts, _ := httpServer(t, upstreamtest.Handler(nil))
+	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", Hash: "old", StartupTimeout: 100 * time.Millisecond}
+	p := newPool(t, nil)
+	u := p.Upstream(srv)
+	call(t, u, "echo", map[string]any{"message": "x"})
+	time.Sleep(300 * time.Millisecond) // past the startup deadline
+	if got := call(t, u, "echo", map[string]any{"message": "later"}); got != "later" {
+		t.Errorf("echo = %q", got)
+	}
+	if st := u.Status(); st.Connects != 1 {
+		t.Errorf("connects = %d, want 1 (the stream survived)", st.Connects)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +137,17 @@ func textOf(t testing.TB, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
+// resultText returns the text of a result's first content item ("" if none).
+func resultText(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
 func call(t testing.TB, u *Upstream, tool string, args any) string {
 	t.Helper()
 	res, err := u.Call(context.Background(), tool, args)
@@ -217,8 +229,9 @@ func (r *stateRecorder) waitFor(t testing.TB, what string, cond func(states []St
 	timeout := time.After(30 * time.Second)
 	for {
 		r.mu.Lock()
-		ok := cond(r.states, r.updates)
+		states, updates := slices.Clone(r.states), slices.Clone(r.updates)
 		r.mu.Unlock()
+		ok := cond(states, updates)
 		if ok {
 			return
 		}

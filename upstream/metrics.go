@@ -72,6 +72,19 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
+// add creates server's series at zero, so rates start from the first scrape.
+func (m *metrics) add(server string, st State) {
+	if m == nil {
+		return
+	}
+	m.setState(server, st)
+	for _, o := range []string{outcomeSuccess, outcomeFailure, outcomeTimeout, outcomeNeedsAuth} {
+		m.connects.WithLabelValues(server, o)
+	}
+	m.restarts.WithLabelValues(server)
+	m.idleCloses.WithLabelValues(server)
+}
+
 func (m *metrics) setState(server string, st State) {
 	if m == nil {
 		return

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -16,9 +17,6 @@ type npxResolution struct {
 	BinDir  string   // the install's node_modules/.bin, put first on PATH as npx does
 }
 
-// exactVersion matches a version spec that names one version.
-var exactVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$`)
-
 // resolveNpx resolves `npx [-y] <package>[@version] [args...]` (or
 // `npx --package <package> <bin> [args...]`) to the package's binary in npm's
 // _npx cache (~/.npm/_npx/*/node_modules/<package>, or $npm_config_cache/_npx),
@@ -26,8 +24,10 @@ var exactVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$`
 // directly spares a ~140 MB npm process per server. ok is false, and the
 // command should run as written, when anything is unusual: another command,
 // an unknown npx flag, a non-registry spec (git, file, URL), a package not in
-// the cache, a cached version that does not match an exact requested version,
-// or no node on PATH. env is the child's environment (for HOME, PATH and
+// the cache, no cached version satisfying the requested one (exact, ^, ~,
+// x-ranges; other specs and dist-tags are left to npx), or no node on PATH.
+// "latest" and no version take the newest install in the cache, which may
+// be older than the registry's latest until npx itself runs again. env is the child's environment (for HOME, PATH and
 // npm_config_cache).
 func resolveNpx(command string, args []string, env []string) (res npxResolution, ok bool) {
 	if base := filepath.Base(command); base != "npx" && base != "npx.cmd" {
@@ -104,7 +104,10 @@ flags:
 		if err != nil || json.Unmarshal(b, &pj) != nil {
 			continue
 		}
-		if exactVersion.MatchString(version) && strings.TrimPrefix(version, "v") != pj.Version {
+		if ok, known := satisfies(pj.Version, version); !ok {
+			if !known {
+				return res, false // a spec we cannot judge: let npx decide
+			}
 			continue
 		}
 		rel := pickBin(pj.Bin, name, bin)
@@ -218,4 +221,64 @@ func isNodeScript(path string) bool {
 	defer f.Close()
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
+}
+
+var versionCore = regexp.MustCompile(`^v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?(?:[-+][0-9A-Za-z.-]+)?$`)
+
+// satisfies reports whether the installed version meets spec; known is false
+// for specs it cannot judge (dist-tags other than latest, compound ranges).
+func satisfies(installed, spec string) (ok, known bool) {
+	if spec == "" || spec == "latest" || spec == "*" {
+		return true, true
+	}
+	have := versionCore.FindStringSubmatch(installed)
+	if have == nil {
+		return false, false
+	}
+	op := ""
+	if spec[0] == '^' || spec[0] == '~' {
+		op, spec = spec[:1], spec[1:]
+	}
+	want := versionCore.FindStringSubmatch(spec)
+	if want == nil {
+		return false, false
+	}
+	num := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return -1 // x, * or missing: any
+		}
+		return n
+	}
+	h := [3]int{num(have[1]), num(have[2]), num(have[3])}
+	w := [3]int{num(want[1]), num(want[2]), num(want[3])}
+	// How many leading parts must match exactly.
+	fixed := 0
+	for fixed < 3 && w[fixed] >= 0 {
+		fixed++
+	}
+	switch op {
+	case "^": // same first non-zero part
+		fixed = 1
+		for fixed < 3 && w[fixed-1] == 0 && w[fixed] >= 0 {
+			fixed++
+		}
+	case "~": // same major.minor if given, else same major
+		fixed = min(fixed, 2)
+	}
+	for i := range fixed {
+		if h[i] != w[i] {
+			return false, true
+		}
+	}
+	// At least the requested version.
+	for i := fixed; i < 3; i++ {
+		if w[i] < 0 || h[i] > w[i] {
+			return true, true
+		}
+		if h[i] < w[i] {
+			return false, true
+		}
+	}
+	return true, true
 }

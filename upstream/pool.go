@@ -12,6 +12,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"slices"
 	"sync"
 
@@ -68,6 +69,12 @@ type Pool struct {
 	spawnDone chan struct{}
 }
 
+// spawnRequest asks the spawner goroutine (Linux) to start a command.
+type spawnRequest struct {
+	cmd   *exec.Cmd
+	reply chan error
+}
+
 // New returns an empty pool.
 func New(opts *Options) *Pool {
 	p := &Pool{
@@ -115,6 +122,7 @@ func (p *Pool) Upstream(srv *registry.Server) *Upstream {
 		if p.closed {
 			u.retired = true
 			u.state = StateClosed
+			p.metrics.forget(srv.Name)
 		} else {
 			p.upstreams[srv.Hash] = u
 		}
@@ -154,6 +162,9 @@ func (p *Pool) Reconcile(servers []*registry.Server) {
 	}
 	for _, srv := range servers {
 		u := p.Upstream(srv)
+		if srv.Untrusted {
+			continue
+		}
 		switch srv.Lifecycle {
 		case registry.LifecycleEager:
 			u.connectInBackground()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -85,6 +86,9 @@ func (o dialOptions) sessionOptions() *mcp.ClientSessionOptions {
 type dialFunc func(ctx context.Context, u *Upstream, srv *registry.Server, o dialOptions) (*session, error)
 
 func (p *Pool) dialDefault(ctx context.Context, u *Upstream, srv *registry.Server, o dialOptions) (*session, error) {
+	if srv.Untrusted {
+		return nil, fmt.Errorf("upstream %q (from %s): %w", srv.Name, srv.Source, ErrUntrusted)
+	}
 	if srv.IsRemote() {
 		return p.dialHTTP(ctx, u, srv, o)
 	}
@@ -129,8 +133,14 @@ func (p *Pool) closeInBackground(proc *process) {
 // server that died on, or hung up at, the server/discover probe.
 func retryPinned(err error) bool {
 	var exit *ExitError
-	return errors.As(err, &exit) || errors.Is(err, mcp.ErrConnectionClosed) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &exit) || connectionGone(err)
+}
+
+// connectionGone reports whether err says the connection itself ended
+// (rather than the peer answering with an error).
+func connectionGone(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed)
 }
 
 // listAll lists tools, resources and prompts, following pagination.

@@ -14,11 +14,6 @@ func childSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-type spawnRequest struct {
-	cmd   *exec.Cmd
-	reply chan error
-}
-
 // spawn starts cmd on the pool's spawner goroutine. Linux delivers the
 // parent-death signal when the *thread* that forked the child exits, and Go
 // retires threads freely; the spawner stays locked to one thread until the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -376,4 +377,63 @@ func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
 	if n := strings.Count(string(b), "start"); n != 4 {
 		t.Errorf("starts after Connect = %d, want 4", n)
 	}
+}
+
+func TestUntrustedNeverStarts(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	srv := &registry.Server{
+		Name: "project", Command: "/bin/sh", Args: []string{"-c", "touch " + marker},
+		Untrusted: true, Source: "/repo/.mcp.json", Hash: "untrusted", Lifecycle: registry.LifecycleEager,
+	}
+	p := newPool(t, nil)
+	p.Reconcile([]*registry.Server{srv})
+	u := p.Upstream(srv)
+	if _, err := u.Call(context.Background(), "echo", nil); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("call: %v, want ErrUntrusted", err)
+	}
+	if _, err := u.Connect(context.Background()); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("Connect: %v, want ErrUntrusted", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the untrusted command ran")
+	}
+}
+
+func TestKeepAliveRestartsKilledProcess(t *testing.T) {
+	rec := newRecorder()
+	p := newPool(t, rec.options(nil))
+	srv, pidFile := testServer(t, "ka", nil)
+	srv.Lifecycle = registry.LifecycleKeepAlive
+	p.Reconcile([]*registry.Server{srv})
+	connected := func(n int) func([]Status, []*Snapshot) bool {
+		return func(states []Status, _ []*Snapshot) bool {
+			if len(states) == 0 {
+				return false
+			}
+			last := states[len(states)-1]
+			return last.State == StateConnected && last.Connects == n
+		}
+	}
+	rec.waitFor(t, "the keep-alive server to start", connected(1))
+	u := p.Upstream(srv)
+	first := u.Status().PID
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "a restart without any call", connected(2))
+	second := u.Status().PID
+	if second == first || second == 0 {
+		t.Errorf("PID after restart = %d (was %d)", second, first)
+	}
+	if ps := pids(t, pidFile); !slices.Equal(ps, []int{first, second}) {
+		t.Errorf("pid file = %v, want [%d %d]", ps, first, second)
+	}
+	if st := u.Status(); st.Calls != 0 {
+		t.Errorf("calls = %d, want 0", st.Calls)
+	}
+	states := rec.stateNames()
+	if want := []string{"connecting", "connected", "failed", "connecting", "connected"}; !slices.Equal(states, want) {
+		t.Errorf("states = %v, want %v", states, want)
+	}
+	waitGone(t, first)
 }

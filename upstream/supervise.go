@@ -253,10 +253,11 @@ func (u *Upstream) needsAuth(s *session, ae *AuthError) {
 }
 
 // armIdleLocked (re)starts the idle timer of a connected lazy upstream with
-// no call in flight. Eager and keep-alive upstreams are never idle-closed.
+// no call in flight or waiting for it. Eager and keep-alive upstreams are
+// never idle-closed.
 func (u *Upstream) armIdleLocked() {
 	u.stopIdleLocked()
-	if u.sess == nil || u.inFlight > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
+	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
 		return
 	}
 	d := u.srv.IdleTimeout - time.Since(u.lastUsed)
@@ -283,7 +284,7 @@ func (u *Upstream) idleExpired() {
 	defer u.pool.wg.Done()
 	u.mu.Lock()
 	s := u.sess
-	if s == nil || u.inFlight > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
+	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
 		u.mu.Unlock()
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -38,6 +37,7 @@ type Upstream struct {
 	sess      *session
 	attempt   *attempt // connect in progress
 	inFlight  int
+	waiting   int // callers waiting for a connect: the new session is theirs
 	lastUsed  time.Time
 	idle      *time.Timer
 	snap      *Snapshot
@@ -84,7 +84,7 @@ func newUpstream(p *Pool, srv *registry.Server) *Upstream {
 		since: time.Now(),
 		wake:  make(chan struct{}, 1),
 	}
-	p.metrics.setState(srv.Name, StateIdle)
+	p.metrics.add(srv.Name, StateIdle)
 	return u
 }
 
@@ -163,7 +163,7 @@ func (u *Upstream) update(srv *registry.Server) {
 	defer u.unlock()
 	if old := u.srv.Name; old != srv.Name {
 		u.pool.metrics.forget(old)
-		u.pool.metrics.setState(srv.Name, u.state)
+		u.pool.metrics.add(srv.Name, u.state)
 		u.log = u.pool.log.With("server", srv.Name)
 	}
 	u.srv = srv
@@ -281,8 +281,7 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 				return fmt.Errorf("%s: %w", op, ae)
 			}
 		}
-		var rpcErr *jsonrpc.Error
-		if s.proc != nil && !errors.As(err, &rpcErr) {
+		if s.proc != nil && (connectionGone(err) || s.ended()) {
 			if exit := s.proc.exitError(ctx, exitWait); exit != nil {
 				u.sessionLost(s, exit)
 				return fmt.Errorf("%s: %w", op, exit)
@@ -335,16 +334,25 @@ func (u *Upstream) acquire(ctx context.Context) (*session, *registry.Server, err
 			return nil, nil, err
 		}
 		att, err := u.startAttemptLocked()
-		u.unlock()
 		if err != nil {
+			u.unlock()
 			return nil, nil, err
 		}
+		u.waiting++
+		u.unlock()
 		select {
 		case <-att.done:
+			u.mu.Lock()
+			u.waiting--
+			u.mu.Unlock()
 			if att.err != nil {
 				return nil, nil, att.err
 			}
 		case <-ctx.Done():
+			u.mu.Lock()
+			u.waiting--
+			u.armIdleLocked()
+			u.mu.Unlock()
 			return nil, nil, ctx.Err()
 		}
 	}
