@@ -101,7 +101,9 @@ func TestConnectIdleCloseCycles(t *testing.T) {
 	gor := settle(gor0, runtime.NumGoroutine)
 	t.Logf("%d cycles in %v (%v per connect+call+idle close); child processes %d → %d, fds %d → %d, goroutines %d → %d",
 		cycles, took.Round(time.Millisecond), (took / time.Duration(cycles)).Round(time.Microsecond), procs0, procs, fds0, fds, gor0, gor)
-	if procs != procs0 || fds != fds0 || gor > gor0 {
+	// Fewer fds or goroutines than at the start is fine: earlier tests'
+	// connections may still have been closing then.
+	if procs != procs0 || fds > fds0 || gor > gor0 {
 		t.Errorf("leak after %d cycles: processes %d → %d, fds %d → %d, goroutines %d → %d", cycles, procs0, procs, fds0, fds, gor0, gor)
 	}
 	if st := u.Status(); st.Connects != cycles+1 || st.IdleCloses != cycles+1 {
