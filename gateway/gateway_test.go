@@ -170,6 +170,10 @@ func TestProxyMode(t *testing.T) {
 	if isErr || !strings.HasPrefix(text, "beta: connected, ") || !strings.Contains(text, "\nbeta_echo - ") {
 		t.Errorf("connect beta = %q (error %v)", text, isErr)
 	}
+	text, isErr = c.call(t, "mcp", map[string]any{"name": "alpha_echo"})
+	if !isErr || !strings.Contains(text, `Unknown argument(s) "name"`) {
+		t.Errorf("unknown argument = %q", text)
+	}
 	// A tool the session does not list, called directly.
 	text, isErr = c.call(t, "alpha_echo", map[string]any{"message": "x"})
 	if !isErr || !strings.Contains(text, `mcp({tool:"alpha_echo"`) {

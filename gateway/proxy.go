@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,8 +73,29 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	case a.Server != "":
 		return gw.listServer(ctx, v, a.Server), nil
 	default:
+		if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 {
+			return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server or connect; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
+		}
 		return textResult(gw.statusText(v)), nil
 	}
+}
+
+// unknownKeys lists argument names the mcp tool does not take.
+func unknownKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		switch k {
+		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect":
+		default:
+			out = append(out, strconv.Quote(k))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func isEmptyJSON(raw json.RawMessage) bool {
