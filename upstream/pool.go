@@ -31,12 +31,14 @@ type Options struct {
 	ClientName, ClientVersion string
 	// OnUpdate is called after every successful connect and after an
 	// upstream's tools/resources/prompts list_changed (re-listed), with the
-	// fresh lists. Calls for one upstream are made in order, one at a time,
-	// without pool locks held; they may be slow-ish (e.g. write the cache),
-	// but they delay that upstream's later notifications.
+	// fresh lists. It runs on a pool goroutine (never a caller's), without
+	// pool locks held, for one upstream in order and one at a time; it may
+	// be slow-ish (e.g. write the cache), which delays only that upstream's
+	// later notifications. Close waits for running callbacks.
 	OnUpdate func(srv *registry.Server, snap *Snapshot)
 	// OnState is called on every state change, under the same rules as
-	// OnUpdate (the two are delivered in one ordered stream per upstream).
+	// OnUpdate: the two form one ordered stream per upstream. A change
+	// caused by Close is delivered before Close returns.
 	OnState func(srv *registry.Server, st Status)
 }
 

@@ -94,26 +94,25 @@ func (u *Upstream) logger() *slog.Logger {
 	return u.log
 }
 
-// unlock releases u.mu and delivers queued events. Every critical section
-// that may change state ends with it.
+// unlock releases u.mu and, if events were queued, starts their delivery.
+// Every critical section that may change state ends with it.
 func (u *Upstream) unlock() {
-	pending := len(u.events) > 0 && !u.draining
+	start := len(u.events) > 0 && !u.draining
+	if start {
+		u.draining = true
+	}
 	u.mu.Unlock()
-	if pending {
-		u.flush()
+	if start && !u.pool.goTracked(u.deliver) {
+		u.deliver() // the pool is closing: deliver the last events here
 	}
 }
 
-// flush delivers queued events in order. One goroutine at a time delivers;
-// others only queue, so callbacks never run under u.mu, never concurrently
-// for one upstream, and may call back into the Upstream.
-func (u *Upstream) flush() {
+// deliver runs OnState/OnUpdate for queued events, in order, on a pool
+// goroutine: callbacks never run under u.mu, never concurrently for one
+// upstream, never on a caller's goroutine, and may call back into the
+// Upstream. The caller has set u.draining.
+func (u *Upstream) deliver() {
 	u.mu.Lock()
-	if u.draining {
-		u.mu.Unlock()
-		return
-	}
-	u.draining = true
 	for len(u.events) > 0 {
 		ev := u.events[0]
 		u.events = u.events[1:]
@@ -281,14 +280,14 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 				return fmt.Errorf("%s: %w", op, ae)
 			}
 		}
+		if u.isRetired() {
+			return fmt.Errorf("%s on upstream %q: %w (%v)", op, srv.Name, ErrClosed, err)
+		}
 		if s.proc != nil && (connectionGone(err) || s.ended()) {
 			if exit := s.proc.exitError(ctx, exitWait); exit != nil {
 				u.sessionLost(s, exit)
 				return fmt.Errorf("%s: %w", op, exit)
 			}
-		}
-		if u.isRetired() {
-			return fmt.Errorf("%s on upstream %q: %w (%v)", op, srv.Name, ErrClosed, err)
 		}
 		return fmt.Errorf("%s on upstream %q: %w", op, srv.Name, err)
 	}
