@@ -160,6 +160,12 @@ func call(t testing.TB, u *Upstream, tool string, args any) string {
 	return textOf(t, res)
 }
 
+func (u *Upstream) currentSession() *session {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.sess
+}
+
 // alive reports whether pid is a live (non-zombie) process.
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

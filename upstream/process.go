@@ -248,6 +248,9 @@ func (pr *process) exitError(ctx context.Context, d time.Duration) *ExitError {
 	return &ExitError{Server: pr.server, PID: pr.pid, Status: exitStatus(err), Stderr: pr.stderr.tail(stderrInError)}
 }
 
+// stderrLines returns up to n of the last stderr lines.
+func (pr *process) stderrLines(n int) []string { return pr.stderr.tail(n) }
+
 // stderrTail formats the last stderr lines for an error message.
 func (pr *process) stderrTail() string { return stderrSuffix(pr.stderr.tail(stderrInError)) }
 

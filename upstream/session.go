@@ -103,6 +103,7 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 	if err != nil {
 		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
 	}
+	u.noteProcess(proc)
 	t := &stdioTransport{proc: proc}
 	cs, err := o.client.Connect(ctx, t, o.sessionOptions())
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package upstream
 
 import (
@@ -234,6 +236,9 @@ func TestCrashFailsOnlyItsCalls(t *testing.T) {
 			t.Errorf("crash error %q lacks stderr line %q", err, want)
 		}
 	}
+	if lines := u.Stderr(2); !slices.Equal(lines, []string{"marker: about to crash", "testserver: crashing on request"}) {
+		t.Errorf("Stderr(2) = %q", lines)
+	}
 	if err := <-inflight; err == nil {
 		t.Error("in-flight call on the crashed upstream: no error")
 	} else if !errors.As(err, &exit) {
@@ -298,12 +303,6 @@ func TestLegacyServerGetsPinnedVersion(t *testing.T) {
 	if st := u.Status(); st.Connects != s.Connects+1 {
 		t.Errorf("connects = %d, want %d", st.Connects, s.Connects+1)
 	}
-}
-
-func (u *Upstream) currentSession() *session {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.sess
 }
 
 func TestCloseEndsProcessGroup(t *testing.T) {

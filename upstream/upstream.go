@@ -41,9 +41,10 @@ type Upstream struct {
 	lastUsed  time.Time
 	idle      *time.Timer
 	snap      *Snapshot
-	pinned    bool   // pin legacyProtocolVersion (learned)
-	httpKind  string // HTTP transport that worked (learned)
-	lost      bool   // the last session ended unexpectedly (for the restarts metric)
+	lastProc  *process // the most recently started process (for Stderr)
+	pinned    bool     // pin legacyProtocolVersion (learned)
+	httpKind  string   // HTTP transport that worked (learned)
+	lost      bool     // the last session ended unexpectedly (for the restarts metric)
 	retired   bool
 	drained   chan struct{} // while retiring with calls in flight: closed when they finish
 
@@ -165,8 +166,35 @@ func (u *Upstream) update(srv *registry.Server) {
 		u.pool.metrics.add(srv.Name, u.state)
 		u.log = u.pool.log.With("server", srv.Name)
 	}
+	lifecycleChanged := u.srv.Lifecycle != srv.Lifecycle
 	u.srv = srv
 	u.armIdleLocked()
+	if lifecycleChanged {
+		select {
+		case u.wake <- struct{}{}: // a keep-alive loop re-reads the lifecycle
+		default:
+		}
+	}
+}
+
+// Stderr returns up to n of the last lines the upstream's most recent
+// process wrote to stderr (running or not), oldest first; nil for HTTP
+// upstreams and before the first start. At most 50 lines are kept.
+func (u *Upstream) Stderr(n int) []string {
+	u.mu.Lock()
+	pr := u.lastProc
+	u.mu.Unlock()
+	if pr == nil {
+		return nil
+	}
+	return pr.stderrLines(n)
+}
+
+// noteProcess records pr as the most recently started process.
+func (u *Upstream) noteProcess(pr *process) {
+	u.mu.Lock()
+	u.lastProc = pr
+	u.mu.Unlock()
 }
 
 // Status reports the upstream's current status.
