@@ -305,6 +305,32 @@ func TestLegacyServerGetsPinnedVersion(t *testing.T) {
 	}
 }
 
+func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{testMode: "legacy", "MCPGW_LEGACY_SILENT": "1"}
+	srv := &registry.Server{Name: "silent", Command: exe, Env: env, Hash: upstreamtest.Hash(exe, nil, env),
+		StartupTimeout: 500 * time.Millisecond}
+	p := newPool(t, nil)
+	u := p.Upstream(srv)
+	_, err = u.Call(context.Background(), "version", nil)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Op != "connect" {
+		t.Fatalf("first call: %v, want a connect timeout (the probe is never answered)", err)
+	}
+	if !strings.Contains(err.Error(), `legacy: unknown method "server/discover"`) {
+		t.Errorf("timeout error lacks the stderr tail: %v", err)
+	}
+	if _, err := u.Connect(context.Background()); err != nil {
+		t.Fatalf("second connect (pinned): %v", err)
+	}
+	if got := call(t, u, "version", nil); got != legacyProtocolVersion {
+		t.Errorf("negotiated %q, want %q", got, legacyProtocolVersion)
+	}
+}
+
 func TestCloseEndsProcessGroup(t *testing.T) {
 	p := New(nil)
 	srv, _ := testServer(t, "spawner", nil)

@@ -125,6 +125,12 @@ func (u *Upstream) runAttempt(att *attempt) {
 			outcome := outcomeFailure
 			if errors.As(err, &te) {
 				outcome = outcomeTimeout
+				if !srv.IsRemote() && !o.pinned && !u.pinned {
+					// An old server may ignore the server/discover probe
+					// instead of answering it: try the next connect pinned.
+					u.pinned = true
+					u.log.Info("upstream connect timed out; the next connect pins the protocol version", "version", legacyProtocolVersion)
+				}
 			}
 			u.failures++
 			wait := backoff(u.failures)
