@@ -1,0 +1,181 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// TestBenchProxy runs `mcpgw bench proxy` briefly and checks that it
+// measured every figure without a failed call and counted the processes
+// right. It asserts nothing about speed: that is what the command reports.
+func TestBenchProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts several daemons and upstreams")
+	}
+	bin := buildMcpgw(t)
+	cmd := exec.Command(bin, "bench", "proxy", "--duration", "1s", "--rounds", "2", "--json", "--quiet")
+	cmd.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd, err, stdout.String(), stderr.String())
+	}
+	var r benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decoding the report: %v\n%s", err, stdout.String())
+	}
+
+	if r.Machine.CPUs <= 0 || r.Machine.Model == "" {
+		t.Errorf("machine = %+v, want the CPU count and model", r.Machine)
+	}
+	if r.Errors != 0 || len(r.Problems) > 0 {
+		t.Errorf("errors = %d, problems %q; want none", r.Errors, r.Problems)
+	}
+
+	type want struct {
+		path     string
+		sessions int
+		roles    []string // processes whose CPU time is charged
+	}
+	check := func(kind string, got []*benchFigure, wants []want) {
+		t.Helper()
+		if len(got) != len(wants) {
+			t.Fatalf("%s: %d figures, want %d", kind, len(got), len(wants))
+		}
+		for i, w := range wants {
+			f := got[i]
+			if f.Path != w.path || f.Sessions != w.sessions {
+				t.Errorf("%s[%d] = %s with %d sessions, want %s with %d", kind, i, f.Path, f.Sessions, w.path, w.sessions)
+			}
+			if f.Calls <= 0 || f.Errors != 0 || f.Seconds <= 0 || f.PerSecond <= 0 {
+				t.Errorf("%s %s: calls %d, errors %d, %.2fs, %.0f/s; want calls, no errors", kind, f.Path, f.Calls, f.Errors, f.Seconds, f.PerSecond)
+			}
+			if f.P50 <= 0 || f.P99 < f.P50 {
+				t.Errorf("%s %s: p50 %.0fµs, p99 %.0fµs", kind, f.Path, f.P50, f.P99)
+			}
+			var roles []string
+			for role := range f.CPU {
+				roles = append(roles, role)
+			}
+			slices.Sort(roles)
+			if !slices.Equal(roles, w.roles) {
+				t.Errorf("%s %s: CPU of %q, want %q", kind, f.Path, roles, w.roles)
+			}
+		}
+	}
+	direct := []string{"client", "upstream"}
+	daemon := []string{"client", "daemon", "upstream"}
+	check("latency", r.Latency, []want{
+		{"direct stdio", 1, direct},
+		{"direct HTTP", 1, direct},
+		{"daemon HTTP", 1, daemon},
+		{"daemon HTTP, mcp tool", 1, daemon},
+		{"daemon via shim", 1, []string{"client", "daemon", "shim", "upstream"}},
+	})
+	if r.LatencyRatio <= 0 {
+		t.Errorf("latency ratio = %v", r.LatencyRatio)
+	}
+	check("throughput", r.Throughput, []want{
+		{"direct HTTP", 16, direct},
+		{"daemon HTTP", 16, daemon},
+		{"direct HTTP", 64, direct},
+		{"daemon HTTP", 64, daemon},
+	})
+	if r.LoadRSSKB <= 0 || r.LoadHWMKB < r.LoadRSSKB {
+		t.Errorf("memory under load: VmRSS %d KiB, VmHWM %d KiB", r.LoadRSSKB, r.LoadHWMKB)
+	}
+
+	wantTools := benchIdleServers * len(upstreamtest.ToolNames)
+	if i := r.Idle; i == nil {
+		t.Error("no idle figures")
+	} else if i.Servers != benchIdleServers || i.RSSKB <= 0 || i.AnonKB <= 0 || i.AnonKB > i.RSSKB || i.Children != 0 || i.ListedTools != wantTools || i.ListedRSSKB <= 0 || i.ChildrenAfter != 0 {
+		t.Errorf("idle = %+v, want %d servers, an RSS, no child process, %d tools listed", *i, benchIdleServers, wantTools)
+	}
+
+	if p := r.Processes; p == nil {
+		t.Error("no process figures")
+	} else {
+		w := *p // the memory figures, checked below
+		w.Servers, w.Sessions, w.Calls, w.Errors, w.Children, w.Starts, w.Direct = 10, 10, 100, 0, 10, 10, 100
+		if *p != w || p.DaemonRSSKB <= 0 || p.UpstreamRSSKB <= 0 {
+			t.Errorf("processes = %+v, want %+v", *p, w)
+		}
+	}
+
+	var names []string
+	for _, tg := range r.Targets {
+		names = append(names, tg.Name)
+		if tg.Want == "" || tg.Got == "" {
+			t.Errorf("target %q: want %q, got %q", tg.Name, tg.Want, tg.Got)
+		}
+	}
+	for i, prefix := range []string{"p50 at concurrency 1", "daemon CPU per call at 64 sessions", "throughput at 64 sessions", "idle RSS", "10 sessions × 10 servers"} {
+		if i >= len(names) || !strings.HasPrefix(names[i], prefix) {
+			t.Errorf("targets = %q, want %q at %d", names, prefix, i)
+		}
+	}
+	// Whatever the speed, the correctness targets hold.
+	if tg := r.Targets[len(r.Targets)-1]; !tg.Pass {
+		t.Errorf("target %q failed: %s", tg.Name, tg.Got)
+	}
+
+	// The text report shows the same figures.
+	var text bytes.Buffer
+	r.writeText(&text)
+	for _, s := range []string{"latency at concurrency 1", "daemon via shim", "throughput", "calls/s",
+		"idle daemon, 100 servers", "10 upstream processes running, 10 ever started (direct use: 100)", "targets", "errors: 0"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, text.String())
+		}
+	}
+	if n := strings.Count(text.String(), "PASS") + strings.Count(text.String(), "FAIL"); n != 5 {
+		t.Errorf("text report has %d pass/fail lines, want 5:\n%s", n, text.String())
+	}
+}
+
+// TestBenchProcReaders checks the /proc readers against this process and a
+// child of it.
+func TestBenchProcReaders(t *testing.T) {
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+
+	kids, err := benchChildren(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(kids, child.Process.Pid) {
+		t.Errorf("children of %d = %v, want %d among them", os.Getpid(), kids, child.Process.Pid)
+	}
+	m, err := benchProcMemory(os.Getpid())
+	if err != nil || m.RSS <= 0 || m.HWM < m.RSS || m.Anon <= 0 || m.Anon > m.RSS {
+		t.Errorf("memory = %+v, %v; want VmRSS ≤ VmHWM, 0 < RssAnon ≤ VmRSS", m, err)
+	}
+	before, err := benchProcCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spin until the tick counter moves: CPU time only grows.
+	for after := before; after == before; {
+		if after, err = benchProcCPU(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+		if after < before {
+			t.Fatalf("CPU ticks went from %d to %d", before, after)
+		}
+	}
+	if _, err := benchProcCPU(1 << 30); err == nil {
+		t.Error("CPU of a PID that cannot exist: no error")
+	}
+}
