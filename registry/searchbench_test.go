@@ -274,6 +274,19 @@ func synthCatalog(n int) []Doc {
 		"Use the id returned by the list call.", "Results are sorted by creation time.",
 		"Supports dry run.", "Rate limited to 60 calls a minute.", ""}
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Made-up words (product, field and team names) give the catalogue a
+	// vocabulary as large as a real one's: tens of thousands of words.
+	syllables := []string{"ka", "ro", "mi", "tel", "van", "dor", "qui", "sel", "bra", "nu", "pex", "lo",
+		"tri", "gan", "fo", "zu", "mar", "ish", "on", "el", "stra", "vy", "cor", "den"}
+	coined := make([]string, 20000)
+	for i := range coined {
+		var w strings.Builder
+		for range 2 + rng.IntN(3) {
+			w.WriteString(syllables[rng.IntN(len(syllables))])
+		}
+		coined[i] = w.String()
+	}
+	coin := func() string { return coined[rng.IntN(len(coined))] }
 	var docs []Doc
 	for inst := 0; len(docs) < n; inst++ {
 		for _, svc := range services {
@@ -303,11 +316,13 @@ func synthCatalog(n int) []Doc {
 						name = svc.name + "_" + verb + "_" + obj
 					}
 					human := strings.ReplaceAll(obj, "_", " ")
-					desc := fmt.Sprintf(phrases[verb], human, svc.title) + " " + extra[rng.IntN(len(extra))]
+					desc := fmt.Sprintf(phrases[verb], human, svc.title) + " " + extra[rng.IntN(len(extra))] +
+						fmt.Sprintf(" Works with %s and %s projects.", coin(), coin())
 					schema, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
-						obj + "_id": map[string]any{"type": "string", "description": "The " + human + " identifier"},
-						"limit":     map[string]any{"type": "integer", "description": "Maximum number of results"},
-						"cursor":    map[string]any{"type": "string", "description": "Pagination cursor"},
+						obj + "_id":      map[string]any{"type": "string", "description": "The " + human + " identifier"},
+						"limit":          map[string]any{"type": "integer", "description": "Maximum number of results"},
+						"cursor":         map[string]any{"type": "string", "description": "Pagination cursor"},
+						coin() + "_mode": map[string]any{"type": "string", "description": "The " + coin() + " setting"},
 					}})
 					docs = append(docs, Doc{Server: server, Name: name, Description: desc, Schema: schema,
 						ServerDescription: svc.title + " integration"})
@@ -343,6 +358,8 @@ var benchQueries = []string{
 	"playlist",
 	"What is the weather going to be like tomorrow, and are there any alerts for my area?",
 	"upload a file to google drive and share it with my team",
+	"screnshot page",
+	"kubernets deploymnet",
 }
 
 func TestSearchDoesNotAllocatePerTool(t *testing.T) {
