@@ -58,9 +58,10 @@ type Index struct {
 	postDoc   []int32                  // ascending within a term
 	postScore []float32                // idf × saturated field-weighted term frequency
 
-	rank   []int32 // rank[doc] is the doc's position in name order, for ties
-	byName []int32 // docs in name order
-	pool   sync.Pool
+	qualified []string // server_name of each doc, for regular expressions
+	rank      []int32  // rank[doc] is the doc's position in name order, for ties
+	byName    []int32  // docs in name order
+	pool      sync.Pool
 }
 
 type searchField uint8

@@ -163,6 +163,10 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		sort.Strings(ws)
 	}
 
+	ix.qualified = make([]string, len(docs))
+	for i, d := range docs {
+		ix.qualified[i] = d.Server + "_" + d.Name
+	}
 	ix.byName = make([]int32, len(docs))
 	for i := range ix.byName {
 		ix.byName[i] = int32(i)

@@ -6,9 +6,11 @@ import (
 )
 
 // searchRegex matches query, a Go regular expression, against tool names and
-// descriptions. It is case-insensitive unless the expression turns that off
-// with (?-i). A name match ranks before a description-only match; a tool
-// matching in both ranks before one matching in its name alone.
+// descriptions. A name is tried alone and as server_name, the gateway's
+// default name for it, so "^github_create" finds github's create_issue. It
+// is case-insensitive unless the expression turns that off with (?-i). A
+// name match ranks before a description-only match; a tool matching in both
+// ranks before one matching in its name alone.
 func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 	re, err := regexp.Compile("(?i)" + query)
 	if err != nil {
@@ -21,7 +23,7 @@ func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 			continue
 		}
 		score := 0.0
-		if re.MatchString(doc.Name) {
+		if re.MatchString(doc.Name) || re.MatchString(ix.qualified[d]) {
 			score += 2
 		}
 		if re.MatchString(doc.Description) {

@@ -280,6 +280,16 @@ func TestSearchRegex(t *testing.T) {
 	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
 		t.Errorf("regex ^(get|list)_ on github = %q, want %q", got, want)
 	}
+	hits, _ = ix.Search("^slack_(get|add)_", SearchOptions{Regex: true})
+	want = []string{"slack/slack_add_reaction", "slack/slack_get_channel_history", "slack/slack_get_users"}
+	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
+		t.Errorf("regex ^slack_(get|add)_ = %q, want %q", got, want)
+	}
+	hits, _ = ix.Search("^github_create_(issue|branch)$", SearchOptions{Regex: true})
+	want = []string{"github/create_branch", "github/create_issue"}
+	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
+		t.Errorf("regex on server_name = %q, want %q", got, want)
+	}
 	hits, _ = ix.Search("PULL REQUEST", SearchOptions{Regex: true, Limit: 2})
 	if len(hits) != 2 || hits[0].Score < hits[1].Score {
 		t.Errorf("regex PULL REQUEST limit 2 = %v", hits)

@@ -390,7 +390,7 @@ func TestSynthCatalog(t *testing.T) {
 	}
 	ix := NewIndex(docs)
 	hits, _ := ix.Search("github issue create", SearchOptions{Limit: 1})
-	if len(hits) != 1 || docs[hits[0].Doc].Server != "github" || !strings.Contains(strings.ToLower(docs[hits[0].Doc].Name), "create") {
+	if len(hits) != 1 || !strings.HasPrefix(docs[hits[0].Doc].Server, "github") || !strings.Contains(strings.ToLower(docs[hits[0].Doc].Name), "create") {
 		t.Errorf("Search(github issue create) over the synthetic catalogue = %+v", hits)
 	}
 }
