@@ -1,10 +1,16 @@
 // Package upstream owns mcpgw's connections to upstream MCP servers: one
 // supervised connection per server identity (registry.Server.Hash), shared by
-// every downstream session. It starts stdio commands (in their own process
-// group, stderr captured, npx packages run directly) and connects to
-// Streamable HTTP or legacy SSE servers; connects lazily and single-flight,
-// closes idle connections, keeps eager and keep-alive ones up, backs off
-// after failures, and never leaks a process or goroutine.
+// every downstream session.
+//
+// Transports: a stdio command runs in its own process group with stderr
+// captured (npx packages run straight from npm's cache); a URL is tried as
+// Streamable HTTP, then legacy SSE. Lifecycles: lazy servers connect on
+// first use and close after IdleTimeout; eager servers connect at Reconcile
+// (and close when idle only if an IdleTimeout is set); keep-alive servers
+// connect at Reconcile, are pinged every 30 s and reconnected when lost.
+// Connects are single-flight and back off exponentially after failures.
+// Closing ends a process's whole group; a killed mcpgw takes its upstreams
+// with it (parent-death signal on Linux, and the reaper everywhere).
 package upstream
 
 import (

@@ -258,12 +258,11 @@ func (u *Upstream) needsAuth(s *session, ae *AuthError) {
 	}
 }
 
-// armIdleLocked (re)starts the idle timer of a connected lazy upstream with
-// no call in flight or waiting for it. Eager and keep-alive upstreams are
-// never idle-closed.
+// armIdleLocked (re)starts the idle timer of a connected upstream with no
+// call in flight or waiting for it (see idleCloses).
 func (u *Upstream) armIdleLocked() {
 	u.stopIdleLocked()
-	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
+	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !idleCloses(u.srv) {
 		return
 	}
 	d := u.srv.IdleTimeout - time.Since(u.lastUsed)
@@ -277,8 +276,11 @@ func (u *Upstream) stopIdleLocked() {
 	}
 }
 
-func isLazy(srv *registry.Server) bool {
-	return srv.Lifecycle == "" || srv.Lifecycle == registry.LifecycleLazy
+// idleCloses reports whether srv's connection closes after IdleTimeout
+// without use: lazy and eager servers with a timeout (the registry leaves an
+// eager server's at 0 unless configured), never keep-alive ones.
+func idleCloses(srv *registry.Server) bool {
+	return srv.Lifecycle != registry.LifecycleKeepAlive && srv.IdleTimeout > 0
 }
 
 // idleExpired closes the connection if it is still idle. It re-checks
@@ -290,7 +292,7 @@ func (u *Upstream) idleExpired() {
 	defer u.pool.wg.Done()
 	u.mu.Lock()
 	s := u.sess
-	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !isLazy(u.srv) || u.srv.IdleTimeout <= 0 {
+	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !idleCloses(u.srv) {
 		u.mu.Unlock()
 		return
 	}

@@ -133,22 +133,27 @@ func TestIdleCloseNeverDuringCall(t *testing.T) {
 	})
 }
 
-func TestNoIdleCloseForEagerOrZeroTimeout(t *testing.T) {
+func TestIdleCloseByLifecycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := memPool(nil)
 		defer p.Close()
-		eager := memServer("eager")
+		eager := memServer("eager") // the registry leaves IdleTimeout 0 unless configured
 		eager.Lifecycle = registry.LifecycleEager
-		eager.IdleTimeout = time.Minute
-		never := memServer("never")
-		never.IdleTimeout = 0
-		p.Reconcile([]*registry.Server{eager, never})
+		eagerIdle := memServer("eager-idle")
+		eagerIdle.Lifecycle = registry.LifecycleEager
+		eagerIdle.IdleTimeout = time.Minute
+		keep := memServer("keep-alive")
+		keep.Lifecycle = registry.LifecycleKeepAlive
+		keep.IdleTimeout = time.Minute // ignored
+		never := memServer("lazy-never")
+		p.Reconcile([]*registry.Server{eager, eagerIdle, keep, never})
 		call(t, p.Upstream(never), "echo", map[string]any{"message": "x"})
 		time.Sleep(time.Hour)
 		synctest.Wait()
+		want := map[string]State{"eager": StateConnected, "eager-idle": StateIdle, "keep-alive": StateConnected, "lazy-never": StateConnected}
 		for _, st := range p.Status() {
-			if st.State != StateConnected || st.IdleCloses != 0 {
-				t.Errorf("%s after an hour: %+v, want connected", st.Name, st)
+			if st.State != want[st.Name] {
+				t.Errorf("%s after an hour: %+v, want %s", st.Name, st, want[st.Name])
 			}
 		}
 	})
