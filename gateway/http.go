@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -42,7 +43,21 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
+	// The SDK calls getServer on every request (to read the protocol
+	// versions the server accepts) and again when a request opens a new
+	// session. Requests of an existing session get versionsOnly; a new
+	// session's two calls share one session through a slot in the request's
+	// context, so a session is built once.
+	versionsOnly := mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version},
+		&mcp.ServerOptions{SupportedProtocolVersions: sessionProtocols})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			return versionsOnly
+		}
+		slot, _ := r.Context().Value(sessionSlotKey{}).(*sessionSlot)
+		if slot != nil && slot.server != nil {
+			return slot.server
+		}
 		mode := r.URL.Query().Get("mode")
 		if mode == "" {
 			mode = r.Header.Get(HeaderMode)
@@ -51,12 +66,28 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		if direct == "" {
 			direct = r.Header.Get(HeaderDirectTools)
 		}
-		return s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct}).server
+		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct}).server
+		if slot != nil {
+			slot.server = srv
+		}
+		return srv
 	}, &mcp.StreamableHTTPOptions{
 		Logger:         s.log.With("component", "http"),
 		SessionTimeout: o.SessionTimeout,
+		// Answers as application/json rather than an SSE stream per call:
+		// cheaper for both sides. Notifications to the client (tools/list_changed)
+		// travel on the session's GET stream either way.
+		JSONResponse: true,
 	})
-	var h http.Handler = mcpHandler
+	withSlot := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Mcp-Session-Id") == "" {
+				r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, &sessionSlot{}))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	var h http.Handler = withSlot(mcpHandler)
 	if o.Token != "" {
 		h = requireToken(o.Token, h)
 	}
@@ -92,6 +123,11 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	}
 	return mux
 }
+
+type sessionSlotKey struct{}
+
+// sessionSlot carries the session built for a request that opens one.
+type sessionSlot struct{ server *mcp.Server }
 
 // loopbackHost refuses requests that reached a loopback address under a
 // Host name that is not a loopback one: a DNS-rebinding page.

@@ -118,31 +118,32 @@ func errorResult(format string, a ...any) *mcp.CallToolResult {
 var gatewayKeys = []string{"tool", "args", "search", "describe", "connect", "server"}
 
 // decodeArgs turns the args value (object, JSON string holding an object,
-// or absent) into the arguments forwarded upstream.
-func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+// or absent) into the arguments forwarded upstream, kept as raw JSON (the
+// upstream gets the bytes the client sent), and the object's top-level keys.
+func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return map[string]any{}, nil
+		return json.RawMessage("{}"), nil, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s = strings.TrimSpace(s)
 		if s == "" {
-			return map[string]any{}, nil
+			return json.RawMessage("{}"), nil, nil
 		}
 		raw = []byte(s)
 	}
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("args must be a JSON object: %v", err)
+		return nil, nil, fmt.Errorf("args must be a JSON object: %v", err)
 	}
 	if m == nil {
-		m = map[string]any{}
+		return json.RawMessage("{}"), nil, nil
 	}
-	return m, nil
+	return json.RawMessage(raw), m, nil
 }
 
 // callTool calls the tool behind a gateway name. exposed says the client
@@ -166,11 +167,11 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 	if !ok {
 		return gw.unknownTool(v, name)
 	}
-	args, err := decodeArgs(rawArgs)
+	args, keys, err := decodeArgs(rawArgs)
 	if err != nil {
 		return errorResult("Invalid args for %s: %v\n\n%s", t.Name, err, paramsText(t))
 	}
-	if nested := nestedGatewayKeys(t, args); len(nested) > 0 {
+	if nested := nestedGatewayKeys(t, keys); len(nested) > 0 {
 		return errorResult("args for %s contain %s, which are arguments of the mcp tool itself, not of %s. Pass the tool's own arguments directly: mcp({tool:%q,args:{...}}).\n\n%s",
 			t.Name, strings.Join(nested, ", "), t.Name, t.Name, paramsText(t))
 	}
@@ -278,7 +279,19 @@ func (gw *Server) connectAll(ctx context.Context, servers []*registry.Server, to
 
 // nestedGatewayKeys reports gateway argument names found in args that the
 // target tool does not itself accept.
-func nestedGatewayKeys(t *registry.Tool, args map[string]any) []string {
+func nestedGatewayKeys(t *registry.Tool, args map[string]json.RawMessage) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	found := false
+	for _, k := range gatewayKeys {
+		if _, ok := args[k]; ok {
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
 	props := schemaProps(t.Def.InputSchema)
 	var out []string
 	for _, k := range gatewayKeys {

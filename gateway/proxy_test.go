@@ -51,7 +51,7 @@ func TestDecodeArgs(t *testing.T) {
 		{`42`, ``, "args must be a JSON object"},
 	}
 	for _, tt := range tests {
-		got, err := decodeArgs(json.RawMessage(tt.in))
+		got, _, err := decodeArgs(json.RawMessage(tt.in))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("decodeArgs(%s) error = %v, want %q", tt.in, err, tt.wantErr)
@@ -62,7 +62,7 @@ func TestDecodeArgs(t *testing.T) {
 			t.Errorf("decodeArgs(%s): %v", tt.in, err)
 			continue
 		}
-		data, _ := json.Marshal(got)
+		data := got
 		if string(data) != tt.want {
 			t.Errorf("decodeArgs(%s) = %s, want %s", tt.in, data, tt.want)
 		}
@@ -89,7 +89,7 @@ func TestNestedGatewayKeys(t *testing.T) {
 		{ownTool, `{"tool":"x","args":[1]}`, ""},   // the tool's own parameters
 	}
 	for _, tt := range tests {
-		var args map[string]any
+		var args map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
 			t.Fatal(err)
 		}

@@ -207,16 +207,17 @@ func (s *Server) reconcile() {
 }
 
 // overlayFor returns the configuration a session working in cwd sees, or
-// nil when its project adds nothing to the daemon's.
-func (s *Server) overlayFor(cwd string) *registry.Config {
+// nil when its project adds nothing to the daemon's. An error (a trusted
+// project file that does not parse) leaves the caller's previous choice.
+func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 	if cwd == "" || s.opts.Trust == nil {
-		return nil
+		return nil, nil
 	}
 	base := s.catalog.View().Config
 	ov, err := base.WithProject(cwd, s.opts.Trust(), s.opts.LoadOptions)
 	if err != nil {
-		s.log.Warn("project config ignored", "cwd", cwd, "err", err)
-		return nil
+		s.log.Warn("project config not applied", "cwd", cwd, "err", err)
+		return nil, err
 	}
 	if len(ov.Servers) == len(base.Servers) {
 		same := true
@@ -227,10 +228,10 @@ func (s *Server) overlayFor(cwd string) *registry.Config {
 			}
 		}
 		if same {
-			return nil
+			return nil, nil
 		}
 	}
-	return ov
+	return ov, nil
 }
 
 // onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
@@ -304,23 +305,32 @@ func (s *Server) Reload(cfg *registry.Config) {
 
 // RefreshProjects re-reads the project overlays of open sessions (after a
 // reload, or when a project file or the trust list changed) and reconciles
-// the pool with every configuration in use.
+// the pool with every configuration in use. A project file that no longer
+// parses keeps that session's previous overlay, as a broken main config
+// keeps the last good one.
 func (s *Server) RefreshProjects() {
+	changed := false
 	for _, ss := range s.sessionList() {
 		if ss.opts.Cwd == "" {
 			continue
 		}
-		ov := s.overlayFor(ss.opts.Cwd)
+		ov, err := s.overlayFor(ss.opts.Cwd)
+		if err != nil {
+			continue
+		}
 		if old := ss.overlay.Load(); (old == nil) != (ov == nil) || (old != nil && old.Hash != ov.Hash) {
 			ss.overlay.Store(ov)
 			if ov != nil {
 				s.loadCache(ov)
 			}
+			changed = true
 		}
 	}
 	s.reconcile()
-	for _, ss := range s.sessionList() {
-		ss.syncTools(ss.view())
+	if changed {
+		for _, ss := range s.sessionList() {
+			ss.syncTools(ss.view())
+		}
 	}
 }
 
@@ -333,7 +343,7 @@ func (s *Server) ProjectFiles() []string {
 		if ss.opts.Cwd == "" || s.opts.Trust == nil {
 			continue
 		}
-		for _, f := range registry.ProjectFiles(ss.opts.Cwd) {
+		for _, f := range s.catalog.View().Config.ProjectFiles(ss.opts.Cwd) {
 			if !seen[f] {
 				seen[f] = true
 				out = append(out, f)

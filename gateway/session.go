@@ -40,7 +40,7 @@ type session struct {
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
-	ov := s.overlayFor(opts.Cwd)
+	ov, _ := s.overlayFor(opts.Cwd) // a broken project file: the daemon's config, and a warning logged
 	if ov != nil {
 		s.loadCache(ov)
 	}
