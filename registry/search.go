@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -47,16 +48,15 @@ type Index struct {
 	docs []Doc
 	p    *rankParams
 
-	terms     map[string]int32         // term → id; pairs are "a b", unstemmed name words "=word"
-	vocab     []string                 // unigram terms, sorted, for prefix matching
-	vocabID   []int32                  // ids of vocab, same order
-	stems     map[string]string        // word → stem, for every word of the catalogue
-	surface   map[string]struct{}      // words of three letters or more
-	prose     map[string]struct{}      // words of descriptions
-	bySize    [maxTypoLen + 1][]string // ASCII surface words by length, sorted, for typos
-	postStart []int32                  // postings of term t are [postStart[t], postStart[t+1])
-	postDoc   []int32                  // ascending within a term
-	postScore []float32                // idf × saturated field-weighted term frequency
+	terms     map[string]int32    // term → id; pairs are "a b", unstemmed name words "=word"
+	vocab     []string            // unigram terms, sorted, for prefix matching
+	vocabID   []int32             // ids of vocab, same order
+	stems     map[string]string   // word → stem, for every word of the catalogue
+	surface   map[string]struct{} // words of three letters or more
+	prose     map[string]struct{} // words of descriptions
+	postStart []int32             // postings of term t are [postStart[t], postStart[t+1])
+	postDoc   []int32             // ascending within a term
+	postScore []float32           // idf × saturated field-weighted term frequency
 
 	qualified []string // server_name of each doc, for regular expressions
 	rank      []int32  // rank[doc] is the doc's position in name order, for ties
@@ -94,6 +94,7 @@ type rankParams struct {
 	pair      float64 // weight of a pair of adjacent query words found in a name
 	minPrefix int     // shortest stem that prefix-matches
 	maxPrefix int     // most vocabulary terms one query word expands to
+	minShare  float64 // share of the best score a match needs to be returned
 	typo      float64 // weight of a word one edit away from an unknown query word
 	typoWords int     // most content words a query may have for typo matching
 	segCover  float64 // share of a compound word that known words must cover
@@ -128,6 +129,7 @@ var defaultParams = rankParams{
 	pair:      1,
 	minPrefix: 4,
 	maxPrefix: 24,
+	minShare:  0.05,
 	typo:      0.7,
 	typoWords: 4,
 	segCover:  0.75,
@@ -142,7 +144,7 @@ type searchScratch struct {
 	groups  []queryGroup
 	alts    []termAlt
 	words   []string
-	hits    []Hit
+	keys    []uint64 // rank keys of the matches, see rankKey
 }
 
 // toolAcc accumulates one tool's score during a search.
@@ -234,16 +236,26 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 		s.group = s.group[:0]
 	}
 
-	hits := s.hits[:0]
+	// Matches far below the best are noise (a related word's prefix in a
+	// long description): they are dropped, so that "every match" stays a
+	// list worth reading and cheap to sort.
+	var best float32
 	for _, d := range s.touched {
 		if opts.Server == "" || ix.docs[d].Server == opts.Server {
-			hits = append(hits, Hit{Doc: int(d), Score: float64(s.acc[d].score)})
+			best = max(best, s.acc[d].score)
+		}
+	}
+	floor := best * float32(ix.p.minShare)
+	keys := s.keys[:0]
+	for _, d := range s.touched {
+		if sc := s.acc[d].score; sc >= floor && (opts.Server == "" || ix.docs[d].Server == opts.Server) {
+			keys = append(keys, ix.rankKey(d, sc))
 		}
 		s.acc[d] = toolAcc{}
 	}
 	s.touched = s.touched[:0]
-	out := ix.top(hits, opts.Limit)
-	s.hits = hits[:0]
+	out := ix.top(keys, opts.Limit)
+	s.keys = keys[:0]
 	return out, nil
 }
 
@@ -262,37 +274,41 @@ func (ix *Index) all(opts SearchOptions) []Hit {
 	return out
 }
 
-// better reports whether a ranks before b.
-func (ix *Index) better(a, b Hit) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	return ix.rank[a.Doc] < ix.rank[b.Doc]
+// rankKey packs a match into one integer that sorts ascending in rank
+// order: the score descending, then the tool's name order. Scores are never
+// negative, and the bits of a non-negative float32 order as the floats do.
+func (ix *Index) rankKey(d int32, score float32) uint64 {
+	return uint64(^math.Float32bits(score))<<32 | uint64(ix.rank[d])
 }
 
-// top returns the best limit hits (all when limit is 0) in rank order, in a
-// new slice. It reorders hits.
-func (ix *Index) top(hits []Hit, limit int) []Hit {
-	if limit <= 0 || limit > len(hits) {
-		limit = len(hits)
+// hit unpacks a rank key.
+func (ix *Index) hit(key uint64) Hit {
+	return Hit{Doc: int(ix.byName[uint32(key)]), Score: float64(math.Float32frombits(^uint32(key >> 32)))}
+}
+
+// top returns the hits of the best limit keys (all when limit is 0), in rank
+// order. It reorders keys.
+func (ix *Index) top(keys []uint64, limit int) []Hit {
+	if limit <= 0 || limit > len(keys) {
+		limit = len(keys)
 	}
 	if limit == 0 {
 		return nil
 	}
-	if limit < len(hits) {
-		// Keep the best limit hits in a heap, worst at the root.
-		h := hits[:limit]
-		worse := func(i, j int) bool { return ix.better(h[j], h[i]) }
+	if limit < len(keys) {
+		// Keep the best limit keys in a heap, the worst (largest) at the
+		// root.
+		h := keys[:limit]
 		down := func(i int) {
 			for {
 				m := 2*i + 1
 				if m >= len(h) {
 					return
 				}
-				if r := m + 1; r < len(h) && worse(r, m) {
+				if r := m + 1; r < len(h) && h[r] > h[m] {
 					m = r
 				}
-				if !worse(m, i) {
+				if h[m] <= h[i] {
 					return
 				}
 				h[i], h[m] = h[m], h[i]
@@ -302,16 +318,19 @@ func (ix *Index) top(hits []Hit, limit int) []Hit {
 		for i := limit/2 - 1; i >= 0; i-- {
 			down(i)
 		}
-		for _, x := range hits[limit:] {
-			if ix.better(x, h[0]) {
-				h[0] = x
+		for _, k := range keys[limit:] {
+			if k < h[0] {
+				h[0] = k
 				down(0)
 			}
 		}
 	}
+	best := keys[:limit]
+	slices.Sort(best)
 	out := make([]Hit, limit)
-	copy(out, hits[:limit])
-	sort.Slice(out, func(a, b int) bool { return ix.better(out[a], out[b]) })
+	for i, k := range best {
+		out[i] = ix.hit(k)
+	}
 	return out
 }
 

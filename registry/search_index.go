@@ -3,9 +3,9 @@ package registry
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // NewIndex builds the index of docs. The index keeps docs (not a copy):
@@ -153,15 +153,6 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		}
 	}
 	sort.Sort(byVocab{ix})
-
-	for w := range ix.surface {
-		if n := utf8.RuneCountInString(w); n == len(w) && n <= maxTypoLen {
-			ix.bySize[n] = append(ix.bySize[n], w)
-		}
-	}
-	for _, ws := range ix.bySize {
-		sort.Strings(ws)
-	}
 
 	ix.qualified = make([]string, len(docs))
 	for i, d := range docs {
@@ -338,48 +329,52 @@ func (ix *Index) segment(w string) []string {
 	return parts
 }
 
-// maxTypoLen is the longest word typo matching considers.
-const maxTypoLen = 24
-
-// nearWords calls fn, in a fixed order, with each ASCII word of the
-// catalogue one edit (an insertion, deletion, substitution or swap of two
-// neighbours) away from w. Words under five letters have too many
-// neighbours to guess from.
+// nearWords calls fn, in a fixed order, with each word of the catalogue one
+// edit (an insertion, deletion or substitution of a letter, or a swap of two
+// neighbours) away from w, a lower-case ASCII word. It tries every such edit
+// of w rather than every word of the catalogue, so its cost does not grow
+// with the catalogue. Words under five letters have too many neighbours to
+// guess from.
 func (ix *Index) nearWords(w string, fn func(string)) {
 	n := len(w)
-	if n < 5 || n >= maxTypoLen || utf8.RuneCountInString(w) != n {
+	if n < 5 || n > 40 {
 		return
 	}
-	for size := n - 1; size <= n+1; size++ {
-		for _, c := range ix.bySize[size] {
-			if oneEdit(w, c) {
-				fn(c)
+	for i := 0; i < n; i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return
+		}
+	}
+	var found []string
+	var buf [41]byte
+	try := func(b []byte) {
+		if _, ok := ix.surface[string(b)]; ok && string(b) != w {
+			found = append(found, string(b))
+		}
+	}
+	for i := 0; i < n; i++ { // deletions
+		try(append(append(buf[:0], w[:i]...), w[i+1:]...))
+	}
+	for i := 0; i+1 < n; i++ { // swaps
+		b := append(buf[:0], w...)
+		b[i], b[i+1] = b[i+1], b[i]
+		try(b)
+	}
+	for i := 0; i <= n; i++ { // insertions and substitutions
+		for c := byte('a'); c <= 'z'; c++ {
+			b := append(append(append(buf[:0], w[:i]...), c), w[i:]...)
+			try(b)
+			if i < n && c != w[i] {
+				b := append(buf[:0], w...)
+				b[i] = c
+				try(b)
 			}
 		}
 	}
-}
-
-// oneEdit reports whether a and b, different ASCII strings, are one edit
-// apart.
-func oneEdit(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	i := 0
-	for i < len(a) && a[i] == b[i] {
-		i++
-	}
-	switch {
-	case len(a) == len(b):
-		if i == len(a) {
-			return false // equal
+	slices.Sort(found)
+	for i, f := range found {
+		if i == 0 || f != found[i-1] {
+			fn(f)
 		}
-		if a[i+1:] == b[i+1:] {
-			return true // substitution
-		}
-		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
-	case len(a)+1 == len(b):
-		return a[i:] == b[i+1:] // insertion
 	}
-	return false
 }

@@ -16,13 +16,13 @@ func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling search pattern %q: %w", query, err)
 	}
-	var hits []Hit
+	var keys []uint64
 	for d := range ix.docs {
 		doc := &ix.docs[d]
 		if opts.Server != "" && doc.Server != opts.Server {
 			continue
 		}
-		score := 0.0
+		var score float32
 		if re.MatchString(doc.Name) || re.MatchString(ix.qualified[d]) {
 			score += 2
 		}
@@ -30,8 +30,8 @@ func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 			score++
 		}
 		if score > 0 {
-			hits = append(hits, Hit{Doc: d, Score: score})
+			keys = append(keys, ix.rankKey(int32(d), score))
 		}
 	}
-	return ix.top(hits, opts.Limit), nil
+	return ix.top(keys, opts.Limit), nil
 }

@@ -367,23 +367,28 @@ func TestSearchStopWordNames(t *testing.T) {
 	}
 }
 
-func TestOneEdit(t *testing.T) {
+func TestNearWords(t *testing.T) {
+	ix := NewIndex([]Doc{{Server: "x", Name: "take_screenshot",
+		Description: "Navigate pages, screenshots and screens; navigata is a place."}})
 	tests := []struct {
-		a, b string
-		want bool
+		word string
+		want []string
 	}{
-		{"screenshot", "screnshot", true}, // deletion
-		{"screnshot", "screenshot", true}, // insertion
-		{"navigate", "naviagte", true},    // swap
-		{"navigate", "navigata", true},    // substitution
-		{"navigate", "navigate", false},   // equal
-		{"navigate", "nvaigtae", false},   // two swaps
-		{"issue", "issues2", false},       // two insertions
-		{"abcde", "bacdf", false},         // swap and substitution
+		{"screnshot", []string{"screenshot"}},          // deletion
+		{"screeenshot", []string{"screenshot"}},        // insertion
+		{"naviagte", []string{"navigate"}},             // swap
+		{"navigatx", []string{"navigata", "navigate"}}, // substitutions, sorted
+		{"navigate", []string{"navigata"}},             // never itself
+		{"nvaigtae", nil},                              // two swaps
+		{"pagez", []string{"pages"}},                   // five letters
+		{"pags", nil},                                  // too short
+		{"größe", nil},                                 // not ASCII
 	}
 	for _, tt := range tests {
-		if got := oneEdit(tt.a, tt.b); got != tt.want {
-			t.Errorf("oneEdit(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		var got []string
+		ix.nearWords(tt.word, func(w string) { got = append(got, w) })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("nearWords(%q) = %q, want %q", tt.word, got, tt.want)
 		}
 	}
 }
