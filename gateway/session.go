@@ -134,6 +134,9 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.sessions.Inc()
+	// Catalogue changes between the session's creation and now were not
+	// sent to it: catch up.
+	ss.syncTools(ss.view())
 	overlay := ss.overlay.Load() != nil
 	if overlay {
 		s.reconcile() // its project's servers join the pool
