@@ -58,9 +58,11 @@ type Index struct {
 	postDoc   []int32             // ascending within a term
 	postScore []float32           // idf × saturated field-weighted term frequency
 
-	qualified []string // server_name of each doc, for regular expressions
-	rank      []int32  // rank[doc] is the doc's position in name order, for ties
-	byName    []int32  // docs in name order
+	qualified []string         // server_name of each doc, for regular expressions
+	server    []int32          // server[doc] is the id of the doc's server
+	servers   map[string]int32 // server name → id
+	rank      []int32          // rank[doc] is the doc's position in name order, for ties
+	byName    []int32          // docs in name order
 	pool      sync.Pool
 }
 
@@ -180,6 +182,14 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	if opts.Regex {
 		return ix.searchRegex(query, opts)
 	}
+	server := int32(-1) // no filter
+	if opts.Server != "" {
+		id, ok := ix.servers[opts.Server]
+		if !ok {
+			return nil, nil
+		}
+		server = id
+	}
 	s := ix.pool.Get().(*searchScratch)
 	defer ix.pool.Put(s)
 
@@ -236,24 +246,28 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 		s.group = s.group[:0]
 	}
 
-	// Matches far below the best are noise (a related word's prefix in a
-	// long description): they are dropped, so that "every match" stays a
-	// list worth reading and cheap to sort.
+	keys := s.keys[:0]
 	var best float32
 	for _, d := range s.touched {
-		if opts.Server == "" || ix.docs[d].Server == opts.Server {
-			best = max(best, s.acc[d].score)
-		}
-	}
-	floor := best * float32(ix.p.minShare)
-	keys := s.keys[:0]
-	for _, d := range s.touched {
-		if sc := s.acc[d].score; sc >= floor && (opts.Server == "" || ix.docs[d].Server == opts.Server) {
+		if sc := s.acc[d].score; server < 0 || ix.server[d] == server {
 			keys = append(keys, ix.rankKey(d, sc))
+			best = max(best, sc)
 		}
 		s.acc[d] = toolAcc{}
 	}
 	s.touched = s.touched[:0]
+	// Matches far below the best are noise (a related word's prefix in a
+	// long description): they are dropped, so that "every match" stays a
+	// list worth reading and cheap to sort.
+	floor := uint64(^math.Float32bits(best*float32(ix.p.minShare)))<<32 | math.MaxUint32
+	n := 0
+	for _, k := range keys {
+		if k <= floor {
+			keys[n] = k
+			n++
+		}
+	}
+	keys = keys[:n]
 	out := ix.top(keys, opts.Limit)
 	s.keys = keys[:0]
 	return out, nil

@@ -155,8 +155,16 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	sort.Sort(byVocab{ix})
 
 	ix.qualified = make([]string, len(docs))
+	ix.server = make([]int32, len(docs))
+	ix.servers = make(map[string]int32)
 	for i, d := range docs {
 		ix.qualified[i] = d.Server + "_" + d.Name
+		id, ok := ix.servers[d.Server]
+		if !ok {
+			id = int32(len(ix.servers))
+			ix.servers[d.Server] = id
+		}
+		ix.server[i] = id
 	}
 	ix.byName = make([]int32, len(docs))
 	for i := range ix.byName {
