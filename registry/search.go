@@ -40,10 +40,18 @@ type Hit struct {
 //
 // Keyword search is BM25F over the fields of a tool (name words weigh most,
 // then the server name, the description, the input schema's property names
-// and descriptions), with Porter2 stemming, stop words, a small synonym
-// table, prefix matching and pairs of adjacent name words. Every term's
-// postings, with the term's weight in each tool already computed, are built
-// up front, so a search only walks the postings of the query's terms.
+// and descriptions). Names are split at snake_case, kebab-case, camelCase,
+// dots and digits, and made-up compounds ("wordcloud") into known words.
+// Words are stemmed (Porter2); stop words and the phrasing of a request are
+// dropped, so a whole sentence works as well as a few keywords. A query word
+// also matches its synonyms and related words (search_synonyms.go), longer
+// and shorter words it is a prefix of, and, in a short query, the
+// catalogue's words one typo away, each at a discount; adjacent query words
+// that are adjacent in a name score again as a pair.
+//
+// Every term's postings, with the term's weight in each tool already
+// computed, are built up front, so a search only walks the postings of the
+// query's terms, and it allocates nothing in proportion to the catalogue.
 type Index struct {
 	docs []Doc
 	p    *rankParams
