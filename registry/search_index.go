@@ -53,11 +53,11 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 
 	// Terms: stems, compound parts of name words, and pairs of name words.
 	type fieldTerms [numFields][]int32
-	var all []fieldTerms = make([]fieldTerms, len(docs))
+	all := make([]fieldTerms, len(docs))
 	var lenSum [numFields]float64
 	for i := range raw {
 		f := &raw[i]
-		name := f[fieldName]
+		name := slices.Clip(f[fieldName])
 		for _, w := range f[fieldName] {
 			// Only made-up compounds: a word the descriptions use as a
 			// word ("discount") is not split ("disc", "count").
