@@ -317,3 +317,62 @@ func TestToolSearchDescription(t *testing.T) {
 	data, _ := json.Marshal(toolSearchTool(c.View()))
 	t.Logf("ToolSearch tool definition: %d bytes", len(data))
 }
+
+// TestProgressForwarded: an upstream's progress notifications for a call
+// reach the client that asked for progress, under its own token, in proxy
+// and direct mode.
+func TestProgressForwarded(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	for _, mode := range []string{ModeProxy, ModeDirect} {
+		t.Run(mode, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			ct, st := mcp.NewInMemoryTransports()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { _ = gw.ServeTransport(ctx, st, SessionOptions{Mode: mode}) }()
+			mc := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					got = append(got, fmt.Sprintf("%v %v/%v %s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message))
+					mu.Unlock()
+				},
+			})
+			sess, err := mc.Connect(ctx, ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			params := &mcp.CallToolParams{Name: "mcp", Arguments: map[string]any{"tool": "alpha_sleep", "args": map[string]any{"ms": 400}}}
+			if mode == ModeDirect {
+				if _, err := sess.ListTools(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+				params = &mcp.CallToolParams{Name: "alpha_sleep", Arguments: map[string]any{"ms": 400}}
+			}
+			params.SetProgressToken("tok-" + mode)
+			res, err := sess.CallTool(ctx, params)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			want := []string{"tok-" + mode + " 1/4 step 1", "tok-" + mode + " 2/4 step 2", "tok-" + mode + " 3/4 step 3", "tok-" + mode + " 4/4 step 4"}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				mu.Lock()
+				n := len(got)
+				mu.Unlock()
+				if n >= len(want)-1 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// The last notification races the result, after which the
+			// client may no longer be told of progress: it may be dropped.
+			if len(got) < len(want)-1 || !slices.Equal(got, want[:len(got)]) {
+				t.Errorf("progress = %q, want %q (the last may be missing)", got, want)
+			}
+		})
+	}
+}

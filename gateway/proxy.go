@@ -61,7 +61,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	v := ss.view()
 	switch {
 	case a.Tool != "":
-		return gw.callTool(ctx, v, a.Tool, a.Args, false), nil
+		return gw.callTool(ctx, req, v, a.Tool, a.Args, false), nil
 	case len(a.Args) > 0 && !isEmptyJSON(a.Args):
 		return errorResult("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"})."), nil
 	case a.Connect != "":
@@ -149,7 +149,7 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 // callTool calls the tool behind a gateway name. exposed says the client
 // sees the tool itself (direct, activated): then its structured content
 // passes through, as its output schema promises it.
-func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
+func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
 	if !ok {
 		// The tool may belong to a server whose tools are not known yet
@@ -193,7 +193,7 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 			res = resourceResult(rr)
 		}
 	} else {
-		res, err = u.Call(ctx, t.Original, args)
+		res, err = u.CallWith(ctx, t.Original, args, progressTo(ctx, req))
 	}
 	elapsed := time.Since(start)
 	outcome := "ok"
@@ -223,6 +223,23 @@ func (gw *Server) callTool(ctx context.Context, v *registry.View, name string, r
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}
 	return res
+}
+
+// progressTo forwards the upstream's progress for a call to the client,
+// under the client's own progress token, when it asked for progress.
+func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOptions {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	return &upstream.CallOptions{OnProgress: func(_ context.Context, p *mcp.ProgressNotificationParams) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+		})
+	}}
 }
 
 // connectNow connects srv (bypassing any backoff) and puts what it lists in

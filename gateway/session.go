@@ -239,7 +239,7 @@ func objectSchema(schema any) any {
 // time so that a reload in between is honoured.
 func (ss *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return ss.gw.callTool(ctx, ss.view(), name, req.Params.Arguments, true), nil
+		return ss.gw.callTool(ctx, req, ss.view(), name, req.Params.Arguments, true), nil
 	}
 }
 

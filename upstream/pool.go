@@ -329,5 +329,8 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
 			u.requestRelist(req.Session)
 		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			u.progressed(ctx, req.Params)
+		},
 	})
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +26,9 @@ const (
 type Upstream struct {
 	pool *Pool
 	hash string
+
+	progressMu sync.Mutex
+	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
 
 	mu        sync.Mutex
 	srv       *registry.Server // latest config
@@ -244,13 +249,64 @@ func (u *Upstream) Snapshot() *Snapshot {
 // *ExitError with its last stderr lines; an expired HTTP session is
 // reconnected and the call retried once.
 func (u *Upstream) Call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+	return u.CallWith(ctx, tool, args, nil)
+}
+
+// CallOptions are optional parts of a call.
+type CallOptions struct {
+	// OnProgress, if set, receives the upstream's progress notifications
+	// for this call (the call carries a progress token of its own).
+	OnProgress func(ctx context.Context, p *mcp.ProgressNotificationParams)
+}
+
+// CallWith is Call with options.
+func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		if opts != nil && opts.OnProgress != nil {
+			token, done := u.watchProgress(opts.OnProgress)
+			defer done()
+			params.SetProgressToken(token)
+		}
 		var err error
-		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		res, err = s.cs.CallTool(ctx, params)
 		return err
 	})
 	return res, err
+}
+
+// progressTokens numbers the progress tokens of calls, daemon-wide.
+var progressTokens atomic.Int64
+
+// watchProgress registers f for the progress of one call; done forgets it.
+func (u *Upstream) watchProgress(f func(context.Context, *mcp.ProgressNotificationParams)) (token string, done func()) {
+	token = "mcpgw-" + strconv.FormatInt(progressTokens.Add(1), 10)
+	u.progressMu.Lock()
+	if u.progress == nil {
+		u.progress = make(map[string]func(context.Context, *mcp.ProgressNotificationParams))
+	}
+	u.progress[token] = f
+	u.progressMu.Unlock()
+	return token, func() {
+		u.progressMu.Lock()
+		delete(u.progress, token)
+		u.progressMu.Unlock()
+	}
+}
+
+// progressed routes an upstream progress notification to its call.
+func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	token, _ := p.ProgressToken.(string)
+	u.progressMu.Lock()
+	f := u.progress[token]
+	u.progressMu.Unlock()
+	if f != nil {
+		f(ctx, p)
+	}
 }
 
 // ReadResource reads the resource at uri, as Call does for tools.

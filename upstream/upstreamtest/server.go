@@ -120,16 +120,28 @@ func NewServer(opts *Options) *mcp.Server {
 			sum := a.A + a.B
 			return text(strconv.FormatFloat(sum, 'f', -1, 64)), addOut{Sum: sum}, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for ms milliseconds, or until cancelled."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
-			t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return text(fmt.Sprintf("slept %d ms", a.MS)), nil, nil
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for ms milliseconds, or until cancelled; reports progress 4 times when asked to."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			steps := 1
+			if token != nil {
+				steps = 4
 			}
+			for i := range steps {
+				t := time.NewTimer(time.Duration(a.MS) * time.Millisecond / time.Duration(steps))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return nil, nil, ctx.Err()
+				}
+				if token != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i + 1), Total: float64(steps), Message: fmt.Sprintf("step %d", i+1),
+					})
+				}
+			}
+			return text(fmt.Sprintf("slept %d ms", a.MS)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Returns an error result with the message."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
