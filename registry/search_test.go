@@ -15,11 +15,12 @@ func TestSplitWords(t *testing.T) {
 	}{
 		{"create_issue", []string{"create", "issue"}},
 		{"browser-take-screenshot", []string{"browser", "take", "screenshot"}},
-		{"getHTTPResponse", []string{"get", "http", "response"}},
-		{"HTTPServer", []string{"http", "server"}},
-		{"listAPIKeys", []string{"list", "api", "keys"}},
+		{"getHTTPResponse", []string{"get", "http", "response", "gethttpresponse"}},
+		{"HTTPServer", []string{"http", "server", "httpserver"}},
+		{"listAPIKeys", []string{"list", "api", "keys", "listapikeys"}},
 		{"files.read", []string{"files", "read"}},
-		{"WordCloud", []string{"word", "cloud"}},
+		{"WordCloud", []string{"word", "cloud", "wordcloud"}},
+		{"Search GitHub", []string{"search", "git", "hub", "github"}},
 		{"s3_list_buckets", []string{"3", "s3", "list", "buckets"}}, // "s" alone is dropped
 		{"base64Encode", []string{"base", "64", "encode"}},
 		{"get_ec2_instances", []string{"get", "ec", "2", "ec2", "instances"}},
@@ -427,5 +428,28 @@ func TestSearchTypoOnlyInShortQueries(t *testing.T) {
 	hits, _ = ix.Search("please send an email with the screnshot from yesterday afternoon", SearchOptions{})
 	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/send_email"}) {
 		t.Errorf("long query = %q, want only x/send_email", got)
+	}
+}
+
+func TestSearchBrandNames(t *testing.T) {
+	docs := []Doc{
+		{Server: "vcs", Name: "search_repos", Description: "Search GitHub repositories."},
+		{Server: "git", Name: "git_log", Description: "Show the commit log of a git repository."},
+		{Server: "media", Name: "find_clip", Description: "Find a YouTube video."},
+		{Server: "github", Name: "list_issues", Description: "List the issues of a repository."},
+		{Server: "git", Name: "git_issues", Description: "Show the issues file."},
+	}
+	ix := NewIndex(docs)
+	for _, tt := range []struct{ query, want string }{
+		{"github repositories", "vcs/search_repos"},
+		{"GitHub repositories", "vcs/search_repos"},
+		{"git", "git/git_log"},
+		{"youtube", "media/find_clip"},
+		{"GitHub issues", "github/list_issues"}, // not git's
+	} {
+		hits, _ := ix.Search(tt.query, SearchOptions{})
+		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
+		}
 	}
 }

@@ -9,9 +9,10 @@ import (
 // splitWords splits text into lower-case words the way tool names are built:
 // on anything that is not a letter or digit (snake_case, kebab-case, dots,
 // spaces), at camelCase humps ("getHTTPResponse" → get, http, response) and
-// between letters and digits ("base64" → base, 64). A short run that mixes
-// letters and digits ("s3", "ec2", "mp3") is also emitted whole, since it is
-// usually a name in its own right. Words of a single letter are dropped.
+// between letters and digits ("base64" → base, 64). A camelCase run is also
+// emitted whole ("GitHub" → git, hub, github), as is a short run that mixes
+// letters and digits ("s3", "ec2", "mp3"), since either is usually a name in
+// its own right. Words of a single letter are dropped.
 func splitWords(text string, emit func(string)) {
 	var buf [64]byte
 	start := -1
@@ -69,7 +70,12 @@ func splitRun(run string, buf []byte, emit func(string)) {
 		prev = c
 	}
 	emitLower(run[partStart:], buf, emit)
-	if letters && digits && partStart > 0 && len(run) <= 5 {
+	switch {
+	case partStart == 0:
+	case !digits:
+		// "GitHub", "YouTube", "WordCloud": the brand is one word too.
+		emitLower(run, buf, emit)
+	case letters && len(run) <= 5:
 		emitLower(run, buf, emit)
 	}
 }
