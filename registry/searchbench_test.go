@@ -89,9 +89,6 @@ func openMetatool(t testing.TB, name string) *os.File {
 }
 
 func TestMetatoolBench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
 	for _, tt := range []struct {
 		queries     string
 		minR5, minM float64
