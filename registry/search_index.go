@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -237,50 +238,52 @@ func textWords(text string) []string {
 	return out
 }
 
+// schemaNode is the part of a JSON Schema that search reads.
+type schemaNode struct {
+	Properties  map[string]*schemaNode `json:"properties"`
+	Items       *schemaNode            `json:"items"`
+	AnyOf       []*schemaNode          `json:"anyOf"`
+	OneOf       []*schemaNode          `json:"oneOf"`
+	AllOf       []*schemaNode          `json:"allOf"`
+	Title       string                 `json:"title"`
+	Description string                 `json:"description"`
+}
+
 // schemaWords returns the words of the property names of a JSON Schema,
-// and the words of their descriptions and titles, at any depth.
+// and the words of their descriptions and titles, at any depth. Their order
+// does not matter.
 func schemaWords(schema json.RawMessage) (names, descriptions []string) {
 	if len(schema) == 0 {
 		return nil, nil
 	}
-	var v any
-	if json.Unmarshal(schema, &v) != nil {
+	var root schemaNode
+	// A value of an unexpected type ("items" as an array, a numeric
+	// "title") is skipped; the rest still counts.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(schema, &root); err != nil && !errors.As(err, &typeErr) {
 		return nil, nil
 	}
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		m, ok := v.(map[string]any)
-		if !ok || depth > 8 {
+	var walk func(n *schemaNode, depth int)
+	walk = func(n *schemaNode, depth int) {
+		if n == nil || depth > 8 {
 			return
 		}
-		if props, ok := m["properties"].(map[string]any); ok {
-			keys := make([]string, 0, len(props))
-			for k := range props {
-				keys = append(keys, k)
+		for k, p := range n.Properties {
+			names = append(names, textWords(k)...)
+			if p != nil {
+				descriptions = append(descriptions, textWords(p.Title)...)
+				descriptions = append(descriptions, textWords(p.Description)...)
 			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				names = append(names, textWords(k)...)
-				if pm, ok := props[k].(map[string]any); ok {
-					for _, key := range []string{"title", "description"} {
-						if s, ok := pm[key].(string); ok {
-							descriptions = append(descriptions, textWords(s)...)
-						}
-					}
-				}
-				walk(props[k], depth+1)
-			}
+			walk(p, depth+1)
 		}
-		walk(m["items"], depth+1)
-		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
-			if list, ok := m[key].([]any); ok {
-				for _, x := range list {
-					walk(x, depth+1)
-				}
+		walk(n.Items, depth+1)
+		for _, list := range [][]*schemaNode{n.AnyOf, n.OneOf, n.AllOf} {
+			for _, x := range list {
+				walk(x, depth+1)
 			}
 		}
 	}
-	walk(v, 0)
+	walk(&root, 0)
 	return names, descriptions
 }
 

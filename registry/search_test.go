@@ -453,3 +453,26 @@ func TestSearchBrandNames(t *testing.T) {
 		}
 	}
 }
+
+func TestSchemaWords(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"repoOwner":{"type":"string","description":"Owner of the repository"},
+		"filter":{"type":"object","title":7,"properties":{"label_name":{"type":"string","title":"Label"}}},
+		"files":{"type":"array","items":[{"type":"string"}]},
+		"mode":{"anyOf":[{"type":"object","properties":{"dry_run":{"description":"Only pretend"}}}]}}}`
+	names, descriptions := schemaWords([]byte(schema))
+	slices.Sort(names)
+	slices.Sort(descriptions)
+	if want := []string{"dry", "files", "filter", "label", "mode", "name", "owner", "repo", "repoowner", "run"}; !slices.Equal(names, want) {
+		t.Errorf("names = %q, want %q", names, want)
+	}
+	if want := []string{"label", "owner", "pretend", "repository"}; !slices.Equal(descriptions, want) {
+		t.Errorf("descriptions = %q, want %q", descriptions, want)
+	}
+	for _, bad := range []string{``, `null`, `[1,2]`, `{"properties":`} {
+		n, d := schemaWords([]byte(bad))
+		if len(n)+len(d) != 0 {
+			t.Errorf("schemaWords(%q) = %q, %q, want nothing", bad, n, d)
+		}
+	}
+}
