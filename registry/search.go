@@ -67,6 +67,7 @@ type Index struct {
 	postScore []float32           // idf × saturated field-weighted term frequency
 
 	qualified []string         // server_name of each doc, for regular expressions
+	lowerText []string         // name, server_name and description, lower-cased; "" unless ASCII
 	server    []int32          // server[doc] is the id of the doc's server
 	servers   map[string]int32 // server name → id
 	rank      []int32          // rank[doc] is the doc's position in name order, for ties

@@ -158,8 +158,12 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix.qualified = make([]string, len(docs))
 	ix.server = make([]int32, len(docs))
 	ix.servers = make(map[string]int32)
+	ix.lowerText = make([]string, len(docs))
 	for i, d := range docs {
 		ix.qualified[i] = d.Server + "_" + d.Name
+		if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description; isASCII(text) {
+			ix.lowerText[i] = strings.ToLower(text)
+		}
 		id, ok := ix.servers[d.Server]
 		if !ok {
 			id = int32(len(ix.servers))
@@ -388,4 +392,13 @@ func (ix *Index) nearWords(w string, fn func(string)) {
 			fn(f)
 		}
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

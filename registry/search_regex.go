@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
+	"strings"
 )
 
 // searchRegex matches query, a Go regular expression, against tool names and
@@ -16,10 +18,19 @@ func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling search pattern %q: %w", query, err)
 	}
+	// A literal every match contains rules most tools out with a substring
+	// search, much faster than running the expression.
+	var must string
+	if parsed, err := syntax.Parse("(?i)"+query, syntax.Perl); err == nil {
+		must = strings.ToLower(requiredLiteral(parsed))
+	}
 	var keys []uint64
 	for d := range ix.docs {
 		doc := &ix.docs[d]
 		if opts.Server != "" && doc.Server != opts.Server {
+			continue
+		}
+		if len(must) > 1 && ix.lowerText[d] != "" && !strings.Contains(ix.lowerText[d], must) {
 			continue
 		}
 		var score float32
@@ -34,4 +45,36 @@ func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
 		}
 	}
 	return ix.top(keys, opts.Limit), nil
+}
+
+// requiredLiteral returns a string that every match of re contains, the
+// longest it finds, or "".
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return string(re.Rune)
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		best, run := "", ""
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral {
+				run += string(sub.Rune)
+			} else {
+				run = ""
+				if s := requiredLiteral(sub); len(s) > len(best) {
+					best = s
+				}
+			}
+			if len(run) > len(best) {
+				best = run
+			}
+		}
+		return best
+	}
+	return ""
 }

@@ -476,3 +476,36 @@ func TestSchemaWords(t *testing.T) {
 		}
 	}
 }
+
+func TestRequiredLiteral(t *testing.T) {
+	tests := map[string]string{
+		"screenshot":          "screenshot",
+		"^browser_.*shot$":    "browser_",
+		"(create|add)_issue+": "_issu",
+		"a(bcd)e":             "bcd",
+		"x{2,}yz":             "yz",
+		"create|delete":       "",
+		"pull.?request":       "request",
+	}
+	for pattern, want := range tests {
+		re, err := syntax.Parse("(?i)"+pattern, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.ToLower(requiredLiteral(re)); got != want {
+			t.Errorf("requiredLiteral(%q) = %q, want %q", pattern, got, want)
+		}
+	}
+	// The literal filter never drops a tool the expression matches, even
+	// one whose text is not ASCII.
+	docs := []Doc{{Server: "x", Name: "größe_ändern", Description: "Change the SIZE."}, {Server: "x", Name: "resize", Description: "Resize an image."}}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("size|ÄNDERN", SearchOptions{Regex: true})
+	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/größe_ändern", "x/resize"}) {
+		t.Errorf("regex over non-ASCII = %q", got)
+	}
+	hits, _ = ix.Search("ändern", SearchOptions{Regex: true})
+	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/größe_ändern"}) {
+		t.Errorf("regex ändern = %q", got)
+	}
+}
