@@ -339,7 +339,7 @@ func suggestField(name string, known []string) string {
 		if strings.EqualFold(k, name) {
 			return k
 		}
-		if d := fieldDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
@@ -351,25 +351,4 @@ func suggestField(name string, known []string) string {
 		return best
 	}
 	return ""
-}
-
-// fieldDistance is the Levenshtein distance between a and b, by bytes.
-func fieldDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
