@@ -349,12 +349,58 @@ func (ix *Index) top(keys []uint64, limit int) []Hit {
 		}
 	}
 	best := keys[:limit]
-	slices.Sort(best)
+	if len(best) > 256 {
+		sortKeys(best, make([]uint64, len(best)))
+	} else {
+		slices.Sort(best)
+	}
 	out := make([]Hit, limit)
 	for i, k := range best {
 		out[i] = ix.hit(k)
 	}
 	return out
+}
+
+// sortKeys sorts keys ascending with a least-significant-digit radix sort,
+// using tmp (as long as keys) as scratch. Every match of a common word, over
+// a large catalogue, is thousands of keys: this sorts them in a few linear
+// passes, skipping the digits all keys share.
+func sortKeys(keys, tmp []uint64) {
+	if len(keys) < 2 {
+		return
+	}
+	const bits = 11
+	var count [1 << bits]int
+	var or, and uint64 = 0, ^uint64(0)
+	for _, k := range keys {
+		or |= k
+		and &= k
+	}
+	src, dst := keys, tmp
+	for shift := 0; shift < 64; shift += bits {
+		mask := uint64(1<<bits-1) << shift
+		if (or^and)&mask == 0 {
+			continue // every key has the same digit here
+		}
+		clear(count[:])
+		for _, k := range src {
+			count[(k>>shift)&(1<<bits-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := (k >> shift) & (1<<bits - 1)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
 }
 
 // parseQuery turns a query into groups of weighted terms, skipping stop words

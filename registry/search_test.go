@@ -509,3 +509,24 @@ func TestRequiredLiteral(t *testing.T) {
 		t.Errorf("regex ändern = %q", got)
 	}
 }
+
+func TestSortKeys(t *testing.T) {
+	for _, n := range []int{1, 2, 300, 5000} {
+		for _, spread := range []uint64{1 << 8, 1 << 40, ^uint64(0)} {
+			keys := make([]uint64, n)
+			x := uint64(n) * 0x9E3779B97F4A7C15
+			for i := range keys {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				keys[i] = 0xABCD<<48 | x%spread // shared high digits are skipped
+			}
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			sortKeys(keys, make([]uint64, n))
+			if !slices.Equal(keys, want) {
+				t.Fatalf("sortKeys of %d keys spread %x is out of order", n, spread)
+			}
+		}
+	}
+}
