@@ -25,7 +25,9 @@ type SearchOptions struct {
 	Regex bool
 	// Server, when set, keeps only the tools of that server.
 	Server string
-	// Limit is the most hits returned; 0 returns every match.
+	// Limit is the most hits returned; 0 returns every match (but a
+	// keyword match scoring under a twentieth of the best is left out as
+	// noise).
 	Limit int
 }
 
