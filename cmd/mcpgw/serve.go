@@ -64,6 +64,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.StringVar(&f.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token HTTP clients must present (default $MCPGW_TOKEN)")
 	fs.StringVar(&f.socket, "socket", defaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
+	mode := fs.String("mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -137,7 +138,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		// A private single-session gateway: stdout carries protocol bytes only.
 		gw.Start()
 		log.Info("mcpgw serving one session on stdio", "version", version, "config", path, "servers", len(cfg.Servers))
-		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{})
+		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: *mode, Cwd: cwdOrEmpty()})
 	}
 
 	notify := newNotifier(log)
@@ -311,6 +312,11 @@ func loadTrust(log *slog.Logger) func() *registry.TrustStore {
 		}
 		return t
 	}
+}
+
+func cwdOrEmpty() string {
+	d, _ := os.Getwd()
+	return d
 }
 
 // gcPercent is the daemon's GOGC: most of what a forwarded call allocates
