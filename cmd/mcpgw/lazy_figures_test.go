@@ -57,7 +57,7 @@ func TestLazyCallFigures(t *testing.T) {
 		config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": bin, "args": []string{"testserver"}}}, nil)
 		d := startDaemonProc(t, dir, config, "--no-bootstrap", "--log-level", "warn")
 		gc := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct", MaxRetries: -1}, nil)
+		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
