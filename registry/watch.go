@@ -87,6 +87,7 @@ type watcher struct {
 	wanted   map[string]bool // the files, and the targets of those that are links
 	relevant map[string]bool // wanted, plus missing directories on the way to them
 	dirs     map[string]bool // directories watched
+	present  map[string]bool // wanted files that existed at the last sync
 }
 
 func newWatcher(fs dirWatcher, files func() []string, reload func(), opts *WatchOptions) *watcher {
@@ -108,8 +109,10 @@ func newWatcher(fs dirWatcher, files func() []string, reload func(), opts *Watch
 	return w
 }
 
-// sync makes the watched directories match files().
-func (w *watcher) sync() {
+// sync makes the watched directories match files(). It reports whether a
+// wanted file appeared or vanished since the last sync: a file created in a
+// directory before its watch was in place sends no event of its own.
+func (w *watcher) sync() (changed bool) {
 	wanted := map[string]bool{}
 	relevant := map[string]bool{}
 	dirs := map[string]bool{}
@@ -153,7 +156,17 @@ func (w *watcher) sync() {
 			delete(dirs, d)
 		}
 	}
-	w.wanted, w.relevant, w.dirs = wanted, relevant, dirs
+	present := map[string]bool{}
+	for f := range wanted {
+		if _, err := os.Stat(f); err == nil {
+			present[f] = true
+		}
+	}
+	if w.present != nil && !maps.Equal(present, w.present) {
+		changed = true
+	}
+	w.wanted, w.relevant, w.dirs, w.present = wanted, relevant, dirs, present
+	return changed
 }
 
 // run is Watch's loop over the watcher's events.
@@ -205,11 +218,15 @@ func (w *watcher) run(ctx context.Context, events <-chan fsnotify.Event, errs <-
 			w.log.Warn("watching config files", "err", err)
 			schedule()
 		case <-w.resync:
-			w.sync()
+			if w.sync() {
+				schedule()
+			}
 		case <-timerC:
 			timer, timerC = nil, nil
 			w.reload()
-			w.sync()
+			if w.sync() {
+				schedule() // a file appeared while the watches were moving
+			}
 		}
 	}
 }
