@@ -376,3 +376,33 @@ func TestProgressForwarded(t *testing.T) {
 		})
 	}
 }
+
+// TestToolSearchDescriptionMetatool: the description for the MetaTool
+// benchmark catalogue (199 tools on one server) stays within budget.
+func TestToolSearchDescriptionMetatool(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "bench", "toolsearch", "metatool", "catalog.json"))
+	if err != nil {
+		t.Skipf("benchmark data not available: %v", err)
+	}
+	var f struct {
+		Servers map[string]struct {
+			Tools []*mcp.Tool `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
+	listings := map[string]*registry.Listing{}
+	for name, s := range f.Servers {
+		cfg.Servers[name] = &registry.Server{Name: name, Enabled: true, Hash: name}
+		listings[name] = &registry.Listing{Tools: s.Tools, Source: registry.SourceCache}
+	}
+	c := registry.NewCatalog(cfg)
+	v := c.SetListings(listings)
+	d := toolSearchDescription(v)
+	if len(d) > toolSearchBudget || !strings.Contains(d, "metatool (199)") {
+		t.Errorf("description (%d bytes):\n%s", len(d), d)
+	}
+	t.Logf("ToolSearch description for the MetaTool catalogue: %d bytes", len(d))
+}
