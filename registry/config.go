@@ -656,6 +656,13 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 		}
 	}
 
+	if s.RequestTimeout == 0 {
+		s.RequestTimeout = settings.RequestTimeout
+	}
+	if s.StartupTimeout == 0 {
+		s.StartupTimeout = settings.StartupTimeout
+	}
+
 	if len(p.errs) > nerr {
 		return nil
 	}

@@ -188,7 +188,7 @@ func TestLoadJSONC(t *testing.T) {
 	if cfg.Warnings != nil {
 		t.Errorf("Warnings = %q, want none", cfg.Warnings)
 	}
-	compareServers(t, cfg.Servers, map[string]*Server{
+	compareServers(t, cfg.Servers, withSettingsTimeouts(wantSettings, map[string]*Server{
 		"github": {
 			Name:            "github",
 			URL:             "https://api.githubcopilot.com/mcp",
@@ -241,7 +241,21 @@ func TestLoadJSONC(t *testing.T) {
 			DirectTools:    []string{}, // explicitly none, unlike nil (inherit)
 			Source:         file,
 		},
-	})
+	}))
+}
+
+// withSettingsTimeouts gives servers without their own timeouts the
+// settings' ones, as Load does.
+func withSettingsTimeouts(st Settings, servers map[string]*Server) map[string]*Server {
+	for _, s := range servers {
+		if s.RequestTimeout == 0 {
+			s.RequestTimeout = st.RequestTimeout
+		}
+		if s.StartupTimeout == 0 {
+			s.StartupTimeout = st.StartupTimeout
+		}
+	}
+	return servers
 }
 
 func TestLoadDefaults(t *testing.T) {
@@ -546,5 +560,20 @@ func TestLoadDefaultPath(t *testing.T) {
 	}
 	if cfg.Path != file || cfg.Servers["x"] == nil {
 		t.Errorf("Path = %s, servers %v", cfg.Path, cfg.Servers)
+	}
+}
+
+func TestSettingsTimeoutsApplyToServers(t *testing.T) {
+	cfg, err := Parse([]byte(`{"settings": {"requestTimeoutMs": 5000, "startupTimeoutMs": 7000},
+		"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "requestTimeoutMs": 100}}}`), "/cfg/mcp.json", &LoadOptions{Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Servers["a"], cfg.Servers["b"]
+	if a.RequestTimeout != 5*time.Second || a.StartupTimeout != 7*time.Second {
+		t.Errorf("a: request %v, startup %v; want the settings' 5s, 7s", a.RequestTimeout, a.StartupTimeout)
+	}
+	if b.RequestTimeout != 100*time.Millisecond || b.StartupTimeout != 7*time.Second {
+		t.Errorf("b: request %v, startup %v; want its own 100ms and the settings' 7s", b.RequestTimeout, b.StartupTimeout)
 	}
 }
