@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -123,4 +124,55 @@ func resourceResult(rr *mcp.ReadResourceResult) *mcp.CallToolResult {
 		res.Content = append(res.Content, &mcp.TextContent{Text: resourceContentsText(rc)})
 	}
 	return res
+}
+
+// guardOutput caps the text of a result at limit bytes (limit ≤ 0: no cap),
+// so one oversized answer cannot flood the model's context. Text past the
+// cap is cut at a line (or at least a UTF-8) boundary and a note says how
+// much was left out. Images are not counted.
+func guardOutput(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
+	if limit <= 0 {
+		return res
+	}
+	total := 0
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			total += len(t.Text)
+		}
+	}
+	if total <= limit {
+		return res
+	}
+	budget, shown := limit, 0
+	out := &mcp.CallToolResult{IsError: res.IsError, Meta: res.Meta, StructuredContent: res.StructuredContent}
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			out.Content = append(out.Content, c)
+			continue
+		}
+		if budget <= 0 {
+			continue
+		}
+		if len(t.Text) <= budget {
+			out.Content = append(out.Content, t)
+			budget -= len(t.Text)
+			shown += len(t.Text)
+			continue
+		}
+		cut := budget
+		for cut > 0 && !utf8.RuneStart(t.Text[cut]) {
+			cut--
+		}
+		if nl := strings.LastIndexByte(t.Text[:cut], '\n'); nl > cut/2 {
+			cut = nl + 1
+		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: t.Text[:cut], Annotations: t.Annotations})
+		shown += cut
+		budget = 0
+	}
+	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+		"[output truncated by mcpgw: %d of %d bytes shown. Ask for less (a filter, a page, a smaller range), or raise settings.maxOutputBytes.]",
+		shown, total)})
+	return out
 }

@@ -215,7 +215,7 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t))
 	}
 	structured := res.StructuredContent
-	res = convertResult(res)
+	res = guardOutput(convertResult(res), outputLimit(v.Config.Settings.MaxOutputBytes))
 	if exposed && t.Def.OutputSchema != nil {
 		res.StructuredContent = structured
 	}
@@ -223,6 +223,14 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}
 	return res
+}
+
+// outputLimit resolves settings.maxOutputBytes.
+func outputLimit(setting int) int {
+	if setting == 0 {
+		return registry.DefaultMaxOutputBytes
+	}
+	return setting
 }
 
 // progressTo forwards the upstream's progress for a call to the client,

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -188,5 +190,51 @@ func TestConvertResult(t *testing.T) {
 	})
 	if len(dup.Content) != 1 {
 		t.Errorf("duplicate structured content added: %d blocks", len(dup.Content))
+	}
+}
+
+func TestGuardOutput(t *testing.T) {
+	long := strings.Repeat("line of text\n", 100) // 1,300 bytes
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "head\n"},
+		&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
+		&mcp.TextContent{Text: long},
+		&mcp.TextContent{Text: "tail"},
+	}}
+	if got := guardOutput(res, 10000); got != res {
+		t.Error("a result under the limit was changed")
+	}
+	if got := guardOutput(res, -1); got != res {
+		t.Error("no limit changed the result")
+	}
+	got := guardOutput(res, 500)
+	var texts []string
+	images := 0
+	size := 0
+	for _, c := range got.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			texts = append(texts, c.Text)
+		case *mcp.ImageContent:
+			images++
+		}
+	}
+	if images != 1 || len(texts) != 3 {
+		t.Fatalf("content = %d texts, %d images; want 3 texts (head, cut, note) and the image", len(texts), images)
+	}
+	for _, s := range texts[:2] {
+		size += len(s)
+	}
+	if size > 500 || !strings.HasSuffix(texts[1], "\n") {
+		t.Errorf("kept %d bytes, cut %q; want ≤ 500 ending at a line", size, texts[1][max(0, len(texts[1])-20):])
+	}
+	want := fmt.Sprintf("[output truncated by mcpgw: %d of %d bytes shown.", size, 5+len(long)+4)
+	if !strings.HasPrefix(texts[2], want) {
+		t.Errorf("note = %q, want prefix %q", texts[2], want)
+	}
+	// A cut never splits a UTF-8 sequence.
+	u := guardOutput(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 100)}}}, 51)
+	if s := u.Content[0].(*mcp.TextContent).Text; !utf8.ValidString(s) || len(s) != 50 {
+		t.Errorf("cut = %d bytes, valid %v", len(s), utf8.ValidString(s))
 	}
 }

@@ -270,7 +270,7 @@ var (
 
 	settingsFields = []string{
 		"toolPrefix", "idleTimeout", "cachePath", "cacheMaxAge", "mode",
-		"requestTimeoutMs", "startupTimeoutMs", "directTools",
+		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -377,6 +377,13 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 			}
 		case "directTools":
 			s.DirectTools = p.directTools(m.value, f)
+		case "maxOutputBytes":
+			if n, ok := p.number(m.value, f, " of bytes"); ok {
+				s.MaxOutputBytes = int(n)
+				if n == 0 {
+					s.MaxOutputBytes = -1 // 0 in the file: no limit
+				}
+			}
 		default:
 			p.unknownField(m, f, settingsFields, settingsFieldsForeign)
 		}

@@ -13,6 +13,10 @@ const (
 	LifecycleKeepAlive = "keep-alive" // connect at start, health-checked, reconnected
 )
 
+// DefaultMaxOutputBytes is the default cap on a tool result's text: about
+// 64k tokens, more than any model should read in one answer.
+const DefaultMaxOutputBytes = 256 << 10
+
 // Tool prefix modes of Settings.ToolPrefix and Server.ToolPrefix.
 const (
 	PrefixServer = "server" // <server>_<tool> (default)
@@ -68,6 +72,9 @@ type Settings struct {
 	RequestTimeout time.Duration // default per-call timeout; 0 = default (2 min)
 	StartupTimeout time.Duration // default connect timeout; 0 = default (60 s)
 	DirectTools    []string      // MCP_DIRECT_TOOLS-style spec from settings, if any
+	// MaxOutputBytes caps the text of one tool result the gateway returns;
+	// 0 means the default (DefaultMaxOutputBytes), negative means no cap.
+	MaxOutputBytes int
 }
 
 // Server is one upstream MCP server definition after interpolation.
