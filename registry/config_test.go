@@ -577,3 +577,22 @@ func TestSettingsTimeoutsApplyToServers(t *testing.T) {
 		t.Errorf("b: request %v, startup %v; want its own 100ms and the settings' 7s", b.RequestTimeout, b.StartupTimeout)
 	}
 }
+
+func TestSettingsMaxOutputBytes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{{`{}`, 0}, {`{"maxOutputBytes": 1000}`, 1000}, {`{"maxOutputBytes": 0}`, -1}} {
+		cfg, err := Parse([]byte(`{"settings": `+tt.in+`}`), "/cfg/mcp.json", &LoadOptions{Home: "/home/u", Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Settings.MaxOutputBytes != tt.want {
+			t.Errorf("settings %s: MaxOutputBytes = %d, want %d", tt.in, cfg.Settings.MaxOutputBytes, tt.want)
+		}
+	}
+	_, err := Parse([]byte(`{"settings": {"maxOutputBytes": "lots"}}`), "/cfg/mcp.json", &LoadOptions{Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(err.Error(), "settings.maxOutputBytes: must be a number of bytes") {
+		t.Errorf("bad maxOutputBytes: %v", err)
+	}
+}
