@@ -9,12 +9,28 @@ import (
 )
 
 // runtimeDir is where the daemon's socket and locks live:
-// $XDG_RUNTIME_DIR/mcpgw, else a per-user directory under the temp dir.
+// $XDG_RUNTIME_DIR/mcpgw, else /run/user/UID/mcpgw when that directory is
+// ours (clients that start `mcpgw stdio` with a trimmed environment still
+// find a daemon run by systemd), else a per-user directory under the temp
+// dir.
 func runtimeDir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "mcpgw")
 	}
-	return filepath.Join(os.TempDir(), "mcpgw-"+strconv.Itoa(os.Getuid()))
+	uid := os.Getuid()
+	if d := filepath.Join("/run/user", strconv.Itoa(uid)); ownedDir(d, uid) {
+		return filepath.Join(d, "mcpgw")
+	}
+	return filepath.Join(os.TempDir(), "mcpgw-"+strconv.Itoa(uid))
+}
+
+func ownedDir(dir string, uid int) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }
 
 // defaultSocket is the daemon's unix socket for the stdio shim.
