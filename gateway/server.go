@@ -96,7 +96,6 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		ClientName:    "mcpgw",
 		ClientVersion: s.version,
 		OnUpdate:      s.onUpdate,
-		OnState:       s.onState,
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s
@@ -238,7 +237,6 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 // the catalogue and the cache, and sessions hear about the change.
 func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 	now := time.Now()
-	before := s.catalog.View()
 	after := s.catalog.SetListing(srv.Hash, liveListing(snap, now))
 	if s.opts.Cache != nil {
 		entries := make(map[string]*cachefile.Entry)
@@ -258,7 +256,7 @@ func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 			s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
 		}
 	}
-	s.toolsChanged(before, after)
+	s.toolsChanged()
 }
 
 func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
@@ -271,12 +269,9 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 	}
 }
 
-func (s *Server) onState(srv *registry.Server, st upstream.Status) {
-	// State changes are logged by the pool; status is read on demand.
-}
-
-// toolsChanged tells sessions whose visible tool list differs.
-func (s *Server) toolsChanged(before, after *registry.View) {
+// toolsChanged brings every session's tool list in line with the
+// catalogue; sessions whose list changed are told so.
+func (s *Server) toolsChanged() {
 	for _, ss := range s.sessionList() {
 		ss.catalogChanged()
 	}
@@ -292,7 +287,6 @@ func (s *Server) sessionList() []*session {
 // listings are looked up for new servers), the pool restarts only servers
 // whose identity changed, and sessions whose tools changed are notified.
 func (s *Server) Reload(cfg *registry.Config) {
-	before := s.catalog.View()
 	s.catalog.SetConfig(cfg)
 	s.loadCache(cfg)
 	after := s.catalog.View()
@@ -300,7 +294,7 @@ func (s *Server) Reload(cfg *registry.Config) {
 	if !s.opts.NoBootstrap {
 		s.bootstrap(after)
 	}
-	s.toolsChanged(before, after)
+	s.toolsChanged()
 }
 
 // RefreshProjects re-reads the project overlays of open sessions (after a
