@@ -32,7 +32,7 @@ type ReloadInfo struct {
 // ServerReport is one configured server in a Report.
 type ServerReport struct {
 	Name      string    `json:"name"`
-	State     string    `json:"state"` // connected, idle, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
+	State     string    `json:"state"` // connected, idle-closed, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
 	Tools     int       `json:"tools"`
 	Calls     int64     `json:"calls"`
 	Errors    int64     `json:"errors"`
@@ -121,7 +121,7 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 		case sv.Listing != nil && sv.Listing.Source == registry.SourceCache:
 			sr.State = "cached"
 		case sv.Listing != nil:
-			sr.State = "idle"
+			sr.State = "idle-closed" // connected before, closed for idleness or after a crash
 		default:
 			sr.State = "not connected"
 		}
