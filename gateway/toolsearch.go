@@ -119,6 +119,10 @@ func serverSummary(sv *registry.ServerView) string {
 	return s
 }
 
+// maxActivate bounds one search's activations: past a couple of dozen
+// schemas the session would be back where the gateway started.
+const maxActivate = 25
+
 type toolSearchArgs struct {
 	Query      string `json:"query"`
 	MaxResults int    `json:"max_results"`
@@ -136,8 +140,11 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 		return errorResult(`ToolSearch needs a query: keywords, a task description, or "select:name1,name2".`), nil
 	}
 	limit := a.MaxResults
-	if limit <= 0 {
+	switch {
+	case limit <= 0:
 		limit = 5
+	case limit > maxActivate:
+		limit = maxActivate
 	}
 	v := ss.view()
 	var found []*registry.Tool
