@@ -96,7 +96,7 @@ func renderStatus(w io.Writer, r *gateway.Report, now time.Time) {
 	}
 	fmt.Fprintf(w, "mcpgw %s, pid %d, up %s, %d session%s, %d/%d servers connected, %d tools\n",
 		r.Version, r.PID, since(now, r.StartedAt), r.Sessions, plural(r.Sessions), connected, len(r.Servers), r.Tools)
-	cfg := r.Config
+	cfg := tildePath(r.Config)
 	if cfg == "" {
 		cfg = "(none)"
 	}
@@ -110,7 +110,7 @@ func renderStatus(w io.Writer, r *gateway.Report, now time.Time) {
 	}
 	fmt.Fprintln(w)
 	if r.Cache != "" {
-		fmt.Fprintf(w, "cache:  %s\n", r.Cache)
+		fmt.Fprintf(w, "cache:  %s\n", tildePath(r.Cache))
 	}
 	if len(r.Servers) == 0 {
 		fmt.Fprintln(w, "\nNo servers configured.")
@@ -132,9 +132,24 @@ func renderStatus(w io.Writer, r *gateway.Report, now time.Time) {
 			lastErr = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, state, s.Tools, s.Calls, s.Errors,
-			clip(firstLine(lastErr), 50), s.Source)
+			clip(firstLine(lastErr), 50), tildePath(s.Source))
 	}
 	tw.Flush()
+}
+
+// tildePath writes the home directory as ~, as people do.
+func tildePath(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return p
+	}
+	if p == home {
+		return "~"
+	}
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok {
+		return "~/" + rest
+	}
+	return p
 }
 
 func since(now, t time.Time) string {

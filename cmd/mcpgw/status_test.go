@@ -15,6 +15,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestRenderStatusGolden(t *testing.T) {
+	t.Setenv("HOME", "/home/other") // paths under it would print as ~
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
@@ -71,5 +72,20 @@ func TestRuntimeDir(t *testing.T) {
 	t.Setenv("TMPDIR", "")
 	if ownedDir(t.TempDir(), os.Getuid()+1) {
 		t.Error("a directory of another uid counted as ours")
+	}
+}
+
+func TestTildePath(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	for in, want := range map[string]string{
+		"/home/u/.config/mcpgw/mcp.json": "~/.config/mcpgw/mcp.json",
+		"/home/u":                        "~",
+		"/home/user/x":                   "/home/user/x",
+		"/etc/mcpgw.json":                "/etc/mcpgw.json",
+		"":                               "",
+	} {
+		if got := tildePath(in); got != want {
+			t.Errorf("tildePath(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
