@@ -2,8 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -394,7 +392,7 @@ func (v *View) Index() *Index {
 			if sv := v.byServer[t.Server]; sv != nil {
 				sdesc = sv.Server.Description
 			}
-			docs[i] = Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc}
+			docs[i] = Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc, Alias: t.Name}
 		}
 		v.index = NewIndex(docs)
 	})
@@ -402,12 +400,9 @@ func (v *View) Index() *Index {
 }
 
 // Search ranks v.Tools against query, best first. In regex mode the
-// expression (case-insensitive) is matched against gateway names, original
-// names and descriptions; name matches rank first.
+// expression is matched against original names, gateway names and
+// descriptions (see Index.Search).
 func (v *View) Search(query string, opts SearchOptions) ([]*Tool, error) {
-	if opts.Regex {
-		return v.searchRegex(query, opts)
-	}
 	hits, err := v.Index().Search(query, opts)
 	if err != nil {
 		return nil, err
@@ -445,28 +440,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-func (v *View) searchRegex(expr string, opts SearchOptions) ([]*Tool, error) {
-	re, err := regexp.Compile("(?i)" + expr)
-	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression: %w", err)
-	}
-	var byName, byDesc []*Tool
-	for _, t := range v.Tools {
-		if opts.Server != "" && t.Server != opts.Server {
-			continue
-		}
-		switch {
-		case re.MatchString(t.Name) || re.MatchString(t.Original):
-			byName = append(byName, t)
-		case re.MatchString(t.Def.Description):
-			byDesc = append(byDesc, t)
-		}
-	}
-	out := append(byName, byDesc...)
-	if opts.Limit > 0 && len(out) > opts.Limit {
-		out = out[:opts.Limit]
-	}
-	return out, nil
 }

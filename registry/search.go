@@ -16,6 +16,10 @@ type Doc struct {
 	Description       string          // tool description
 	Schema            json.RawMessage // the tool's inputSchema (JSON), may be nil
 	ServerDescription string          // optional free text about the server
+	// Alias is the name the gateway shows for the tool, when it is not
+	// server_name (another prefix mode, a collision suffix); regular
+	// expressions match it as they match server_name.
+	Alias string
 }
 
 // SearchOptions narrow and cut a search.

@@ -161,6 +161,9 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix.lowerText = make([]string, len(docs))
 	for i, d := range docs {
 		ix.qualified[i] = d.Server + "_" + d.Name
+		if d.Alias != "" {
+			ix.qualified[i] = d.Alias
+		}
 		if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description; isASCII(text) {
 			ix.lowerText[i] = strings.ToLower(text)
 		}
