@@ -273,7 +273,7 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 // catalogue; sessions whose list changed are told so.
 func (s *Server) toolsChanged() {
 	for _, ss := range s.sessionList() {
-		ss.catalogChanged()
+		ss.syncTools(ss.view())
 	}
 }
 
@@ -322,9 +322,7 @@ func (s *Server) RefreshProjects() {
 	}
 	s.reconcile()
 	if changed {
-		for _, ss := range s.sessionList() {
-			ss.syncTools(ss.view())
-		}
+		s.toolsChanged()
 	}
 }
 

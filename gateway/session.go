@@ -164,11 +164,6 @@ func (ss *session) close() {
 	}
 }
 
-// catalogChanged brings the session's tool list in line with the new
-// catalogue; the SDK announces any change with
-// notifications/tools/list_changed (debounced).
-func (ss *session) catalogChanged() { ss.syncTools(ss.view()) }
-
 // wanted returns the upstream tools the session should list, by gateway name.
 func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 	out := make(map[string]*registry.Tool)
