@@ -718,18 +718,17 @@ func (p *configParser) identityHash(sm jsonMember, field string) string {
 
 // interpolate interpolates s, warning about unset variables.
 func (p *configParser) interpolate(v *hujson.Value, field, s string) string {
-	var missing []string
-	s = interpolate(s, p.lookup, &missing)
-	for _, name := range missing {
-		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
-	}
-	return s
+	return p.interpolateWith(interpolate, v, field, s)
 }
 
 // interpolateSecret is interpolate for env, header and bearer token values.
 func (p *configParser) interpolateSecret(v *hujson.Value, field, s string) string {
+	return p.interpolateWith(interpolateSecret, v, field, s)
+}
+
+func (p *configParser) interpolateWith(f func(string, func(string) (string, bool), *[]string) string, v *hujson.Value, field, s string) string {
 	var missing []string
-	s = interpolateSecret(s, p.lookup, &missing)
+	s = f(s, p.lookup, &missing)
 	for _, name := range missing {
 		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
 	}
