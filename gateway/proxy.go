@@ -562,34 +562,9 @@ func indent(s, prefix string) string {
 // schemaProps returns the properties object of a JSON schema in any of the
 // shapes the SDK hands us (map, json.RawMessage, *jsonschema.Schema...).
 func schemaProps(schema any) map[string]any {
-	m := schemaMap(schema)
+	m := registry.SchemaMap(schema)
 	props, _ := m["properties"].(map[string]any)
 	return props
-}
-
-func schemaMap(schema any) map[string]any {
-	switch s := schema.(type) {
-	case nil:
-		return nil
-	case map[string]any:
-		return s
-	case json.RawMessage:
-		var m map[string]any
-		_ = json.Unmarshal(s, &m)
-		return m
-	case []byte:
-		var m map[string]any
-		_ = json.Unmarshal(s, &m)
-		return m
-	default:
-		data, err := json.Marshal(s)
-		if err != nil {
-			return nil
-		}
-		var m map[string]any
-		_ = json.Unmarshal(data, &m)
-		return m
-	}
 }
 
 // paramsText renders a tool's parameters for the model.
@@ -603,7 +578,7 @@ func paramsText(t *registry.Tool) string {
 
 // paramsBody lists parameters one per line: name (type, required): description [enum] [default].
 func paramsBody(t *registry.Tool) string {
-	m := schemaMap(t.Def.InputSchema)
+	m := registry.SchemaMap(t.Def.InputSchema)
 	props, _ := m["properties"].(map[string]any)
 	if len(props) == 0 {
 		return ""

@@ -14,7 +14,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -141,7 +140,21 @@ func (s *Server) loadCache(cfg *registry.Config) {
 		}
 	}
 	if len(found) > 0 {
-		s.catalog.SetListings(found)
+		s.warnRejected(s.catalog.SetListings(found), found)
+	}
+}
+
+// warnRejected logs, once per listing stored, the tools the catalogue left
+// out of the listings in set because clients could not be offered them.
+func (s *Server) warnRejected(v *registry.View, set map[string]*registry.Listing) {
+	for _, sv := range v.Servers {
+		l := sv.Listing
+		if l == nil || len(l.Rejected) == 0 || set[sv.Server.Hash] == nil {
+			continue
+		}
+		for _, r := range l.Rejected {
+			s.log.Warn("tool skipped", "server", sv.Server.Name, "tool", r.Name, "source", l.Source, "err", r.Err)
+		}
 	}
 }
 
@@ -182,14 +195,19 @@ func (s *Server) bootstrap(v *registry.View) {
 func (s *Server) reconcile() {
 	s.reconcileMu.Lock()
 	defer s.reconcileMu.Unlock()
-	byHash := map[string]*registry.Server{}
+	// Every name goes to the pool, the daemon's first: servers that share
+	// an identity share one upstream, named after the first, and the other
+	// names are its aliases.
+	var servers []*registry.Server
+	seen := map[*registry.Server]bool{}
 	keep := map[string]bool{}
 	add := func(cfg *registry.Config) {
 		for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 			srv := cfg.Servers[name]
 			keep[srv.Hash] = true
-			if srv.Enabled && !srv.Untrusted && byHash[srv.Hash] == nil {
-				byHash[srv.Hash] = srv
+			if srv.Enabled && !srv.Untrusted && !seen[srv] {
+				seen[srv] = true
+				servers = append(servers, srv)
 			}
 		}
 	}
@@ -199,8 +217,6 @@ func (s *Server) reconcile() {
 			add(ov)
 		}
 	}
-	servers := slices.Collect(maps.Values(byHash))
-	slices.SortFunc(servers, func(a, b *registry.Server) int { return strings.Compare(a.Name, b.Name) })
 	s.pool.Reconcile(servers)
 	s.catalog.Prune(keep)
 }
@@ -237,7 +253,9 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 // the catalogue and the cache, and sessions hear about the change.
 func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 	now := time.Now()
-	after := s.catalog.SetListing(srv.Hash, liveListing(snap, now))
+	l := liveListing(snap, now)
+	after := s.catalog.SetListing(srv.Hash, l)
+	s.warnRejected(after, map[string]*registry.Listing{srv.Hash: l})
 	if s.opts.Cache != nil {
 		entries := make(map[string]*cachefile.Entry)
 		for name, cs := range after.Config.Servers {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -200,9 +199,25 @@ func (ss *session) syncTools(v *registry.View) {
 		if old, ok := ss.registered[name]; ok && old.Def == t.Def {
 			continue
 		}
+		if err := ss.addTool(t, name); err != nil {
+			ss.gw.log.Warn("tool not offered", "server", t.Server, "tool", t.Original, "err", err)
+			continue
+		}
 		ss.registered[name] = t
-		ss.server.AddTool(exposedTool(t), ss.forward(name))
 	}
+}
+
+// addTool adds t to the session's Server. The catalogue has already
+// checked it (registry.CheckTool); should the SDK still refuse it, the
+// tool is left out rather than taking the daemon down.
+func (ss *session) addTool(t *registry.Tool, name string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("refused by the MCP SDK: %v", r)
+		}
+	}()
+	ss.server.AddTool(exposedTool(t), ss.forward(name))
+	return nil
 }
 
 // exposedTool is t as a client sees it: the gateway name and the upstream's
@@ -210,24 +225,8 @@ func (ss *session) syncTools(v *registry.View) {
 func exposedTool(t *registry.Tool) *mcp.Tool {
 	def := *t.Def
 	def.Name = t.Name
-	def.InputSchema = objectSchema(t.Def.InputSchema)
+	def.InputSchema = registry.ObjectSchema(t.Def.InputSchema)
 	return &def
-}
-
-func objectSchema(schema any) any {
-	m := schemaMap(schema)
-	if m == nil {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	if m["type"] == "object" {
-		return schema
-	}
-	c := make(map[string]any, len(m)+1)
-	for k, val := range m {
-		c[k] = val
-	}
-	c["type"] = "object"
-	return c
 }
 
 // forward calls the upstream tool behind a gateway name, resolved at call

@@ -44,6 +44,12 @@ type ServerReport struct {
 	Transport string    `json:"transport"` // stdio or http
 	Source    string    `json:"source"`    // the file that defines it
 	Listing   string    `json:"listing,omitempty"`
+	// SharedWith names the other configured servers with the same identity:
+	// they run as one upstream, whose metric series carry the first name
+	// of Upstream (the one it was created under).
+	SharedWith []string `json:"sharedWith,omitempty"`
+	// Upstream is the name the shared upstream's logs and metrics use.
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
@@ -111,6 +117,14 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 		return sr
 	}
 	st := s.pool.Upstream(srv).Status()
+	if len(st.Aliases) > 0 {
+		sr.Upstream = st.Name
+		for _, n := range append([]string{st.Name}, st.Aliases...) {
+			if n != srv.Name {
+				sr.SharedWith = append(sr.SharedWith, n)
+			}
+		}
+	}
 	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
 	sr.Since, sr.NextRetry, sr.PID = st.Since, st.NextRetry, st.PID
 	switch st.State {

@@ -25,6 +25,9 @@ type Listing struct {
 	Instructions string
 	Source       string    // SourceLive or SourceCache
 	At           time.Time // when it was read (cachedAt for cache entries)
+	// Rejected are tools the catalogue left out because they cannot be
+	// offered to clients (see CheckTool); set by SetListings.
+	Rejected []RejectedTool
 }
 
 // Tool is one tool as the gateway offers it.
@@ -122,6 +125,9 @@ func (c *Catalog) SetListing(hash string, l *Listing) *View {
 }
 
 // SetListings is SetListing for many upstreams at once (one rebuild).
+// Every tool goes through CheckTool, whatever its source: a tool clients
+// could not be offered is left out and recorded in the stored listing's
+// Rejected (the caller's Listing is not modified).
 func (c *Catalog) SetListings(ls map[string]*Listing) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -129,6 +135,11 @@ func (c *Catalog) SetListings(ls map[string]*Listing) *View {
 	for hash, l := range ls {
 		if old := c.listings[hash]; old != nil && old.Source == SourceLive && l.Source == SourceCache {
 			continue
+		}
+		if tools, bad := validTools(l.Tools); bad != nil {
+			cp := *l
+			cp.Tools, cp.Rejected = tools, bad
+			l = &cp
 		}
 		c.listings[hash] = l
 		changed = true

@@ -630,12 +630,9 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 	case bearer != nil:
 		s.BearerToken = p.interpolateSecret(bearer.value, joinField(field, "bearerToken"), hujsonString(*bearer.value))
 	case s.BearerTokenEnv != "":
-		if t, ok := p.lookup(s.BearerTokenEnv); ok {
-			if strings.HasPrefix(t, "!") {
-				t = "!" + t // a literal, not a command
-			}
-			s.BearerToken = t
-		} else if urlV != nil {
+		// Read again at every connect (see upstream), so that a rotated
+		// token is used without a restart; here only checked.
+		if _, ok := p.lookup(s.BearerTokenEnv); !ok && urlV != nil {
 			p.warnf(bearerEnvV, joinField(field, "bearerTokenEnv"), "environment variable %s is not set", s.BearerTokenEnv)
 		}
 	}

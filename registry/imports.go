@@ -202,6 +202,9 @@ type sourceFile struct {
 func resolveSources(cfg *Config, opts *LoadOptions) error {
 	own := &sourceFile{path: cfg.Path, servers: cfg.Servers}
 	var warns []string
+	for _, s := range own.servers {
+		s.SecretCommands = true
+	}
 	for _, name := range slices.Sorted(maps.Keys(own.servers)) {
 		if why := pointsAtSelf(own.servers[name], opts, cfg.Path); why != "" {
 			delete(own.servers, name)
@@ -356,6 +359,11 @@ func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, er
 	}
 	sf.servers = srv.servers
 	sf.plainHash = srv.plainHash
+	if !r.untrusted && (kind == ImportPi || kind == kindProject) {
+		for _, s := range sf.servers {
+			s.SecretCommands = true
+		}
+	}
 	return sf, warns, nil
 }
 

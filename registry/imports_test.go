@@ -112,7 +112,6 @@ func TestImportFormats(t *testing.T) {
 			with(remote("codex-figma", h(".codex/config.toml"), "https://mcp.figma.com/mcp"), func(s *Server) {
 				s.Auth = AuthBearer
 				s.BearerTokenEnv = "FIGMA_TOKEN"
-				s.BearerToken = "ft"
 				s.Headers = map[string]string{"X-Figma-Region": "us-east-1", "X-Org-Id": ""}
 			}),
 			with(stdio("codex-off", h(".codex/config.toml"), "off"), func(s *Server) { s.Enabled = false }),

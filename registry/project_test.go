@@ -109,6 +109,15 @@ func TestWithProjectTrusted(t *testing.T) {
 			t.Errorf("%s: Untrusted %v, Enabled %v in a trusted project", name, s.Untrusted, s.Enabled)
 		}
 	}
+	// "!cmd" secrets run for servers of the user's own files, Pi's and
+	// trusted project files (.pi/mcp.json, .mcp.json), never for other
+	// tools' files.
+	for name, want := range map[string]bool{"shared": true, "both": true, "tool": true, "ctx7": true, "web": true,
+		"local": false, "claude-a": false, "vs": false, "cursor-a": false} {
+		if got := cfg.Servers[name].SecretCommands; got != want {
+			t.Errorf("%s: SecretCommands %v, want %v", name, got, want)
+		}
+	}
 	// Project stdio servers run in the project unless identical to one of
 	// the user's servers, which they then are.
 	for name, wantCwd := range map[string]string{"tool": f.proj, "both": f.proj, "local": f.proj, "vs": f.proj, "ctx7": "", "cursor-a": ""} {
@@ -228,6 +237,9 @@ func TestWithProjectUntrusted(t *testing.T) {
 		untrusted := strings.HasPrefix(got[name], "PROJ/")
 		if s.Untrusted != untrusted || s.Enabled == untrusted {
 			t.Errorf("%s: Untrusted %v, Enabled %v", name, s.Untrusted, s.Enabled)
+		}
+		if untrusted && s.SecretCommands {
+			t.Errorf("%s: an untrusted project server may run secret commands", name)
 		}
 	}
 	if u := cfg.Servers["web"].URL; u != "https://example.com/mcp?k=${SECRET}" {

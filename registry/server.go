@@ -115,6 +115,13 @@ type Server struct {
 	// Enabled is false and it must never be started.
 	Untrusted bool
 
+	// SecretCommands allows "!cmd" values in Env, Headers and BearerToken
+	// to run (see upstream's secret resolution). It is set for servers from
+	// mcpgw's own file, from Pi's (the "pi" import, whose convention it
+	// is) and from trusted project files; a "!cmd" anywhere else is
+	// refused at connect rather than run.
+	SecretCommands bool
+
 	// Hash is the identity hash: the cache's configHash. Two servers with the
 	// same Hash share one upstream connection.
 	Hash string

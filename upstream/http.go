@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,14 +83,10 @@ func (t *headerTransport) unauthorized() (string, bool) {
 	return t.authReason, t.authReason != ""
 }
 
-// newHeaderTransport builds srv's transport; bearerTokenEnv is read now, at
-// connect time, so a rotated token is picked up by the next connect.
+// newHeaderTransport builds the transport of srv, whose secrets are
+// resolved (resolveSecrets).
 func (p *Pool) newHeaderTransport(srv *registry.Server) *headerTransport {
-	t := &headerTransport{base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
-	if t.bearer == "" && srv.BearerTokenEnv != "" {
-		t.bearer = os.Getenv(srv.BearerTokenEnv)
-	}
-	return t
+	return &headerTransport{base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
 }
 
 // dialHTTP connects to srv.URL: Streamable HTTP first (or the transport that

@@ -18,6 +18,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
@@ -46,6 +47,9 @@ type Options struct {
 	// OnUpdate: the two form one ordered stream per upstream. A change
 	// caused by Close is delivered before Close returns.
 	OnState func(srv *registry.Server, st Status)
+	// Getenv reads bearerTokenEnv variables at connect time; nil means
+	// os.LookupEnv.
+	Getenv func(string) (string, bool)
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are
@@ -83,6 +87,13 @@ type spawnRequest struct {
 	reply chan error
 }
 
+func (p *Pool) getenv(name string) (string, bool) {
+	if p.opts.Getenv != nil {
+		return p.opts.Getenv(name)
+	}
+	return os.LookupEnv(name)
+}
+
 // New returns an empty pool.
 func New(opts *Options) *Pool {
 	p := &Pool{
@@ -115,8 +126,12 @@ func New(opts *Options) *Pool {
 
 // Upstream returns the supervised upstream for srv's identity (srv.Hash),
 // creating it, unconnected, if needed. The same Hash gives the same
-// *Upstream, even under different names; its behaviour fields (name,
-// timeouts, lifecycle, idle timeout) are updated from the latest srv.
+// *Upstream, even under different names. An upstream keeps the name it was
+// created (or last reconciled) with, so that its logs, status and metric
+// series stay put; another name with the same identity becomes an alias
+// (Status.Aliases), and only a srv under the upstream's own name updates
+// its behaviour fields (timeouts, lifecycle, idle timeout). Reconcile
+// settles names and aliases for the whole configuration.
 // After Close, the returned Upstream is closed. It panics if srv or
 // srv.Hash is empty.
 func (p *Pool) Upstream(srv *registry.Server) *Upstream {
@@ -138,7 +153,7 @@ func (p *Pool) Upstream(srv *registry.Server) *Upstream {
 		return u
 	}
 	p.mu.Unlock()
-	u.update(srv)
+	u.use(srv)
 	return u
 }
 
@@ -147,10 +162,19 @@ func (p *Pool) Upstream(srv *registry.Server) *Upstream {
 // includes upstreams created by Upstream for servers not in the list); eager
 // and keep-alive servers are connected in the background. Unchanged
 // upstreams are untouched: same connection, same process.
+//
+// servers may name one identity several times (the same server under two
+// names, e.g. a user entry and a project alias): the upstream keeps its
+// current name while that name is among them, else takes the first of them,
+// and the others are its aliases.
 func (p *Pool) Reconcile(servers []*registry.Server) {
-	want := make(map[string]bool, len(servers))
+	groups := map[string][]*registry.Server{}
+	var order []string
 	for _, srv := range servers {
-		want[srv.Hash] = true
+		if groups[srv.Hash] == nil {
+			order = append(order, srv.Hash)
+		}
+		groups[srv.Hash] = append(groups[srv.Hash], srv)
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -159,7 +183,7 @@ func (p *Pool) Reconcile(servers []*registry.Server) {
 	}
 	var gone []*Upstream
 	for h, u := range p.upstreams {
-		if !want[h] {
+		if groups[h] == nil {
 			delete(p.upstreams, h)
 			gone = append(gone, u)
 		}
@@ -168,8 +192,10 @@ func (p *Pool) Reconcile(servers []*registry.Server) {
 	for _, u := range gone {
 		u.retire()
 	}
-	for _, srv := range servers {
-		u := p.Upstream(srv)
+	for _, h := range order {
+		group := groups[h]
+		u := p.Upstream(group[0])
+		srv := u.settleNames(group)
 		if srv.Untrusted {
 			continue
 		}

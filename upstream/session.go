@@ -89,6 +89,11 @@ func (p *Pool) dialDefault(ctx context.Context, u *Upstream, srv *registry.Serve
 	if srv.Untrusted {
 		return nil, fmt.Errorf("upstream %q (from %s): %w", srv.Name, srv.Source, ErrUntrusted)
 	}
+	rs, err := p.resolveSecrets(ctx, srv)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to upstream %q: %w", srv.Name, err)
+	}
+	srv = rs
 	if srv.IsRemote() {
 		return p.dialHTTP(ctx, u, srv, o)
 	}

@@ -25,6 +25,9 @@ var states = []State{StateIdle, StateConnecting, StateConnected, StateFailed, St
 // Status describes one upstream at a point in time.
 type Status struct {
 	Name, Hash string
+	// Aliases are the other configured names of the same identity, sorted.
+	// Metrics and logs use Name only.
+	Aliases    []string
 	State      State
 	Since      time.Time // when State was entered
 	LastError  string    // the last connect or connection error ("" after a successful connect)

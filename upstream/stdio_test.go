@@ -132,8 +132,8 @@ func TestSameIdentitySharesUpstream(t *testing.T) {
 	if ps := pids(t, pidFile); len(ps) != 1 {
 		t.Errorf("processes started = %v, want 1", ps)
 	}
-	if name := u1.Status().Name; name != "second" {
-		t.Errorf("name = %q, want the latest, second", name)
+	if st := u1.Status(); st.Name != "first" || !slices.Equal(st.Aliases, []string{"second"}) {
+		t.Errorf("name %q, aliases %q; want first, [second] (a lookup never renames)", st.Name, st.Aliases)
 	}
 	other, _ := testServer(t, "other", nil)
 	if p.Upstream(other) == u1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,8 @@ type Upstream struct {
 	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
 
 	mu        sync.Mutex
-	srv       *registry.Server // latest config
+	srv       *registry.Server // latest config under the upstream's name
+	aliases   []string         // other names of the same identity, sorted
 	log       *slog.Logger
 	state     State
 	since     time.Time
@@ -162,15 +164,54 @@ func (u *Upstream) publishLocked(snap *Snapshot) {
 	}
 }
 
-// update applies a newer config with the same identity.
-func (u *Upstream) update(srv *registry.Server) {
+// use records that srv, a server with u's identity, is in use: under u's
+// name it updates u's behaviour fields; under another name it becomes an
+// alias. u is never renamed here (see settleNames).
+func (u *Upstream) use(srv *registry.Server) {
 	u.mu.Lock()
 	defer u.unlock()
-	if old := u.srv.Name; old != srv.Name {
-		u.pool.metrics.forget(old)
-		u.pool.metrics.add(srv.Name, u.state)
-		u.log = u.pool.log.With("server", srv.Name)
+	if srv.Name != u.srv.Name {
+		if !slices.Contains(u.aliases, srv.Name) {
+			u.aliases = append(slices.Clone(u.aliases), srv.Name)
+			slices.Sort(u.aliases)
+		}
+		return
 	}
+	u.updateLocked(srv)
+}
+
+// settleNames applies a configuration's servers with u's identity (at
+// least one): u keeps its name if one of them has it, else takes the first
+// one's; the rest are its aliases. It returns the server u now follows.
+func (u *Upstream) settleNames(group []*registry.Server) *registry.Server {
+	u.mu.Lock()
+	defer u.unlock()
+	primary := group[0]
+	for _, srv := range group {
+		if srv.Name == u.srv.Name {
+			primary = srv
+			break
+		}
+	}
+	var aliases []string
+	for _, srv := range group {
+		if srv.Name != primary.Name && !slices.Contains(aliases, srv.Name) {
+			aliases = append(aliases, srv.Name)
+		}
+	}
+	slices.Sort(aliases)
+	u.aliases = aliases
+	if old := u.srv.Name; old != primary.Name {
+		u.pool.metrics.forget(old)
+		u.pool.metrics.add(primary.Name, u.state)
+		u.log = u.pool.log.With("server", primary.Name)
+	}
+	u.updateLocked(primary)
+	return primary
+}
+
+// updateLocked applies a newer config with the same identity and name.
+func (u *Upstream) updateLocked(srv *registry.Server) {
 	lifecycleChanged := u.srv.Lifecycle != srv.Lifecycle
 	u.srv = srv
 	u.armIdleLocked()
@@ -212,6 +253,7 @@ func (u *Upstream) Status() Status {
 func (u *Upstream) statusLocked() Status {
 	st := Status{
 		Name:       u.srv.Name,
+		Aliases:    u.aliases,
 		Hash:       u.hash,
 		State:      u.state,
 		Since:      u.since,

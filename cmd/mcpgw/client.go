@@ -127,6 +127,9 @@ func renderStatus(w io.Writer, r *gateway.Report, now time.Time) {
 		case s.State == "failed" && !s.NextRetry.IsZero() && s.NextRetry.After(now):
 			state += ", retry in " + since(s.NextRetry, now)
 		}
+		if s.Upstream != "" && s.Upstream != s.Name {
+			state += ", same as " + s.Upstream
+		}
 		lastErr := s.LastError
 		if lastErr == "" {
 			lastErr = "-"
