@@ -52,6 +52,12 @@ type client struct {
 
 func connect(t *testing.T, gw *Server, opts SessionOptions) *client {
 	t.Helper()
+	return connectAs(t, gw, opts, "test")
+}
+
+// connectAs is connect with the client's implementation name.
+func connectAs(t *testing.T, gw *Server, opts SessionOptions, clientName string) *client {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	c := &client{notify: make(chan struct{}, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,7 +66,7 @@ func connect(t *testing.T, gw *Server, opts SessionOptions) *client {
 		defer close(done)
 		_ = gw.ServeTransport(ctx, st, opts)
 	}()
-	mc := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+	mc := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.mu.Lock()
 			c.changed++

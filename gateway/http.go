@@ -20,6 +20,9 @@ const (
 	HeaderMode = "Mcp-Gateway-Mode" // proxy, toolsearch or direct; also ?mode=
 	// HeaderDirectTools is the session's MCP_DIRECT_TOOLS; also ?directTools=.
 	HeaderDirectTools = "Mcp-Gateway-Direct-Tools"
+	// HeaderClientPrefix says how the client names mcpgw's tools (see
+	// SessionOptions.ClientPrefix); also ?clientPrefix=.
+	HeaderClientPrefix = "Mcp-Gateway-Client-Prefix"
 )
 
 // HTTPOptions configure Handler.
@@ -66,7 +69,11 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		if direct == "" {
 			direct = r.Header.Get(HeaderDirectTools)
 		}
-		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct}).server
+		prefix := r.URL.Query().Get("clientPrefix")
+		if prefix == "" {
+			prefix = r.Header.Get(HeaderClientPrefix)
+		}
+		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix}).server
 		if slot != nil {
 			slot.server = srv
 		}

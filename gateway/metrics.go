@@ -17,6 +17,7 @@ type metrics struct {
 	reloads     *prometheus.CounterVec
 	reloadOK    prometheus.Gauge
 	reloadTime  prometheus.Gauge
+	discWait    *prometheus.HistogramVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -46,11 +47,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_config_last_reload_success_timestamp_seconds",
 			Help: "Time of the last successful configuration load.",
 		}),
+		discWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpgw_discovery_wait_seconds",
+			Help:    "Time answers about tools waited for servers being discovered, by outcome (complete, timeout).",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 4, 8, 16, 32},
+		}, []string{"outcome"}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait)
 	}
 	return m
 }
@@ -58,6 +64,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 func (m *metrics) call(server, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, outcome).Inc()
 	m.callSeconds.WithLabelValues(server).Observe(d.Seconds())
+}
+
+func (m *metrics) discoveryWait(d time.Duration, complete bool) {
+	outcome := "complete"
+	if !complete {
+		outcome = "timeout"
+	}
+	m.discWait.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
 // registerCatalog exports the catalogue's size and the cache file's

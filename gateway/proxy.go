@@ -58,26 +58,47 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 	}
 	gw := ss.gw
-	v := ss.view()
 	switch {
 	case a.Tool != "":
-		return gw.callTool(ctx, req, v, a.Tool, a.Args, false), nil
+		v := ss.view()
+		return gw.callTool(ctx, req, v, ss.resolveName(v, a.Tool), a.Args, false), nil
 	case len(a.Args) > 0 && !isEmptyJSON(a.Args):
 		return errorResult("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"})."), nil
 	case a.Connect != "":
-		return gw.connect(ctx, v, a.Connect), nil
-	case a.Describe != "":
-		return gw.describe(v, a.Describe), nil
-	case a.Search != "":
-		return gw.search(v, a), nil
-	case a.Server != "":
-		return gw.listServer(ctx, v, a.Server), nil
-	default:
-		if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 {
-			return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server or connect; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
-		}
-		return textResult(gw.statusText(v)), nil
+		return gw.connect(ctx, ss.view(), a.Connect), nil
 	}
+	if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 && a.Describe == "" && a.Search == "" && a.Server == "" {
+		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server or connect; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
+	}
+	// Answers about tools wait, bounded, for servers still being
+	// discovered, and say which ones are still missing.
+	v := gw.awaitDiscovery(ctx, ss.overlay.Load())
+	var res *mcp.CallToolResult
+	switch {
+	case a.Describe != "":
+		res = gw.describe(v, ss.resolveName(v, a.Describe))
+	case a.Search != "":
+		res = gw.search(v, a)
+	case a.Server != "":
+		res = gw.listServer(ctx, v, a.Server)
+	default:
+		res = textResult(gw.statusText(v))
+	}
+	if note := gw.discoveryNote(gw.catalog.ViewFor(v.Config)); note != "" && a.Server == "" {
+		appendText(res, note)
+	}
+	return res, nil
+}
+
+// appendText adds text to a result's last text block (or a new one).
+func appendText(res *mcp.CallToolResult, text string) {
+	if n := len(res.Content); n > 0 {
+		if tc, ok := res.Content[n-1].(*mcp.TextContent); ok {
+			tc.Text += text
+			return
+		}
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: strings.TrimLeft(text, "\n")})
 }
 
 // unknownKeys lists argument names the mcp tool does not take.
@@ -151,6 +172,11 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 // passes through, as its output schema promises it.
 func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
+	if !ok {
+		// Servers being discovered may have it.
+		v = gw.awaitDiscovery(ctx, v.Config)
+		t, ok = v.Lookup(name)
+	}
 	if !ok {
 		// The tool may belong to a server whose tools are not known yet
 		// (never connected, nothing cached): connect it, as the call needs it.

@@ -66,15 +66,24 @@ type Server struct {
 	mu         sync.Mutex
 	lastReload *ReloadInfo
 	sessions   map[*session]struct{}
-	closed     bool
-	wg         sync.WaitGroup // session waiters and background work
-	stop       context.CancelFunc
-	ctx        context.Context
+	// discoveries are first connections in progress, by identity hash
+	// (see discover); discoverSem bounds how many run at once.
+	discoveries map[string]*discovery
+	discoverSem chan struct{}
+	closed      bool
+	wg          sync.WaitGroup // session waiters and background work
+	stop        context.CancelFunc
+	ctx         context.Context
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.
 func New(cfg *registry.Config, opts *Options) *Server {
-	s := &Server{sessions: make(map[*session]struct{}), started: time.Now()}
+	s := &Server{
+		sessions:    make(map[*session]struct{}),
+		discoveries: make(map[string]*discovery),
+		discoverSem: make(chan struct{}, discoveryConcurrency),
+		started:     time.Now(),
+	}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -115,9 +124,7 @@ func (s *Server) Start() {
 	v := s.catalog.View()
 	s.loadCache(v.Config)
 	s.reconcile()
-	if !s.opts.NoBootstrap {
-		s.bootstrap(s.catalog.View())
-	}
+	s.discover(s.catalog.View())
 }
 
 func (s *Server) loadCache(cfg *registry.Config) {
@@ -155,36 +162,6 @@ func (s *Server) warnRejected(v *registry.View, set map[string]*registry.Listing
 		for _, r := range l.Rejected {
 			s.log.Warn("tool skipped", "server", sv.Server.Name, "tool", r.Name, "source", l.Source, "err", r.Err)
 		}
-	}
-}
-
-// bootstrap connects, in the background, enabled servers the catalogue
-// knows nothing about. At most a few connect at once.
-func (s *Server) bootstrap(v *registry.View) {
-	var todo []*registry.Server
-	for _, sv := range v.Servers {
-		if sv.Server.Enabled && sv.Listing == nil && sv.Server.Lifecycle == registry.LifecycleLazy {
-			todo = append(todo, sv.Server)
-		}
-	}
-	if len(todo) == 0 {
-		return
-	}
-	sem := make(chan struct{}, 4)
-	for _, srv := range todo {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-s.ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			if _, err := s.pool.Upstream(srv).Connect(s.ctx); err != nil {
-				s.log.Warn("bootstrap connect", "server", srv.Name, "err", err)
-			}
-		}()
 	}
 }
 
@@ -309,9 +286,7 @@ func (s *Server) Reload(cfg *registry.Config) {
 	s.loadCache(cfg)
 	after := s.catalog.View()
 	s.RefreshProjects()
-	if !s.opts.NoBootstrap {
-		s.bootstrap(after)
-	}
+	s.discover(after)
 	s.toolsChanged()
 }
 
@@ -388,6 +363,10 @@ type SessionOptions struct {
 	Cwd         string // the client's working directory, if known
 	Mode        string // proxy, toolsearch, direct; "" = the configured mode
 	DirectTools string // MCP_DIRECT_TOOLS of the session; "" = the daemon's
+	// ClientPrefix says how the client names mcpgw's tools, for the names
+	// written into text for the model: "none", "KEY_" (pi-mcp-adapter),
+	// "mcp__KEY__" (Pi 1.x); "" = recognise the client from initialize.
+	ClientPrefix string
 }
 
 // ServeTransport serves one downstream session on t (a unix-socket

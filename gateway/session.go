@@ -36,6 +36,7 @@ type session struct {
 	ss         *mcp.ServerSession
 	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
 	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
+	toolSearch string                    // toolsearch: ToolSearch's description as last added
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
@@ -73,14 +74,15 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		HasTools:                  true,
 		SupportedProtocolVersions: sessionProtocols,
 	})
-	ss.server.AddReceivingMiddleware(ss.unknownToolMiddleware)
+	ss.server.AddReceivingMiddleware(ss.unknownToolMiddleware, ss.discoveryMiddleware)
 	switch ss.mode {
-	case ModeToolSearch:
-		ss.server.AddTool(toolSearchTool(v), ss.handleToolSearch)
 	case ModeProxy:
 		ss.server.AddTool(proxyTool(), ss.handleProxy)
 	}
 	ss.syncTools(v)
+	if ov != nil {
+		s.discover(v) // the project's own servers
+	}
 	return ss
 }
 
@@ -108,6 +110,32 @@ func sessionMode(requested, configured string) string {
 		}
 	}
 	return ModeProxy
+}
+
+// naming is how the session's client names mcpgw's tools (see namingFor);
+// known once the client has initialized.
+func (ss *session) naming() clientNaming {
+	ss.mu.Lock()
+	sess := ss.ss
+	ss.mu.Unlock()
+	var info *mcp.Implementation
+	if sess != nil {
+		if p := sess.InitializeParams(); p != nil {
+			info = p.ClientInfo
+		}
+	}
+	return namingFor(ss.opts.ClientPrefix, info)
+}
+
+// resolveName returns mcpgw's name for a tool the model named either way.
+func (ss *session) resolveName(v *registry.View, name string) string {
+	if _, ok := v.Lookup(name); ok {
+		return name
+	}
+	if t, ok := ss.naming().lookup(v, name); ok {
+		return t.Name
+	}
+	return name
 }
 
 // view is the catalogue as this session sees it: the daemon's, or its
@@ -205,6 +233,14 @@ func (ss *session) syncTools(v *registry.View) {
 		}
 		ss.registered[name] = t
 	}
+	if ss.mode == ModeToolSearch {
+		// Its description names the servers and their tool counts: keep it
+		// in step with the catalogue (the first one may predate discovery).
+		if d := toolSearchDescription(v); d != ss.toolSearch {
+			ss.toolSearch = d
+			ss.server.AddTool(toolSearchTool(v), ss.handleToolSearch)
+		}
+	}
 }
 
 // addTool adds t to the session's Server. The catalogue has already
@@ -261,7 +297,12 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			return next(ctx, method, req)
 		}
 		name := ctr.Params.Name
-		v := ss.view()
+		// A server being discovered may have it.
+		v := ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
+		ss.syncTools(v)
+		if ss.hasTool(name) {
+			return next(ctx, method, req)
+		}
 		var msg string
 		switch t, found := v.Lookup(name); {
 		case found && ss.mode == ModeToolSearch:
@@ -271,10 +312,27 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		default:
 			msg = fmt.Sprintf("Unknown tool %q.", name)
 			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
+				if ss.mode != ModeProxy {
+					sugg = ss.naming().names(sugg)
+				}
 				msg += " Did you mean: " + strings.Join(sugg, ", ") + "?"
 			}
 		}
 		return errorResult("%s", msg), nil
+	}
+}
+
+// discoveryMiddleware makes a session's tools/list wait, bounded, for
+// servers still being discovered, so that a client that lists tools once
+// (many do) sees them; later arrivals are announced with list_changed.
+func (ss *session) discoveryMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			if v := ss.view(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
+				ss.syncTools(ss.gw.awaitDiscovery(ctx, ss.overlay.Load()))
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -307,6 +365,23 @@ func parseDirectSpec(s string) directSpec {
 // matches reports whether t is a direct tool: by the spec, or by its
 // server's directTools setting, or else the global one (unless the spec
 // says __none__).
+// selectsAny reports whether d or v's configuration may select any direct
+// tool at all.
+func (d directSpec) selectsAny(v *registry.View) bool {
+	if d.none {
+		return false
+	}
+	if d.all || len(d.servers) > 0 || len(d.tools) > 0 || len(v.Config.Settings.DirectTools) > 0 {
+		return true
+	}
+	for _, sv := range v.Servers {
+		if len(sv.Server.DirectTools) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (d directSpec) matches(t *registry.Tool, v *registry.View) bool {
 	if d.none {
 		return false

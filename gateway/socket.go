@@ -29,6 +29,9 @@ type Hello struct {
 	Mode     string `json:"mode,omitempty"` // proxy, toolsearch, direct or "" for the default
 	// DirectTools is the client's MCP_DIRECT_TOOLS, if set.
 	DirectTools string `json:"directTools,omitempty"`
+	// ClientPrefix is SessionOptions.ClientPrefix (the shim's
+	// --client-prefix); shims that predate it send none.
+	ClientPrefix string `json:"clientPrefix,omitempty"`
 }
 
 // Welcome is the daemon's one-line answer to Hello.
@@ -88,7 +91,7 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 		return err
 	}
 	t := &mcp.IOTransport{Reader: readCloser{br, conn}, Writer: conn}
-	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools})
+	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix})
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {

@@ -146,7 +146,9 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	case limit > maxActivate:
 		limit = maxActivate
 	}
-	v := ss.view()
+	v := ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
+	note := ss.gw.discoveryNote(v)
+	naming := ss.naming()
 	var found []*registry.Tool
 	var b strings.Builder
 	if rest, ok := strings.CutPrefix(a.Query, "select:"); ok {
@@ -156,7 +158,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 			if name == "" {
 				continue
 			}
-			t, ok := v.Lookup(name)
+			t, ok := naming.lookup(v, name)
 			if !ok {
 				unknown = append(unknown, name)
 				continue
@@ -166,7 +168,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 		for _, name := range unknown {
 			fmt.Fprintf(&b, "Unknown tool %q.", name)
 			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
-				fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
+				fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(naming.names(sugg), ", "))
 			}
 			b.WriteString("\n")
 		}
@@ -180,11 +182,11 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	if len(found) == 0 {
 		if b.Len() == 0 {
 			fmt.Fprintf(&b, "No tools match %q.", a.Query)
-			if len(v.Tools) == 0 {
-				b.WriteString(" No tools are known yet: the servers may still be starting.")
+			if len(v.Tools) == 0 && note == "" {
+				b.WriteString(" No tools are known yet.")
 			}
 		}
-		r := textResult(strings.TrimRight(b.String(), "\n"))
+		r := textResult(strings.TrimRight(b.String(), "\n") + note)
 		r.IsError = strings.HasPrefix(a.Query, "select:")
 		return r, nil
 	}
@@ -192,9 +194,9 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	var head strings.Builder
 	fmt.Fprintf(&head, "Activated %d tool%s for this session; call %s directly:\n", len(found), plural(len(found)), them(len(found)))
 	for _, t := range found {
-		fmt.Fprintf(&head, "- %s - %s\n", t.Name, shorten(t.Description(), 120))
+		fmt.Fprintf(&head, "- %s - %s\n", naming.name(t.Name), shorten(t.Description(), 120))
 	}
-	return textResult(strings.TrimRight(head.String()+b.String(), "\n")), nil
+	return textResult(strings.TrimRight(head.String()+b.String(), "\n") + note), nil
 }
 
 func (ss *session) activate(tools []*registry.Tool, v *registry.View) {

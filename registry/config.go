@@ -202,10 +202,12 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 
 func defaultSettings() Settings {
 	return Settings{
-		ToolPrefix:  PrefixServer,
-		IdleTimeout: DefaultIdleTimeout,
-		CacheMaxAge: DefaultCacheMaxAge,
-		Mode:        ModeProxy,
+		ToolPrefix:         PrefixServer,
+		IdleTimeout:        DefaultIdleTimeout,
+		CacheMaxAge:        DefaultCacheMaxAge,
+		Mode:               ModeProxy,
+		DiscoveryTimeout:   DefaultDiscoveryTimeout,
+		SessionIdleTimeout: DefaultSessionIdleTimeout,
 	}
 }
 
@@ -271,6 +273,7 @@ var (
 	settingsFields = []string{
 		"toolPrefix", "idleTimeout", "cachePath", "cacheMaxAge", "mode",
 		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
+		"discoveryTimeoutMs", "sessionIdleTimeout",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -377,6 +380,14 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 			}
 		case "directTools":
 			s.DirectTools = p.directTools(m.value, f)
+		case "discoveryTimeoutMs":
+			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
+				s.DiscoveryTimeout = d
+			}
+		case "sessionIdleTimeout":
+			if d, ok := p.duration(m.value, f, time.Minute); ok {
+				s.SessionIdleTimeout = d
+			}
 		case "maxOutputBytes":
 			if n, ok := p.number(m.value, f, " of bytes"); ok {
 				s.MaxOutputBytes = int(n)

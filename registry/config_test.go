@@ -177,6 +177,9 @@ func TestLoadJSONC(t *testing.T) {
 		RequestTimeout: 2 * time.Minute,
 		StartupTimeout: 30 * time.Second,
 		DirectTools:    []string{"github/search_code"},
+
+		DiscoveryTimeout:   2500 * time.Millisecond,
+		SessionIdleTimeout: 30 * time.Minute,
 	}
 	if !reflect.DeepEqual(cfg.Settings, wantSettings) {
 		t.Errorf("Settings:\n got: %+v\nwant: %+v", cfg.Settings, wantSettings)
@@ -273,6 +276,9 @@ func TestLoadDefaults(t *testing.T) {
 		IdleTimeout: 10 * time.Minute,
 		CacheMaxAge: 7 * 24 * time.Hour,
 		Mode:        ModeProxy,
+
+		DiscoveryTimeout:   10 * time.Second,
+		SessionIdleTimeout: time.Hour,
 	}
 	if !reflect.DeepEqual(cfg.Settings, want) {
 		t.Errorf("Settings:\n got: %+v\nwant: %+v", cfg.Settings, want)

@@ -13,6 +13,15 @@ const (
 	LifecycleKeepAlive = "keep-alive" // connect at start, health-checked, reconnected
 )
 
+// DefaultDiscoveryTimeout is how long discovery answers wait for servers
+// that are starting: under the 30–60 s request timeouts of common clients,
+// over the few seconds an npx server takes on a warm npm cache.
+const DefaultDiscoveryTimeout = 10 * time.Second
+
+// DefaultSessionIdleTimeout closes HTTP sessions no client has used for an
+// hour; a client that comes back after that re-initializes (404 per spec).
+const DefaultSessionIdleTimeout = time.Hour
+
 // DefaultMaxOutputBytes is the default cap on a tool result's text: about
 // 64k tokens, more than any model should read in one answer.
 const DefaultMaxOutputBytes = 256 << 10
@@ -72,6 +81,15 @@ type Settings struct {
 	RequestTimeout time.Duration // default per-call timeout; 0 = default (2 min)
 	StartupTimeout time.Duration // default connect timeout; 0 = default (60 s)
 	DirectTools    []string      // MCP_DIRECT_TOOLS-style spec from settings, if any
+	// DiscoveryTimeout bounds how long an answer about tools (search, list,
+	// ToolSearch, a first tools/list) waits for servers whose tools are not
+	// known yet and that are being connected: discoveryTimeoutMs, default
+	// DefaultDiscoveryTimeout; 0 means answer at once.
+	DiscoveryTimeout time.Duration
+	// SessionIdleTimeout closes an HTTP session no request has used for
+	// that long (sessionIdleTimeout, in minutes, like idleTimeout); default
+	// DefaultSessionIdleTimeout, 0 = never.
+	SessionIdleTimeout time.Duration
 	// MaxOutputBytes caps the text of one tool result the gateway returns;
 	// 0 means the default (DefaultMaxOutputBytes), negative means no cap.
 	MaxOutputBytes int

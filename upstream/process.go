@@ -61,8 +61,23 @@ type process struct {
 	closeOnce sync.Once
 }
 
+// workDir is the directory srv's command runs in: its cwd, else the
+// user's home directory — never the daemon's own working directory, which
+// is whatever directory the session that started it happened to be in.
+func workDir(srv *registry.Server) string {
+	if srv.Cwd != "" {
+		return srv.Cwd
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
+			return home
+		}
+	}
+	return "/"
+}
+
 // startProcess starts srv's command: environment os.Environ() plus srv.Env,
-// directory srv.Cwd, in a new process group, with a parent-death signal on
+// directory workDir(srv), in a new process group, with a parent-death signal on
 // Linux, and registered with the pool's reaper.
 func (p *Pool) startProcess(srv *registry.Server, log *slog.Logger) (*process, error) {
 	env := mergeEnv(os.Environ(), srv.Env)
@@ -80,7 +95,7 @@ func (p *Pool) startProcess(srv *registry.Server, log *slog.Logger) (*process, e
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	cmd.Dir = srv.Cwd
+	cmd.Dir = workDir(srv)
 	cmd.SysProcAttr = childSysProcAttr()
 
 	var files []*os.File // everything to close on failure

@@ -462,3 +462,17 @@ func TestKeepAliveRestartsKilledProcess(t *testing.T) {
 	}
 	waitGone(t, first)
 }
+
+// A server without cwd runs in the user's home directory, not in whatever
+// directory the daemon was started from.
+func TestDefaultWorkingDirectoryIsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Chdir(t.TempDir()) // the daemon's accidental working directory
+	srv, _ := testServer(t, "nocwd", nil)
+	srv.Cwd = ""
+	u := newPool(t, nil).Upstream(srv)
+	if got := call(t, u, "cwd", nil); got != home {
+		t.Errorf("cwd = %q, want the home directory %q", got, home)
+	}
+}

@@ -27,6 +27,7 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs.SetOutput(stderr)
 	sock := fs.String("socket", defaultSocket(), "daemon socket")
 	mode := fs.String("mode", "", "session mode: proxy, toolsearch or direct (default: the config's)")
+	prefix := fs.String("client-prefix", "", "how the client names mcpgw's tools: KEY_ (pi-mcp-adapter), mcp__KEY__ (Pi 1.x) or none (default: recognised from the client)")
 	noStart := fs.Bool("no-start", false, "fail instead of starting a daemon when none runs")
 	config := fs.String("config", "", "config file for a daemon this shim starts")
 	timeout := fs.Duration("start-timeout", 15*time.Second, "how long to wait for a started daemon")
@@ -47,7 +48,7 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 
 	cwd, _ := os.Getwd()
 	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
-		DirectTools: os.Getenv("MCP_DIRECT_TOOLS")})
+		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"), ClientPrefix: *prefix})
 	if _, err := conn.Write(append(hello, '\n')); err != nil {
 		return fmt.Errorf("sending handshake to %s: %w", *sock, err)
 	}

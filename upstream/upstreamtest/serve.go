@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -31,6 +32,21 @@ func ServeStdio(ctx context.Context) error {
 	if path := os.Getenv(EnvPIDFile); path != "" {
 		if err := appendPID(path); err != nil {
 			return err
+		}
+	}
+	if msg := os.Getenv(EnvFailStart); msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(1)
+	}
+	if v := os.Getenv(EnvStartDelay); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("parsing %s: %w", EnvStartDelay, err)
+		}
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-ctx.Done():
+			return nil
 		}
 	}
 	opts := &Options{Instructions: os.Getenv(EnvInstructions)}

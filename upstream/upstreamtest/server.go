@@ -33,6 +33,12 @@ const (
 	EnvPageSize = "MCPGW_TESTSERVER_PAGESIZE"
 	// EnvInstructions sets Options.Instructions.
 	EnvInstructions = "MCPGW_TESTSERVER_INSTRUCTIONS"
+	// EnvStartDelay makes ServeStdio wait that many milliseconds before it
+	// answers anything, like a server that is slow to start.
+	EnvStartDelay = "MCPGW_TESTSERVER_START_DELAY_MS"
+	// EnvFailStart makes ServeStdio write its value to stderr and exit 1,
+	// like a server missing its token.
+	EnvFailStart = "MCPGW_TESTSERVER_FAIL_START"
 )
 
 // Options configures the test server. A nil *Options means defaults.

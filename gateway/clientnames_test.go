@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+func TestClientNaming(t *testing.T) {
+	long := strings.Repeat("x", 60)
+	for _, tc := range []struct {
+		override, client, tool, want string
+	}{
+		{"", "pi-mcp-mcpgw", "everything_echo", "mcpgw_everything_echo"},
+		{"", "pi-mcp-gw", "everything_echo", "gw_everything_echo"},
+		{"", "pi-mcp-gw", "gw_echo", "gw_echo"},       // the adapter does not double a prefix
+		{"", "pi-mcp-my.gw", "echo", "my_2e_gw_echo"}, // sanitizeServerPrefix
+		{"", "pi", "everything_echo", "mcp__mcpgw__everything_echo"},
+		{"", "pi", "srv-x_echo", "mcp__mcpgw__srv_x_echo"},         // Pi maps "-" to "_"
+		{"", "pi", long, "mcp__mcpgw__" + long[:43] + "_ba875788"}, // cut to 64 with a hash, as Pi's createMcpToolName does
+		{"", "claude-code", "everything_echo", "everything_echo"},
+		{"", "pi-mcp-adapter", "everything_echo", "everything_echo"},
+		{"mcp__tools__", "claude-code", "a_b", "mcp__tools__a_b"},
+		{"gw_", "pi", "a_b", "gw_a_b"},
+		{"none", "pi", "a_b", "a_b"},
+	} {
+		n := namingFor(tc.override, &mcp.Implementation{Name: tc.client})
+		if got := n.name(tc.tool); got != tc.want {
+			t.Errorf("%s/%q: name(%q) = %q, want %q", tc.client, tc.override, tc.tool, got, tc.want)
+		}
+	}
+}
+
+// A ToolSearch result names tools as the client shows them, so the model
+// calls a name it has; select: accepts both forms.
+func TestToolSearchNamesAreCallable(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeToolSearch}, "everything")
+	connectNow(t, gw, "everything")
+	for _, tc := range []struct{ client, prefix, want string }{
+		{"pi-mcp-mcpgw", "", "- mcpgw_everything_echo - "},
+		{"pi", "", "- mcp__mcpgw__everything_echo - "},
+		{"other", "", "- everything_echo - "},
+		{"other", "gw_", "- gw_everything_echo - "},
+	} {
+		c := connectAs(t, gw, SessionOptions{ClientPrefix: tc.prefix}, tc.client)
+		text, isErr := c.call(t, "ToolSearch", map[string]any{"query": "select:" + strings.TrimSuffix(strings.TrimPrefix(tc.want, "- "), " - ")})
+		if isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("%s: ToolSearch answer %q (error %v), want a line %q", tc.client, text, isErr, tc.want)
+		}
+		if got := c.tools(t); !slices.Contains(got, "everything_echo") {
+			t.Errorf("%s: tools after select %v", tc.client, got)
+		}
+	}
+}
+
+// In proxy mode the mcp tool takes mcpgw's names, and the client's too.
+func TestProxyAcceptsClientNames(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "everything")
+	c := connectAs(t, gw, SessionOptions{}, "pi")
+	connectNow(t, gw, "everything")
+	for _, name := range []string{"everything_echo", "mcp__mcpgw__everything_echo"} {
+		text, isErr := c.call(t, "mcp", map[string]any{"tool": name, "args": map[string]any{"message": "hi"}})
+		if isErr || text != "hi" {
+			t.Errorf("mcp({tool:%q}) = %q (error %v)", name, text, isErr)
+		}
+	}
+}
+
+func connectNow(t *testing.T, gw *Server, name string) {
+	t.Helper()
+	if err := gw.connectNow(context.Background(), gw.Catalog().View().Config.Servers[name]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// coldGateway starts a gateway with an empty cache and discovery on: each
+// server named in delays starts after that many milliseconds; failing
+// servers exit at once with the given stderr line.
+func coldGateway(t *testing.T, settings registry.Settings, delays map[string]int, failing map[string]string) *Server {
+	t.Helper()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: settings}
+	if cfg.Settings.ToolPrefix == "" {
+		cfg.Settings.ToolPrefix = registry.PrefixServer
+	}
+	if cfg.Settings.DiscoveryTimeout == 0 {
+		cfg.Settings.DiscoveryTimeout = 10 * time.Second
+	}
+	for name, ms := range delays {
+		cfg.Servers[name] = upstreamtest.Server(name, map[string]string{upstreamtest.EnvStartDelay: itoa(ms)})
+	}
+	for name, msg := range failing {
+		cfg.Servers[name] = upstreamtest.Server(name, map[string]string{upstreamtest.EnvFailStart: msg})
+	}
+	gw := New(cfg, nil)
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
+	return gw
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestColdSearchWaitsForDiscovery(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{}, map[string]int{"slow": 400, "fast": 0},
+		map[string]string{"broken": "fatal: GITHUB_TOKEN is not set"})
+	c := connect(t, gw, SessionOptions{})
+	text, isErr := c.call(t, "mcp", map[string]any{"search": "echo"})
+	if isErr {
+		t.Fatalf("search failed: %s", text)
+	}
+	for _, want := range []string{"fast_echo - ", "slow_echo - ", "Not available: broken:", "GITHUB_TOKEN is not set"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("cold search answer lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Still starting") {
+		t.Errorf("cold search answered before the slow server was discovered:\n%s", text)
+	}
+}
+
+func TestColdAnswerIsBounded(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{DiscoveryTimeout: 300 * time.Millisecond}, map[string]int{"glacial": 2000, "fast": 0}, nil)
+	connectNow(t, gw, "fast") // however slow the machine, only glacial is pending
+	c := connect(t, gw, SessionOptions{})
+	text, _ := c.call(t, "mcp", map[string]any{"search": "echo"})
+	if !strings.Contains(text, "fast_echo") || !strings.Contains(text, "Still starting, tools not known yet: glacial") {
+		t.Errorf("bounded cold search:\n%s", text)
+	}
+}
+
+func TestColdToolSearchActivates(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{Mode: ModeToolSearch}, map[string]int{"everything": 300}, nil)
+	c := connect(t, gw, SessionOptions{})
+	// The description built before discovery names the server without a
+	// count; once discovered it is rebuilt with the count.
+	text, isErr := c.call(t, "ToolSearch", map[string]any{"query": "select:everything_echo"})
+	if isErr || !strings.Contains(text, "Activated 1 tool") {
+		t.Fatalf("cold ToolSearch: %q (error %v)", text, isErr)
+	}
+	if got := c.tools(t); !slices.Contains(got, "everything_echo") {
+		t.Errorf("tools after activation: %v", got)
+	}
+	res, err := c.sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, _ := gw.Catalog().View().Server("everything")
+	for _, tool := range res.Tools {
+		if tool.Name == toolSearchName && !strings.Contains(tool.Description, "everything ("+itoa(len(sv.Tools))+")") {
+			t.Errorf("ToolSearch description not rebuilt after discovery:\n%s", tool.Description)
+		}
+	}
+}
+
+// A client that lists tools once, right after initialize, sees them.
+func TestColdDirectListWaits(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"a": 300, "b": 0}, nil)
+	c := connect(t, gw, SessionOptions{})
+	got := c.tools(t)
+	sa, _ := gw.Catalog().View().Server("a")
+	if len(sa.Tools) < len(upstreamtest.ToolNames) || len(got) != 2*len(sa.Tools) || !slices.Contains(got, "a_echo") || !slices.Contains(got, "b_echo") {
+		t.Errorf("first tools/list of a cold direct session: %v", got)
+	}
+}
+
+// A call of a tool whose server is still being discovered waits for it.
+func TestColdCallOfUnknownNameWaits(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"late": 400}, nil)
+	c := connect(t, gw, SessionOptions{})
+	res, err := c.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "late_echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "hi" {
+		t.Errorf("late_echo = %+v", res.Content)
+	}
+}
