@@ -157,6 +157,22 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 	return Parse(data, path, opts)
 }
 
+// Empty is the configuration a daemon runs while its file at path does not
+// load: no servers, default settings, path watched. Its Hash matches no
+// loaded file's, so the first good load replaces it.
+func Empty(path string) *Config {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return &Config{
+		Path:     path,
+		Servers:  map[string]*Server{},
+		Settings: defaultSettings(),
+		Files:    []string{path},
+		Trust:    &TrustStore{},
+	}
+}
+
 // Parse is Load for config bytes already read; file names them in errors,
 // in Server.Source, and anchors relative paths (cwd, cachePath).
 func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {

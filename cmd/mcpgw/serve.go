@@ -98,9 +98,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	// Listen lets the registry skip servers that point back at us.
 	loadOpts := &registry.LoadOptions{Listen: f.listen, TrustFile: registry.DefaultTrustPath()}
-	cfg, err := registry.Load(path, loadOpts)
-	if err != nil {
-		return err
+	cfg, loadErr := registry.Load(path, loadOpts)
+	if loadErr != nil {
+		if f.stdio {
+			return loadErr
+		}
+		// A daemon that exits here is restarted in a loop by systemd and
+		// serves no one; it runs with no servers instead, says why (log,
+		// status, metric) and picks up the file once it is fixed.
+		log.Error("config does not load; serving no servers until it is fixed", "err", loadErr)
+		cfg = registry.Empty(path)
 	}
 	if cfg.Missing {
 		log.Info("no config file; starting with no servers", "path", path,
@@ -166,9 +173,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	}
 	rl := &reloader{path: path, opts: loadOpts, gw: gw, log: log, current: cfg, notify: notify, resync: make(chan struct{}, 1)}
+	if loadErr != nil {
+		rl.failed = registry.WatchFiles(path, loadOpts)
+		gw.RecordReload(loadErr)
+	}
 	srv := &http.Server{
 		Handler: gw.Handler(&gateway.HTTPOptions{
-			Token: f.token, Gatherer: reg, SessionTimeout: 24 * time.Hour,
+			Token: f.token, Gatherer: reg, SessionTimeout: cfg.Settings.SessionIdleTimeout, // read at start
 			Reload: func() error { return rl.reload("POST /-/reload") },
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

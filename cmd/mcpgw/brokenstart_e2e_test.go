@@ -1,0 +1,43 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A daemon whose config does not load at start keeps running with no
+// servers, says why (status, metric), and serves the file once it is fixed,
+// rather than exiting into a systemd restart loop.
+func TestBrokenConfigAtStart(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	saveFileInPlace(t, path, []byte(`{"mcpServers": {"a": {"command": "x", "lifecycle": "lazzy"}}}`))
+	d := startDaemonProc(t, dir, path)
+
+	r := d.report(t)
+	if r.LastReload == nil || r.LastReload.OK || !strings.Contains(r.LastReload.Error, "lifecycle") {
+		t.Fatalf("status after a broken start: %+v, want the error naming the field", r.LastReload)
+	}
+	if len(r.Servers) != 0 {
+		t.Errorf("servers while broken: %v", reportServerNames(r))
+	}
+	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
+		t.Errorf("mcpgw_config_last_reload_successful = %s, want 0", v)
+	}
+
+	start := time.Now()
+	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": pidServerEntry(bin, dir, "a")}, nil))
+	if info := d.waitReload(t, start); !info.OK {
+		t.Fatalf("reload after the fix: %s", info.Error)
+	}
+	c := connectGateway(t, d)
+	if pid := c.pid("a"); pid == 0 {
+		t.Error("the fixed file's server does not answer")
+	}
+	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "1" {
+		t.Errorf("after the fix mcpgw_config_last_reload_successful = %s, want 1", v)
+	}
+}
