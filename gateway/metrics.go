@@ -18,6 +18,7 @@ type metrics struct {
 	reloadOK    prometheus.Gauge
 	reloadTime  prometheus.Gauge
 	discWait    *prometheus.HistogramVec
+	relist      prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -52,11 +53,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time answers about tools waited for servers being discovered, by outcome (complete, timeout).",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 4, 8, 16, 32},
 		}, []string{"outcome"}),
+		relist: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mcpgw_toolsearch_hold_seconds",
+			Help:    "Time ToolSearch answers waited for the client to re-read its tool list after activating tools.",
+			Buckets: []float64{.01, .05, .1, .2, .3, .4, .5, .75, 1, 1.5, 2},
+		}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist)
 	}
 	return m
 }
@@ -73,6 +79,8 @@ func (m *metrics) discoveryWait(d time.Duration, complete bool) {
 	}
 	m.discWait.WithLabelValues(outcome).Observe(d.Seconds())
 }
+
+func (m *metrics) relistHold(d time.Duration) { m.relist.Observe(d.Seconds()) }
 
 // registerCatalog exports the catalogue's size and the cache file's
 // counters, read at scrape time.

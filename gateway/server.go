@@ -44,6 +44,10 @@ type Options struct {
 	// LoadOptions are the options the configuration was loaded with, for
 	// project overlays.
 	LoadOptions *registry.LoadOptions
+	// SessionDir keeps the state of shim sessions (mode, activated tools)
+	// so that a session resumed after a daemon restart goes on where it
+	// was; "" disables it.
+	SessionDir string
 	// DirectTools selects tools every session lists under their own names
 	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
 	// in addition to servers' directTools settings.
@@ -122,6 +126,7 @@ func (s *Server) Pool() *upstream.Pool { return s.pool }
 // without it.
 func (s *Server) Start() {
 	v := s.catalog.View()
+	s.pruneSessionStates()
 	s.loadCache(v.Config)
 	s.reconcile()
 	s.discover(s.catalog.View())
@@ -367,6 +372,11 @@ type SessionOptions struct {
 	// written into text for the model: "none", "KEY_" (pi-mcp-adapter),
 	// "mcp__KEY__" (Pi 1.x); "" = recognise the client from initialize.
 	ClientPrefix string
+	// ID identifies the session across connections (the shim's session);
+	// with Options.SessionDir set, its state is kept there under ID while
+	// it lasts. Resume restores that state.
+	ID     string
+	Resume bool
 }
 
 // ServeTransport serves one downstream session on t (a unix-socket
@@ -378,9 +388,14 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts Sessi
 		return fmt.Errorf("starting session: %w", err)
 	}
 	s.register(ss, sess)
-	stop := context.AfterFunc(ctx, func() { sess.Close() })
+	stop := context.AfterFunc(ctx, ss.close)
 	defer stop()
 	err = sess.Wait()
+	if ctx.Err() == nil && s.ctx.Err() == nil {
+		// The client ended the session (not a daemon shutdown, after which
+		// the shim resumes it): its state is no longer needed.
+		s.dropSessionState(opts.ID)
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		err = nil
 	}

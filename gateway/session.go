@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,6 +30,11 @@ type session struct {
 	direct directSpec
 	server *mcp.Server
 
+	// ctx ends when the session or the daemon ends; every request's context
+	// ends with it, so a closing session does not wait for slow calls.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	// overlay is the session's project configuration (nil: the daemon's).
 	overlay atomic.Pointer[registry.Config]
 
@@ -37,6 +43,9 @@ type session struct {
 	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
 	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
 	toolSearch string                    // toolsearch: ToolSearch's description as last added
+	lists      int                       // tools/list requests answered
+	listed     chan struct{}             // closed (and replaced) when one is answered
+	noRelist   bool                      // the client did not re-list after list_changed: do not hold
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
@@ -51,6 +60,15 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		mode:       sessionMode(opts.Mode, v.Config.Settings.Mode),
 		activated:  make(map[string]bool),
 		registered: make(map[string]*registry.Tool),
+		listed:     make(chan struct{}),
+	}
+	if opts.Resume {
+		if st := s.loadSessionState(opts.ID); st != nil {
+			ss.mode = sessionMode(st.Mode, ss.mode)
+			for _, name := range st.Activated {
+				ss.activated[name] = true
+			}
+		}
 	}
 	spec := s.opts.DirectTools
 	if opts.DirectTools != "" {
@@ -74,7 +92,8 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		HasTools:                  true,
 		SupportedProtocolVersions: sessionProtocols,
 	})
-	ss.server.AddReceivingMiddleware(ss.unknownToolMiddleware, ss.discoveryMiddleware)
+	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.listMiddleware)
 	switch ss.mode {
 	case ModeProxy:
 		ss.server.AddTool(proxyTool(), ss.handleProxy)
@@ -171,6 +190,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	go func() {
 		defer s.wg.Done()
 		_ = sess.Wait()
+		ss.cancel()
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		closed := s.closed
@@ -183,6 +203,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 }
 
 func (ss *session) close() {
+	ss.cancel()
 	ss.mu.Lock()
 	sess := ss.ss
 	ss.mu.Unlock()
@@ -322,17 +343,81 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 	}
 }
 
-// discoveryMiddleware makes a session's tools/list wait, bounded, for
-// servers still being discovered, so that a client that lists tools once
-// (many do) sees them; later arrivals are announced with list_changed.
-func (ss *session) discoveryMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// cancelMiddleware ends a request's context when the session ends: the
+// SDK's Close waits for requests in flight, and a tool call can take
+// minutes.
+func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" {
-			if v := ss.view(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
-				ss.syncTools(ss.gw.awaitDiscovery(ctx, ss.overlay.Load()))
-			}
-		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(ss.ctx, cancel)
+		defer stop()
 		return next(ctx, method, req)
+	}
+}
+
+// listMiddleware makes a session's tools/list wait, bounded, for servers
+// still being discovered, so that a client that lists tools once (many do)
+// sees them; later arrivals are announced with list_changed. It also
+// records each answered tools/list, for holdForRelist.
+func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		if v := ss.view(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
+			ss.syncTools(ss.gw.awaitDiscovery(ctx, ss.overlay.Load()))
+		}
+		res, err := next(ctx, method, req)
+		ss.mu.Lock()
+		ss.lists++
+		close(ss.listed)
+		ss.listed = make(chan struct{})
+		ss.mu.Unlock()
+		return res, err
+	}
+}
+
+// relistHold bounds how long a ToolSearch answer waits for the client to
+// re-read its tool list: pi-mcp-adapter re-lists 300 ms after
+// list_changed.
+const relistHold = 1500 * time.Millisecond
+
+// relistMark returns what holdForRelist compares against.
+func (ss *session) relistMark() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.lists
+}
+
+// holdForRelist waits until the client has listed tools again since mark
+// (it was sent list_changed), at most relistHold. Clients send the model's
+// next request as soon as they have a tool result; a client that re-lists
+// on list_changed only later would offer the model a tool list without
+// the tools just activated. A client that does not re-list in time is not
+// held again. It returns how long it waited.
+func (ss *session) holdForRelist(ctx context.Context, mark int) time.Duration {
+	start := time.Now()
+	timer := time.NewTimer(relistHold)
+	defer timer.Stop()
+	for {
+		ss.mu.Lock()
+		if ss.noRelist || ss.lists > mark {
+			ss.mu.Unlock()
+			return time.Since(start)
+		}
+		listed := ss.listed
+		ss.mu.Unlock()
+		select {
+		case <-listed:
+		case <-timer.C:
+			ss.mu.Lock()
+			ss.noRelist = true
+			ss.mu.Unlock()
+			return time.Since(start)
+		case <-ctx.Done():
+			return time.Since(start)
+		}
 	}
 }
 

@@ -32,6 +32,13 @@ type Hello struct {
 	// ClientPrefix is SessionOptions.ClientPrefix (the shim's
 	// --client-prefix); shims that predate it send none.
 	ClientPrefix string `json:"clientPrefix,omitempty"`
+	// Session identifies the client's session across connections: the
+	// daemon keeps the session's state (activated tools) under it, on disk,
+	// so that a shim that re-dials after a daemon restart resumes it.
+	Session string `json:"session,omitempty"`
+	// Resume says this connection continues Session: the shim replays the
+	// client's initialize next.
+	Resume bool `json:"resume,omitempty"`
 }
 
 // Welcome is the daemon's one-line answer to Hello.
@@ -81,17 +88,14 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 		writeWelcome(conn, Welcome{Version: s.version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
 	}
-	if hello.Protocol != HandshakeProtocol {
-		msg := fmt.Sprintf("mcpgw stdio %s speaks handshake %d but the running daemon (%s) speaks %d: restart the daemon (mcpgw stop, or systemctl --user restart mcpgw) so both are the same version",
-			hello.Version, hello.Protocol, s.version, HandshakeProtocol)
-		writeWelcome(conn, Welcome{Version: s.version, Error: msg})
-		return errors.New(msg)
-	}
+	// Fields are only ever added, optional, and ignored by daemons that
+	// predate them: every protocol from 1 up is understood.
 	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version}); err != nil {
 		return err
 	}
 	t := &mcp.IOTransport{Reader: readCloser{br, conn}, Writer: conn}
-	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix})
+	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
+		ID: hello.Session, Resume: hello.Resume})
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {

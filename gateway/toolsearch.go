@@ -190,7 +190,11 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 		r.IsError = strings.HasPrefix(a.Query, "select:")
 		return r, nil
 	}
-	ss.activate(found, v)
+	mark := ss.relistMark()
+	if ss.activate(found, v) {
+		waited := ss.holdForRelist(ctx, mark)
+		ss.gw.metrics.relistHold(waited)
+	}
 	var head strings.Builder
 	fmt.Fprintf(&head, "Activated %d tool%s for this session; call %s directly:\n", len(found), plural(len(found)), them(len(found)))
 	for _, t := range found {
@@ -199,13 +203,21 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	return textResult(strings.TrimRight(head.String()+b.String(), "\n") + note), nil
 }
 
-func (ss *session) activate(tools []*registry.Tool, v *registry.View) {
+// activate adds tools to the session's list; it reports whether any was
+// not listed before (and so list_changed was sent).
+func (ss *session) activate(tools []*registry.Tool, v *registry.View) bool {
 	ss.mu.Lock()
+	added := false
 	for _, t := range tools {
-		ss.activated[t.Name] = true
+		if !ss.activated[t.Name] {
+			ss.activated[t.Name] = true
+			added = true
+		}
 	}
 	ss.mu.Unlock()
 	ss.syncTools(v)
+	ss.gw.saveSessionState(ss)
+	return added
 }
 
 func plural(n int) string {

@@ -86,3 +86,12 @@ func checkSocketOwner(path string) error {
 	}
 	return nil
 }
+
+// sessionDir is where the daemon keeps shim sessions' state across
+// restarts; none for a private --stdio session.
+func sessionDir(private bool) string {
+	if private {
+		return ""
+	}
+	return filepath.Join(stateDir(), "sessions")
+}

@@ -138,6 +138,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
 		LoadOptions: loadOpts,
 		Trust:       loadTrust(log),
+		SessionDir:  sessionDir(f.stdio),
 	})
 	defer gw.Close()
 

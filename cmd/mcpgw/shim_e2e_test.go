@@ -101,29 +101,36 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	}
 }
 
-// TestShimVersionMismatch: a shim speaking another handshake gets a clear
-// message telling it to restart the daemon.
-func TestShimVersionMismatch(t *testing.T) {
-	bin := buildMcpgw(t)
+// TestShimNewerHandshake: handshake fields are only ever added, so a
+// shim of a later version (a higher protocol, fields this daemon does not
+// know) is served, and a line that is no handshake is refused clearly.
+func TestShimNewerHandshake(t *testing.T) {
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{}, nil)
 	d := startDaemonProc(t, dir, config)
-	_ = bin
-	conn, err := net.Dial("unix", d.socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol + 1, Version: "9.9.9"})
-	if _, err := conn.Write(append(hello, '\n')); err != nil {
-		t.Fatal(err)
-	}
-	var wel gateway.Welcome
-	if err := json.NewDecoder(conn).Decode(&wel); err != nil {
-		t.Fatal(err)
-	}
-	if wel.OK || !strings.Contains(wel.Error, "mcpgw stdio 9.9.9 speaks handshake 2") || !strings.Contains(wel.Error, "restart the daemon") {
-		t.Errorf("welcome = %+v", wel)
+	for _, tc := range []struct {
+		line   string
+		ok     bool
+		errHas string
+	}{
+		{`{"mcpgw":7,"version":"9.9.9","someFutureField":{"x":1}}`, true, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, false, "not an mcpgw shim handshake"},
+	} {
+		conn, err := net.Dial("unix", d.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte(tc.line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		var wel gateway.Welcome
+		if err := json.NewDecoder(conn).Decode(&wel); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		if wel.OK != tc.ok || !strings.Contains(wel.Error, tc.errHas) {
+			t.Errorf("%s: welcome = %+v", tc.line, wel)
+		}
 	}
 }
 

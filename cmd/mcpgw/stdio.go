@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/shim"
 )
 
 // stdioShim is `mcpgw stdio`: it connects an MCP client that speaks stdio
@@ -34,59 +33,32 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	conn, err := dialDaemon(*sock)
-	if err != nil {
-		if *noStart {
-			return fmt.Errorf("no mcpgw daemon at %s: %w", *sock, err)
-		}
-		conn, err = startDaemon(ctx, *sock, *config, *timeout)
-		if err != nil {
-			return err
-		}
-	}
-	defer conn.Close()
-
 	cwd, _ := os.Getwd()
-	hello, _ := json.Marshal(gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
-		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"), ClientPrefix: *prefix})
-	if _, err := conn.Write(append(hello, '\n')); err != nil {
-		return fmt.Errorf("sending handshake to %s: %w", *sock, err)
-	}
-	br := bufio.NewReader(conn)
-	line, err := br.ReadBytes('\n')
-	if err != nil {
-		return fmt.Errorf("reading the daemon's handshake answer from %s: %w", *sock, err)
-	}
-	var wel gateway.Welcome
-	if err := json.Unmarshal(line, &wel); err != nil {
-		return fmt.Errorf("the process at %s is not an mcpgw daemon (answered %q)", *sock, strings.TrimSpace(string(line)))
-	}
-	if !wel.OK {
-		return fmt.Errorf("daemon refused the session: %s", wel.Error)
-	}
-	if wel.Version != version {
-		fmt.Fprintf(stderr, "mcpgw: note: daemon is version %s, this shim %s; restart the daemon to run the same version\n", wel.Version, version)
-	}
-
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(conn, stdin)
-		if uc, ok := conn.(*net.UnixConn); ok {
-			_ = uc.CloseWrite()
+	dial := func(ctx context.Context) (net.Conn, error) {
+		conn, err := dialDaemon(*sock)
+		if err == nil || *noStart {
+			if err != nil {
+				err = fmt.Errorf("no mcpgw daemon at %s: %w", *sock, err)
+			}
+			return conn, err
 		}
-		done <- err
-	}()
-	_, err = io.Copy(stdout, br)
-	// The daemon closed the session: stop reading stdin too.
-	conn.Close()
-	select {
-	case <-done:
-	default:
+		return startDaemon(ctx, *sock, *config, *timeout)
 	}
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
-	}
-	return nil
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})).With("component", "mcpgw stdio")
+	return shim.Run(ctx, stdin, stdout, shim.Options{
+		Dial:    dial,
+		Version: version,
+		Logger:  log,
+		Hello: gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
+			DirectTools: os.Getenv("MCP_DIRECT_TOOLS"), ClientPrefix: *prefix},
+	})
 }
 
 // dialDaemon connects to the daemon's socket after checking it is ours.

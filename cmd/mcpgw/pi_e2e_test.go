@@ -1,0 +1,192 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Pi end-to-end: the real Pi from the npm registry, with pi-mcp-adapter,
+// configured as the README says, against the real daemon (started by the
+// shim, from an empty cache), with the model replaced by a scripted fake
+// model on loopback. Each test asserts what the model received.
+
+const (
+	piCLI        = "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
+	piAdapterExt = "node_modules/pi-mcp-adapter/index.ts"
+)
+
+// piEnv is a fresh home for one Pi run and the daemon its shim starts.
+type piEnv struct {
+	t      *testing.T
+	bin    string // mcpgw
+	home   string
+	config string // mcpgw's config
+	sock   string
+	url    string // the daemon's HTTP base
+	model  *fakeModel
+	env    []string
+}
+
+func needPi(t *testing.T) (node string) {
+	t.Helper()
+	node = e2ePath("node_modules/node/bin/node")
+	for _, f := range []string{node, e2ePath(piCLI), e2ePath(piAdapterExt)} {
+		if _, err := os.Stat(f); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("Pi not installed (%v); install with: %s", err, npmInstallHint)
+			}
+			t.Skipf("Pi not installed (%v); install with: %s", err, npmInstallHint)
+		}
+	}
+	return node
+}
+
+// newPiEnv writes mcpgw's config (servers), Pi's model config (the fake
+// model) and the adapter's mcp.json with mcpgw as its only server, run
+// through `mcpgw stdio shimArgs...`.
+func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...modelStep) *piEnv {
+	t.Helper()
+	e := &piEnv{t: t, bin: buildMcpgw(t), home: t.TempDir()}
+	for _, s := range servers {
+		if m, ok := s.(map[string]any); ok && m["command"] == "BIN" {
+			m["command"] = e.bin
+		}
+	}
+	e.config = writeConfig(t, e.home, servers, settings)
+	e.sock = filepath.Join(e.home, "run", "mcpgw", "mcpgw.sock")
+	port := freePort(t)
+	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	e.model = newFakeModel(t, script...)
+	agent := filepath.Join(e.home, ".pi", "agent")
+	writeJSON(t, filepath.Join(agent, "models.json"), map[string]any{"providers": map[string]any{"fake": map[string]any{
+		"baseUrl": e.model.baseURL(), "api": "openai-completions", "apiKey": "fake",
+		"compat": map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": false},
+		"models": []any{map[string]any{"id": "fake", "contextWindow": 128000, "maxTokens": 4096}},
+	}}})
+	args := append([]string{"stdio", "--socket", e.sock, "--config", e.config}, shimArgs...)
+	mcp := map[string]any{
+		"settings":   adapterSettings,
+		"mcpServers": map[string]any{"mcpgw": map[string]any{"command": e.bin, "args": args, "lifecycle": "eager", "directTools": true}},
+	}
+	writeJSON(t, filepath.Join(agent, "mcp.json"), mcp)
+	e.env = append(os.Environ(), "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
+		"XDG_STATE_HOME="+filepath.Join(e.home, "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, "config"),
+		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
+	t.Cleanup(func() { stopDaemonAt(t, e.url) })
+	return e
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runPi runs one Pi turn in print mode and returns its output.
+func (e *piEnv) runPi(prompt string) string {
+	e.t.Helper()
+	node := needPi(e.t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, e2ePath(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session",
+		"-e", e2ePath(piAdapterExt))
+	cmd.Dir = e.home
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("pi: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+func TestPiProxySearchThenCall(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
+		map[string]any{"disableProxyTool": true, "scriptMode": false},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
+		modelStep{Text: "done"},
+	)
+	out := e.runPi("Echo a greeting through the gateway.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 3 {
+		t.Fatalf("the model was asked %d times, want 3", len(reqs))
+	}
+	if got := reqs[1].lastToolResult(); !strings.Contains(got, "go_echo - ") {
+		t.Errorf("search from cold did not find go_echo:\n%s", got)
+	}
+	if got := reqs[2].lastToolResult(); !strings.Contains(got, "hello from pi") {
+		t.Errorf("the call's result:\n%s", got)
+	}
+}
+
+// TestPiToolSearchActivatesForNextTurn: in toolsearch mode the model
+// activates a tool with ToolSearch and calls it, by the name the result
+// gives, in the very next turn.
+func TestPiToolSearchActivatesForNextTurn(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "toolsearch"}, map[string]any{"disableProxyTool": true, "scriptMode": false},
+		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
+		modelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
+		modelStep{Text: "done"},
+	)
+	start := time.Now()
+	out := e.runPi("Find a tool that echoes and use it.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output (%v):\n%s", time.Since(start).Round(time.Millisecond), out)
+	if len(reqs) != 3 {
+		t.Fatalf("the model was asked %d times, want 3", len(reqs))
+	}
+	if got := reqs[1].lastToolResult(); !strings.Contains(got, "- mcpgw_go_echo - ") {
+		t.Errorf("ToolSearch result does not name the tool as Pi offers it:\n%s", got)
+	}
+	if !slices.Contains(reqs[1].Tools, "mcpgw_go_echo") {
+		t.Errorf("the turn after ToolSearch offers %v, without the activated mcpgw_go_echo", reqs[1].Tools)
+	}
+	if got := reqs[2].lastToolResult(); got != "activated" {
+		t.Errorf("calling the activated tool in the next turn gave %q", got)
+	}
+	t.Logf("ToolSearch answer held for the re-list: %s", e.metric("mcpgw_toolsearch_hold_seconds_sum"))
+}
+
+// metric returns a sample of the daemon's /metrics by its full name.
+func (e *piEnv) metric(name string) string {
+	e.t.Helper()
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			return f[1] + " s"
+		}
+	}
+	return "(absent)"
+}

@@ -1,0 +1,175 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lineClient speaks newline-delimited JSON-RPC to `mcpgw stdio`.
+type lineClient struct {
+	t      *testing.T
+	stdin  io.WriteCloser
+	lines  chan map[string]any
+	nextID int
+}
+
+func startShim(t *testing.T, bin string, args ...string) *lineClient {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"stdio"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &lineClient{t: t, stdin: stdin, lines: make(chan map[string]any, 64)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("shim stderr:\n%s", stderr.String())
+		}
+	})
+	return c
+}
+
+func (c *lineClient) send(method string, params any) int {
+	c.nextID++
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	if _, err := c.stdin.Write(append(msg, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.nextID
+}
+
+func (c *lineClient) notify(method string) {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	if _, err := c.stdin.Write(append(msg, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// answer waits for the answer to request id, skipping notifications.
+func (c *lineClient) answer(id int) map[string]any {
+	c.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the shim closed stdout before answering request %d", id)
+			}
+			if got, ok := m["id"].(float64); ok && int(got) == id {
+				return m
+			}
+		case <-timeout:
+			c.t.Fatalf("no answer to request %d", id)
+		}
+	}
+}
+
+func (c *lineClient) callText(name string, args any) (string, bool) {
+	c.t.Helper()
+	m := c.answer(c.send("tools/call", map[string]any{"name": name, "arguments": args}))
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		c.t.Fatalf("tools/call %s: %v", name, m)
+	}
+	var texts []string
+	content, _ := res["content"].([]any)
+	for _, ct := range content {
+		if m, ok := ct.(map[string]any); ok && m["type"] == "text" {
+			texts = append(texts, m["text"].(string))
+		}
+	}
+	isErr, _ := res["isError"].(bool)
+	return strings.Join(texts, "\n"), isErr
+}
+
+// TestSessionSurvivesDaemonRestart: a shim session in toolsearch mode
+// activates a tool; the daemon is stopped and another started on the same
+// socket; a call in flight at that moment fails with a clear error, and
+// the next call of the activated tool works, in the same session.
+func TestSessionSurvivesDaemonRestart(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
+	d1 := startDaemonProc(t, dir, config)
+	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
+
+	init := c.answer(c.send("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "pi-mcp-mcpgw", "version": "1"},
+	}))
+	if init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	c.notify("notifications/initialized")
+	text, isErr := c.callText("ToolSearch", map[string]any{"query": "select:go_echo,go_sleep"})
+	if isErr || !strings.Contains(text, "- mcpgw_go_echo - ") {
+		t.Fatalf("ToolSearch: %q", text)
+	}
+	if text, isErr := c.callText("go_echo", map[string]any{"message": "before"}); isErr || text != "before" {
+		t.Fatalf("go_echo before the restart = %q", text)
+	}
+
+	// A slow call in flight when the daemon goes away.
+	slow := c.send("tools/call", map[string]any{"name": "go_sleep", "arguments": map[string]any{"ms": 20000}})
+	time.Sleep(300 * time.Millisecond) // let it reach the upstream
+	stopped := time.Now()
+	_ = syscall.Kill(-d1.proc.cmd.Process.Pid, syscall.SIGTERM)
+	<-d1.proc.exited
+	t.Logf("the first daemon took %v to stop", time.Since(stopped).Round(time.Millisecond))
+	ans := c.answer(slow)
+	if e, _ := ans["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "restarted while this request was in flight") {
+		t.Errorf("in-flight call across the restart: %v", ans)
+	}
+
+	d2 := startDaemonProc(t, dir, config)
+	if d2.socket != d1.socket {
+		t.Fatalf("sockets differ: %s, %s", d1.socket, d2.socket)
+	}
+	text, isErr = c.callText("go_echo", map[string]any{"message": "after"})
+	back := time.Since(stopped)
+	if isErr || text != "after" {
+		t.Fatalf("go_echo after the restart = %q (error %v)", text, isErr)
+	}
+	t.Logf("session without a daemon for %v (includes starting the second daemon)", back.Round(time.Millisecond))
+	if r := d2.report(t); r.Sessions != 1 {
+		t.Errorf("the new daemon counts %d sessions, want the resumed one", r.Sessions)
+	}
+}

@@ -1,0 +1,405 @@
+// Package shim is the client end of the daemon's unix socket: the byte pipe
+// behind `mcpgw stdio` that connects a stdio MCP client to the daemon and
+// outlives the daemon.
+//
+// The pipe splits the stream on newlines and otherwise copies bytes. It
+// keeps what it needs to resume the session on a new connection: the
+// client's initialize request and initialized notification, a session
+// identity the daemon keeps the session's state under, and the IDs of the
+// requests in flight. When the daemon goes away (restart, upgrade, crash)
+// the pipe answers the requests in flight with an error, dials again
+// (Options.Dial may start a daemon), replays the handshake and initialize,
+// swallows the second initialize answer, and the session goes on: the
+// client never sees the socket close.
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
+)
+
+// Options configure Run.
+type Options struct {
+	// Dial connects to the daemon (starting one if it should); required.
+	Dial func(ctx context.Context) (net.Conn, error)
+	// Hello is the handshake; Session and Resume are set by Run.
+	Hello gateway.Hello
+	// Version is the shim's version, compared with the daemon's.
+	Version string
+	// Logger receives notes for the user (stderr); nil = discard.
+	Logger *slog.Logger
+	// ReconnectFor bounds how long a lost daemon is waited for before the
+	// session gives up; 0 means one minute.
+	ReconnectFor time.Duration
+}
+
+// ErrRefused wraps the daemon's refusal of a handshake.
+var ErrRefused = errors.New("daemon refused the session")
+
+// pipe is one running shim session.
+type pipe struct {
+	opts   Options
+	log    *slog.Logger
+	stdout io.Writer
+
+	outMu sync.Mutex // serialises writes to stdout
+
+	mu          sync.Mutex
+	conn        net.Conn
+	gen         int             // connection generation
+	ready       chan struct{}   // closed when conn is usable; replaced while reconnecting
+	initLine    []byte          // the client's initialize request
+	initialized []byte          // the client's notifications/initialized
+	inFlight    map[string]bool // IDs (raw JSON) of requests awaiting an answer
+	clientDone  bool            // stdin ended: the session is over
+}
+
+// Run pipes stdin to the daemon and the daemon to stdout until stdin ends
+// (and the daemon has answered) or the daemon cannot be reached again.
+func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) error {
+	if opts.Dial == nil {
+		panic("shim: Options.Dial is required")
+	}
+	p := &pipe{opts: opts, log: opts.Logger, stdout: stdout, inFlight: map[string]bool{}, ready: make(chan struct{})}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.opts.ReconnectFor == 0 {
+		p.opts.ReconnectFor = time.Minute
+	}
+	p.opts.Hello.Session = newSessionID()
+	conn, br, err := p.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	p.conn = conn
+	close(p.ready)
+
+	inDone := make(chan error, 1)
+	go func() { inDone <- p.fromClient(ctx, stdin) }()
+	err = p.fromDaemon(ctx, conn, br)
+	p.mu.Lock()
+	c := p.conn
+	p.mu.Unlock()
+	c.Close()
+	select {
+	case e := <-inDone:
+		if err == nil {
+			err = e
+		}
+	default:
+	}
+	return err
+}
+
+func newSessionID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// connect dials and performs the handshake; with resume it also replays
+// the client's initialize (swallowing the answer) and initialized.
+func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reader, error) {
+	conn, err := p.opts.Dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	hello := p.opts.Hello
+	hello.Resume = resume
+	data, _ := json.Marshal(hello)
+	if _, err := conn.Write(append(data, '\n')); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("sending handshake: %w", err)
+	}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
+	}
+	var wel gateway.Welcome
+	if err := json.Unmarshal(line, &wel); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("the process on the socket is not an mcpgw daemon (answered %q)", strings.TrimSpace(string(line)))
+	}
+	if !wel.OK {
+		conn.Close()
+		return nil, nil, fmt.Errorf("%w: %s", ErrRefused, wel.Error)
+	}
+	if wel.Version != p.opts.Version && !resume {
+		p.log.Info(fmt.Sprintf("note: daemon is version %s, this shim %s; restart the daemon to run the same version", wel.Version, p.opts.Version))
+	}
+	if resume {
+		p.mu.Lock()
+		initLine, initialized := p.initLine, p.initialized
+		p.mu.Unlock()
+		if initLine != nil {
+			if _, err := conn.Write(initLine); err != nil {
+				conn.Close()
+				return nil, nil, fmt.Errorf("replaying initialize: %w", err)
+			}
+			// The answer to the replayed initialize is the first line: the
+			// client has had its own.
+			if _, err := br.ReadBytes('\n'); err != nil {
+				conn.Close()
+				return nil, nil, fmt.Errorf("reading the replayed initialize's answer: %w", err)
+			}
+		}
+		if initialized != nil {
+			if _, err := conn.Write(initialized); err != nil {
+				conn.Close()
+				return nil, nil, fmt.Errorf("replaying initialized: %w", err)
+			}
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	return conn, br, nil
+}
+
+// fromClient copies client lines to the daemon, noting the handshake lines
+// and the IDs of requests. A line that cannot be written waits for the
+// reconnection and is written to the new connection: it was never
+// received.
+func (p *pipe) fromClient(ctx context.Context, stdin io.Reader) error {
+	br := bufio.NewReaderSize(stdin, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			p.noteRequest(line)
+			for {
+				conn, gen, rerr := p.current(ctx)
+				if rerr != nil {
+					return rerr
+				}
+				if _, werr := conn.Write(line); werr == nil {
+					break
+				}
+				p.lost(gen)
+			}
+		}
+		if err != nil {
+			p.mu.Lock()
+			p.clientDone = true
+			conn := p.conn
+			p.mu.Unlock()
+			if uc, ok := conn.(*net.UnixConn); ok {
+				_ = uc.CloseWrite()
+			} else {
+				conn.Close()
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// current waits for a usable connection.
+func (p *pipe) current(ctx context.Context) (net.Conn, int, error) {
+	for {
+		p.mu.Lock()
+		ready, conn, gen := p.ready, p.conn, p.gen
+		p.mu.Unlock()
+		select {
+		case <-ready:
+			if conn == nil {
+				return nil, 0, errors.New("the daemon could not be reached again")
+			}
+			return conn, gen, nil
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+}
+
+// lost marks connection generation gen as broken, so writers wait for the
+// reader to reconnect.
+func (p *pipe) lost(gen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen == gen && isClosed(p.ready) {
+		p.ready = make(chan struct{})
+		p.conn.Close()
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// fromDaemon copies daemon lines to the client and reconnects when the
+// daemon goes away before the client has ended.
+func (p *pipe) fromDaemon(ctx context.Context, conn net.Conn, br *bufio.Reader) error {
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && err == nil {
+			p.noteAnswer(line)
+			if werr := p.write(line); werr != nil {
+				return werr
+			}
+			continue
+		}
+		p.mu.Lock()
+		done := p.clientDone
+		p.mu.Unlock()
+		if done || ctx.Err() != nil {
+			return nil
+		}
+		p.log.Info("the mcpgw daemon went away; reconnecting", "err", err)
+		p.failInFlight()
+		conn, br, err = p.reconnect(ctx)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// reconnect dials until the daemon answers again, within ReconnectFor.
+func (p *pipe) reconnect(ctx context.Context) (net.Conn, *bufio.Reader, error) {
+	p.mu.Lock()
+	if isClosed(p.ready) {
+		p.ready = make(chan struct{})
+	}
+	p.mu.Unlock()
+	deadline := time.Now().Add(p.opts.ReconnectFor)
+	delay := 20 * time.Millisecond
+	for {
+		conn, br, err := p.connect(ctx, true)
+		if err == nil {
+			p.mu.Lock()
+			p.conn, p.gen = conn, p.gen+1
+			close(p.ready)
+			p.mu.Unlock()
+			p.log.Info("reconnected to the mcpgw daemon")
+			return conn, br, nil
+		}
+		if errors.Is(err, ErrRefused) || time.Now().After(deadline) {
+			p.mu.Lock()
+			p.conn = nil
+			close(p.ready)
+			p.mu.Unlock()
+			return nil, nil, fmt.Errorf("the mcpgw daemon went away and could not be reached again: %w", err)
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func (p *pipe) write(line []byte) error {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	_, err := p.stdout.Write(line)
+	return err
+}
+
+// failInFlight answers every request in flight with an error: the daemon
+// that was handling them is gone, and whether they took effect is unknown.
+func (p *pipe) failInFlight() {
+	p.mu.Lock()
+	ids := p.inFlight
+	p.inFlight = map[string]bool{}
+	p.mu.Unlock()
+	for id := range ids {
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"the mcpgw daemon restarted while this request was in flight; it may or may not have taken effect. Later requests work: retry if it is safe."}}`+"\n", id)
+		_ = p.write([]byte(msg))
+	}
+}
+
+// noteRequest records the handshake lines and the ID of a request. Only
+// the envelope's first fields are looked at: the line is not decoded.
+func (p *pipe) noteRequest(line []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.initLine == nil && bytes.Contains(line, []byte(`"initialize"`)) && methodIs(line, "initialize") {
+		p.initLine = bytes.Clone(line)
+	}
+	if p.initialized == nil && bytes.Contains(line, []byte(`"notifications/initialized"`)) {
+		p.initialized = bytes.Clone(line)
+	}
+	if id, ok := envelopeID(line); ok && bytes.Contains(line, []byte(`"method"`)) {
+		p.inFlight[string(id)] = true
+	}
+}
+
+// noteAnswer forgets the ID of an answered request.
+func (p *pipe) noteAnswer(line []byte) {
+	if bytes.Contains(line[:min(len(line), 128)], []byte(`"method"`)) {
+		return // a request or notification from the daemon
+	}
+	if id, ok := envelopeID(line); ok {
+		p.mu.Lock()
+		delete(p.inFlight, string(id))
+		p.mu.Unlock()
+	}
+}
+
+// methodIs reports whether line's "method" member is m.
+func methodIs(line []byte, m string) bool {
+	var env struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(line, &env) == nil && env.Method == m
+}
+
+// envelopeID finds the top-level "id" of a JSON-RPC message by scanning
+// its first members, without decoding the rest: JSON-RPC encoders (the
+// daemon's among them) write jsonrpc and id before params or result.
+// Messages whose id comes later are not tracked, which only means they are
+// not failed early on a restart.
+func envelopeID(line []byte) ([]byte, bool) {
+	head := line[:min(len(line), 256)]
+	i := bytes.Index(head, []byte(`"id"`))
+	if i < 0 || bytes.Count(head[:i], []byte("{")) != 1 {
+		return nil, false
+	}
+	rest := bytes.TrimLeft(head[i+4:], " \t")
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t")
+	var end int
+	switch {
+	case len(rest) > 0 && rest[0] == '"':
+		j := bytes.IndexByte(rest[1:], '"')
+		if j < 0 {
+			return nil, false
+		}
+		end = j + 2
+	default:
+		end = bytes.IndexAny(rest, ",}")
+		if end <= 0 {
+			return nil, false
+		}
+	}
+	id := bytes.TrimSpace(rest[:end])
+	if bytes.Equal(id, []byte("null")) {
+		return nil, false
+	}
+	return id, true
+}
