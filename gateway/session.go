@@ -383,6 +383,10 @@ func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // list_changed.
 const relistHold = 1500 * time.Millisecond
 
+// relistGrace is how long after answering the re-list the ToolSearch
+// answer still waits: clients apply a new tool list asynchronously.
+var relistGrace = 200 * time.Millisecond
+
 // relistMark returns what holdForRelist compares against.
 func (ss *session) relistMark() int {
 	ss.mu.Lock()
@@ -404,6 +408,11 @@ func (ss *session) holdForRelist(ctx context.Context, mark int) time.Duration {
 		ss.mu.Lock()
 		if ss.noRelist || ss.lists > mark {
 			ss.mu.Unlock()
+			if !ss.noRelist {
+				// The list's answer is on its way; let the client apply it
+				// before the tool result makes it ask the model again.
+				time.Sleep(relistGrace)
+			}
 			return time.Since(start)
 		}
 		listed := ss.listed

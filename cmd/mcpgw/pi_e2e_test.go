@@ -25,6 +25,7 @@ import (
 const (
 	piCLI        = "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
 	piAdapterExt = "node_modules/pi-mcp-adapter/index.ts"
+	pi15CLI      = "pi15/package/dist/bundle/cli.js" // installed by install-pi15.mjs
 )
 
 // piEnv is a fresh home for one Pi run and the daemon its shim starts.
@@ -37,12 +38,13 @@ type piEnv struct {
 	url    string // the daemon's HTTP base
 	model  *fakeModel
 	env    []string
+	pi15   bool // Pi 1.5 with its built-in MCP instead of Pi 0.86 + pi-mcp-adapter
 }
 
 func needPi(t *testing.T) (node string) {
 	t.Helper()
 	node = e2ePath("node_modules/node/bin/node")
-	for _, f := range []string{node, e2ePath(piCLI), e2ePath(piAdapterExt)} {
+	for _, f := range []string{node, e2ePath(piCLI), e2ePath(piAdapterExt), e2ePath(pi15CLI)} {
 		if _, err := os.Stat(f); err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("Pi not installed (%v); install with: %s", err, npmInstallHint)
@@ -76,9 +78,17 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 		"models": []any{map[string]any{"id": "fake", "contextWindow": 128000, "maxTokens": 4096}},
 	}}})
 	args := append([]string{"stdio", "--socket", e.sock, "--config", e.config}, shimArgs...)
-	mcp := map[string]any{
-		"settings":   adapterSettings,
-		"mcpServers": map[string]any{"mcpgw": map[string]any{"command": e.bin, "args": args, "lifecycle": "eager", "directTools": true}},
+	entry := map[string]any{"command": e.bin, "args": args, "lifecycle": "eager", "directTools": true}
+	if exposure, ok := adapterSettings["pi15Exposure"]; ok {
+		// Pi 1.x's built-in MCP reads the same file, with its own fields.
+		e.pi15 = true
+		entry = map[string]any{"command": e.bin, "args": args, "exposure": exposure}
+		adapterSettings = nil
+		writeJSON(t, filepath.Join(agent, "settings.json"), map[string]any{"defaultTools": []string{"+tool_search"}})
+	}
+	mcp := map[string]any{"mcpServers": map[string]any{"mcpgw": entry}}
+	if adapterSettings != nil {
+		mcp["settings"] = adapterSettings
 	}
 	writeJSON(t, filepath.Join(agent, "mcp.json"), mcp)
 	e.env = append(os.Environ(), "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
@@ -105,8 +115,11 @@ func (e *piEnv) runPi(prompt string) string {
 	node := needPi(e.t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, e2ePath(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session",
-		"-e", e2ePath(piAdapterExt))
+	args := []string{e2ePath(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", e2ePath(piAdapterExt)}
+	if e.pi15 {
+		args = []string{e2ePath(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = e.home
 	cmd.Env = e.env
 	out, err := cmd.CombinedOutput()
@@ -189,4 +202,61 @@ func (e *piEnv) metric(name string) string {
 		}
 	}
 	return "(absent)"
+}
+
+// TestPi15DeferredToolSearch: Pi 1.5's built-in MCP with the README's
+// "exposure": "deferred" and mcpgw in direct mode: Pi's tool_search finds
+// the tool from a cold daemon and the model calls it by Pi's name.
+func TestPi15DeferredToolSearch(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
+		modelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
+		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
+		modelStep{Text: "done"},
+	)
+	out := e.runPi("Echo something.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 3 {
+		t.Fatalf("the model was asked %d times, want 3", len(reqs))
+	}
+	if !slices.Contains(reqs[1].Tools, "mcp__mcpgw__go_echo") {
+		t.Errorf("after tool_search the model is offered %v, without mcp__mcpgw__go_echo", reqs[1].Tools)
+	}
+	if got := reqs[2].lastToolResult(); got != "from pi 1.5" {
+		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
+	}
+}
+
+// TestPi15ToolSearchMode: Pi 1.5 with mcpgw's ToolSearch exposed directly:
+// the result names tools as Pi calls them (mcp__mcpgw__...), and the tool
+// is there in the next turn.
+func TestPi15ToolSearchMode(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "toolsearch"}, map[string]any{"pi15Exposure": "direct"},
+		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
+		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
+		modelStep{Text: "done"},
+	)
+	out := e.runPi("Use the echo tool.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 3 {
+		t.Fatalf("the model was asked %d times, want 3", len(reqs))
+	}
+	if got := reqs[1].lastToolResult(); !strings.Contains(got, "- mcp__mcpgw__go_echo - ") {
+		t.Errorf("ToolSearch result does not name the tool as Pi 1.5 offers it:\n%s", got)
+	}
+	if got := reqs[2].lastToolResult(); got != "next turn" {
+		t.Errorf("the activated tool in the next turn gave %q", got)
+	}
+	t.Logf("ToolSearch answer held for the re-list: %s", e.metric("mcpgw_toolsearch_hold_seconds_sum"))
 }
