@@ -4,7 +4,10 @@
 // connection or starts a process.
 package registry
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Lifecycle values of Server.Lifecycle.
 const (
@@ -151,3 +154,22 @@ func (s *Server) ExposesResources() bool { return s.ExposeResources == nil || *s
 
 // IsRemote reports whether the server is reached over HTTP.
 func (s *Server) IsRemote() bool { return s.URL != "" }
+
+// RelativeArgs lists the arguments of a stdio server that look like paths
+// relative to its working directory ("." or "./x", "../x"). A server with
+// no cwd runs in the user's home directory, shared by every session, so
+// such a path names a directory under home, not the session's project.
+// Servers with a cwd, and project servers (which run in their project),
+// return nil.
+func (s *Server) RelativeArgs() []string {
+	if s.Command == "" || s.Cwd != "" {
+		return nil
+	}
+	var out []string
+	for _, a := range s.Args {
+		if a == "." || a == ".." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") {
+			out = append(out, a)
+		}
+	}
+	return out
+}

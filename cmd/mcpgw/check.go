@@ -65,9 +65,15 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stdout)
 	printServers(stdout, cfg)
-	if len(cfg.Warnings) > 0 {
+	warnings := slices.Clone(cfg.Warnings)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		if rel := cfg.Servers[name].RelativeArgs(); len(rel) > 0 {
+			warnings = append(warnings, fmt.Sprintf("servers.%s.args: %s is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project", name, strings.Join(rel, ", ")))
+		}
+	}
+	if len(warnings) > 0 {
 		fmt.Fprintf(stdout, "\nwarnings:\n")
-		for _, w := range cfg.Warnings {
+		for _, w := range warnings {
 			fmt.Fprintf(stdout, "  %s\n", w)
 		}
 	}
@@ -77,7 +83,7 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			enabled++
 		}
 	}
-	fmt.Fprintf(stdout, "\nOK: %d servers (%d enabled), %d warnings\n", len(cfg.Servers), enabled, len(cfg.Warnings))
+	fmt.Fprintf(stdout, "\nOK: %d servers (%d enabled), %d warnings\n", len(cfg.Servers), enabled, len(warnings))
 	return nil
 }
 

@@ -49,6 +49,7 @@ func TestCheck(t *testing.T) {
 			"api": {"url": "https://bob:hunter2@api.example.com/mcp?key=abc123&region=eu", "headers": {"Authorization": "Bearer x"}},
 			"cli": {"command": "npx", "args": ["-y", "some-mcp", "--api-key", "k-1", "--token=t-2", "sk-abcdefghijklmnop", "PASSWORD=p"], "env": {"B": "2", "A": "1"}},
 			"off": {"command": "off", "enabled": false},
+			"fs": {"command": "mcp-fs", "args": ["."]},
 			"loop": {"command": "mcpgw", "args": ["stdio"]},
 		},
 		"imports": ["cursor"],
@@ -68,13 +69,15 @@ NAME  STATE     TRANSPORT  COMMAND OR URL                                       
 api   enabled   http       https://bob:***@api.example.com/mcp?key=***&region=eu [headers: Authorization]  HOME/mcp.json
 cli   enabled   stdio      npx -y some-mcp --api-key *** --token=*** *** PASSWORD=*** [env: A, B]          HOME/mcp.json
 cur   enabled   stdio      cursor-mcp                                                                      HOME/.cursor/mcp.json
+fs    enabled   stdio      mcp-fs .                                                                        HOME/mcp.json
 off   disabled  stdio      off                                                                             HOME/mcp.json
 
 warnings:
   servers.loop: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped
   HOME/.cursor/mcp.json: servers.cur.comand: unknown field (did you mean "command"?)
+  servers.fs.args: . is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project
 
-OK: 4 servers (3 enabled), 2 warnings
+OK: 5 servers (4 enabled), 3 warnings
 `
 	if want = strings.ReplaceAll(want, "HOME", home); out != want {
 		t.Errorf("check output:\n%s\nwant:\n%s", out, want)

@@ -31,6 +31,9 @@ type modelStep struct {
 	// offers: the first whose name ends with it (clients prefix names).
 	ToolFrom string
 	Text     string
+	// Before runs before the step is answered (e.g. restart the daemon
+	// between two turns).
+	Before func()
 }
 
 // modelRequest is what the agent sent for one turn.
@@ -112,6 +115,9 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		step = m.script[n]
 	}
 	m.mu.Unlock()
+	if step.Before != nil {
+		step.Before()
+	}
 
 	if step.ToolFrom != "" {
 		for _, name := range req.Tools {

@@ -112,6 +112,12 @@ func writeJSON(t testing.TB, path string, v any) {
 // runPi runs one Pi turn in print mode and returns its output.
 func (e *piEnv) runPi(prompt string) string {
 	e.t.Helper()
+	return e.runPiIn(e.home, prompt)
+}
+
+// runPiIn is runPi with Pi working in dir.
+func (e *piEnv) runPiIn(dir, prompt string) string {
+	e.t.Helper()
 	node := needPi(e.t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -120,7 +126,7 @@ func (e *piEnv) runPi(prompt string) string {
 		args = []string{e2ePath(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Dir = e.home
+	cmd.Dir = dir
 	cmd.Env = e.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -259,4 +265,80 @@ func TestPi15ToolSearchMode(t *testing.T) {
 		t.Errorf("the activated tool in the next turn gave %q", got)
 	}
 	t.Logf("ToolSearch answer held for the re-list: %s", e.metric("mcpgw_toolsearch_hold_seconds_sum"))
+}
+
+// TestPiSessionSurvivesDaemonRestart: the daemon is stopped between two
+// turns of one Pi session; the next call works, through a daemon the shim
+// started again, without Pi noticing.
+func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
+	needPi(t)
+	var e *piEnv
+	var downFor time.Duration
+	restart := func() {
+		stopped := time.Now()
+		stopDaemonAt(t, e.url)
+		downFor = time.Since(stopped)
+	}
+	e = newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
+		map[string]any{"disableProxyTool": true, "scriptMode": false},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		modelStep{Text: "done"},
+	)
+	e.runPi("Call a tool, then another.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d last tool result: %s", i, r.lastToolResult())
+	}
+	if len(reqs) != 4 {
+		t.Fatalf("the model was asked %d times, want 4", len(reqs))
+	}
+	if got := reqs[2].lastToolResult(); got != "after the restart" {
+		t.Errorf("the call after the daemon restart gave %q", got)
+	}
+	if a, b := reqs[1].lastToolResult(), reqs[3].lastToolResult(); a == b || a == "" {
+		t.Errorf("upstream pid before %q and after %q: want two processes (a new daemon)", a, b)
+	}
+	t.Logf("stopping the daemon took %v", downFor.Round(time.Millisecond))
+}
+
+// TestPiPerProjectServers: two Pi sessions in two trusted project
+// directories, each with its own .mcp.json server of the same name; each
+// session's server runs in its own project directory.
+func TestPiPerProjectServers(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{}, nil, nil, map[string]any{"disableProxyTool": true, "scriptMode": false},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		modelStep{Text: "done"},
+		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		modelStep{Text: "done"},
+	)
+	var dirs []string
+	for _, name := range []string{"alpha", "beta"} {
+		dir := filepath.Join(e.home, "src", name)
+		writeJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+			"proj": map[string]any{"command": e.bin, "args": []string{"testserver"}},
+		}})
+		trust := exec.Command(e.bin, "trust", dir)
+		trust.Env = e.env
+		if out, err := trust.CombinedOutput(); err != nil {
+			t.Fatalf("mcpgw trust: %v\n%s", err, out)
+		}
+		dirs = append(dirs, dir)
+	}
+	for _, dir := range dirs {
+		e.runPiIn(dir, "Where does the project server run?")
+	}
+	reqs := e.model.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("the model was asked %d times, want 4", len(reqs))
+	}
+	for i, dir := range dirs {
+		got := reqs[2*i+1].lastToolResult()
+		want, _ := filepath.EvalSymlinks(dir)
+		if got != dir && got != want {
+			t.Errorf("session in %s: proj_cwd = %q", dir, got)
+		}
+	}
 }
