@@ -89,7 +89,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			s.register(ss, req.Session)
 		},
-		HasTools:                  true,
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)

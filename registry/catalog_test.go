@@ -90,7 +90,7 @@ func TestCatalogView(t *testing.T) {
 
 	// A reload that drops a server drops its listing; unchanged ones keep theirs.
 	cfg2 := testConfig(&Server{Name: "github", Enabled: true, Hash: "h-github"})
-	v = c.SetConfig(cfg2)
+	c.SetConfig(cfg2)
 	c.Prune(map[string]bool{"h-github": true})
 	v = c.View()
 	if got := toolNames(v.Tools); !slices.Equal(got, []string{"github_create_issue", "github_list_issues", "github_read_readme"}) {

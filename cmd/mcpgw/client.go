@@ -230,7 +230,7 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 		}
 	case "search":
 		if len(rest) == 0 {
-			return errors.New("usage: mcpgw search [--server S] WORDS...")
+			return errors.New("usage: mcpgw search [--server S] WORDS")
 		}
 		callArgs["search"] = strings.Join(rest, " ")
 		if *server != "" {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -272,20 +273,23 @@ func TestPi15ToolSearchMode(t *testing.T) {
 // started again, without Pi noticing.
 func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 	needPi(t)
-	var e *piEnv
-	var downFor time.Duration
+	// The hook runs on the fake model's goroutine, which the race detector
+	// cannot see synchronised with this one through Pi's requests.
+	var env atomic.Pointer[piEnv]
+	var downFor atomic.Int64
 	restart := func() {
 		stopped := time.Now()
-		stopDaemonAt(t, e.url)
-		downFor = time.Since(stopped)
+		stopDaemonAt(t, env.Load().url)
+		downFor.Store(int64(time.Since(stopped)))
 	}
-	e = newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
 		modelStep{Text: "done"},
 	)
+	env.Store(e)
 	e.runPi("Call a tool, then another.")
 	reqs := e.model.requests()
 	for i, r := range reqs {
@@ -300,7 +304,7 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 	if a, b := reqs[1].lastToolResult(), reqs[3].lastToolResult(); a == b || a == "" {
 		t.Errorf("upstream pid before %q and after %q: want two processes (a new daemon)", a, b)
 	}
-	t.Logf("stopping the daemon took %v", downFor.Round(time.Millisecond))
+	t.Logf("stopping the daemon took %v", time.Duration(downFor.Load()).Round(time.Millisecond))
 }
 
 // TestPiPerProjectServers: two Pi sessions in two trusted project

@@ -372,7 +372,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	switch strings.ToLower(format) {
 	case "auto", "":
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly})), nil
+			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly})), nil
 		}
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
 	case "text", "logfmt":

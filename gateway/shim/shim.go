@@ -91,7 +91,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) e
 
 	inDone := make(chan error, 1)
 	go func() { inDone <- p.fromClient(ctx, stdin) }()
-	err = p.fromDaemon(ctx, conn, br)
+	err = p.fromDaemon(ctx, br)
 	p.mu.Lock()
 	c := p.conn
 	p.mu.Unlock()
@@ -251,7 +251,7 @@ func isClosed(c chan struct{}) bool {
 
 // fromDaemon copies daemon lines to the client and reconnects when the
 // daemon goes away before the client has ended.
-func (p *pipe) fromDaemon(ctx context.Context, conn net.Conn, br *bufio.Reader) error {
+func (p *pipe) fromDaemon(ctx context.Context, br *bufio.Reader) error {
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && err == nil {
@@ -269,7 +269,7 @@ func (p *pipe) fromDaemon(ctx context.Context, conn net.Conn, br *bufio.Reader) 
 		}
 		p.log.Info("the mcpgw daemon went away; reconnecting", "err", err)
 		p.failInFlight()
-		conn, br, err = p.reconnect(ctx)
+		_, br, err = p.reconnect(ctx)
 		if err != nil {
 			return err
 		}
