@@ -48,6 +48,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
 // e2eDir holds the node package of the end-to-end tests, relative to this
@@ -557,4 +559,26 @@ func TestE2EHarness(t *testing.T) {
 			t.Errorf("results = %v, want one failed connect", results)
 		}
 	})
+}
+
+// testServerBin is this test binary: run with the single argument
+// "testserver" it serves upstreamtest's server on stdin/stdout (see
+// TestMain), so the test server never ships in mcpgw itself.
+var testServerBin = func() string {
+	p, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == "testserver" {
+		if err := upstreamtest.ServeStdio(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }

@@ -78,7 +78,7 @@ func mcpCall(args map[string]any) Step { return call("mcp", args) }
 // test server over stdio.
 func TestDaemonEndToEnd(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	httpURL := startEverything(t, "streamableHttp")
 	sseURL := startEverything(t, "sse")
 	node, args := everythingStdioCommand()
@@ -87,7 +87,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		"everything": map[string]any{"command": node, "args": args},
 		"ehttp":      map[string]any{"url": httpURL},
 		"esse":       map[string]any{"url": sseURL},
-		"go":         map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 	}, nil)
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")
 
@@ -194,11 +194,11 @@ func TestDaemonEndToEnd(t *testing.T) {
 // the same lazy server at once start exactly one upstream process.
 func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pids")
 	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": bin, "args": []string{"testserver"},
+		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}, nil)
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")

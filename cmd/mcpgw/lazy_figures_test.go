@@ -23,7 +23,7 @@ func TestLazyCallFigures(t *testing.T) {
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	ctx := context.Background()
 	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}
 	const rounds = 15
@@ -37,7 +37,7 @@ func TestLazyCallFigures(t *testing.T) {
 		// Directly: start the server, initialize, call; then a warm call.
 		start := time.Now()
 		c := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(testServerBin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestLazyCallFigures(t *testing.T) {
 
 		// Through a daemon whose upstream is not running yet.
 		dir := t.TempDir()
-		config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": bin, "args": []string{"testserver"}}}, nil)
+		config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
 		d := startDaemonProc(t, dir, config, "--no-bootstrap", "--log-level", "warn")
 		gc := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
 		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, nil)

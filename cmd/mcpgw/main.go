@@ -45,8 +45,6 @@ Usage:
   mcpgw untrust DIR                             stop trusting DIR
   mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
   mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
-  mcpgw bench search --catalog FILE --queries FILE
-  mcpgw bench proxy [--duration 10s] [--json]   measure what a call through the daemon costs
   mcpgw version
 
 Run "mcpgw COMMAND -h" for a command's flags.
@@ -80,20 +78,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serviceCmd(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, rest, stdout, stderr)
-	case "bench":
-		if len(rest) > 0 {
-			switch rest[0] {
-			case "search":
-				return benchSearch(rest[1:], stdout)
-			case "proxy":
-				return benchProxy(ctx, rest[1:], stdin, stdout, stderr)
-			}
-		}
-		return errors.New("usage: mcpgw bench search --catalog FILE --queries FILE, or mcpgw bench proxy [--duration 10s] [--json]")
-	case "testserver":
-		// A small fast MCP server on stdin/stdout, used by benchmarks and
-		// end-to-end tests as an upstream.
-		return testServer(ctx)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mcpgw", version)
 		return nil

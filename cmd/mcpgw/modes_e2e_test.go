@@ -34,10 +34,10 @@ func toolNamesOf(t *testing.T, r StepResult) []string {
 // choosing the mode by query parameter (A) and by header (B).
 func TestToolSearchTwoSessions(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 	}, nil)
 	d := startDaemonProc(t, dir, config)
 	waitCached(t, d.cache, "go")
@@ -143,11 +143,11 @@ func children(pid int) []int {
 // status, list, search and describe with zero child processes.
 func TestWarmCacheStartsNothing(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	node, args := everythingStdioCommand()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
 	first := startDaemonProc(t, dir, config) // bootstraps: connects both once
@@ -187,11 +187,11 @@ func TestWarmCacheStartsNothing(t *testing.T) {
 // processes (and their children) with it.
 func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	dir := t.TempDir()
 	node, args := everythingStdioCommand()
 	config := writeConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")

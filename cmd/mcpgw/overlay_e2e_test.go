@@ -16,11 +16,11 @@ import (
 // started.
 func TestProjectOverlay(t *testing.T) {
 	needNode(t)
-	bin := buildMcpgw(t)
+	buildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "proj.pids")
 	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 	}, nil)
 	proj := filepath.Join(dir, "proj")
 	other := filepath.Join(dir, "other")
@@ -30,7 +30,7 @@ func TestProjectOverlay(t *testing.T) {
 		}
 	}
 	projCfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"proj": map[string]any{"command": bin, "args": []string{"testserver"},
+		"proj": map[string]any{"command": testServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}})
 	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), projCfg, 0o644); err != nil {

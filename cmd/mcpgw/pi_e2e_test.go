@@ -62,11 +62,6 @@ func needPi(t *testing.T) (node string) {
 func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...modelStep) *piEnv {
 	t.Helper()
 	e := &piEnv{t: t, bin: buildMcpgw(t), home: t.TempDir()}
-	for _, s := range servers {
-		if m, ok := s.(map[string]any); ok && m["command"] == "BIN" {
-			m["command"] = e.bin
-		}
-	}
 	e.config = writeConfig(t, e.home, servers, settings)
 	e.sock = filepath.Join(e.home, "run", "mcpgw", "mcpgw.sock")
 	port := freePort(t)
@@ -138,7 +133,7 @@ func (e *piEnv) runPiIn(dir, prompt string) string {
 
 func TestPiProxySearchThenCall(t *testing.T) {
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
@@ -166,7 +161,7 @@ func TestPiProxySearchThenCall(t *testing.T) {
 // gives, in the very next turn.
 func TestPiToolSearchActivatesForNextTurn(t *testing.T) {
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"disableProxyTool": true, "scriptMode": false},
 		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
 		modelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
@@ -216,7 +211,7 @@ func (e *piEnv) metric(name string) string {
 // the tool from a cold daemon and the model calls it by Pi's name.
 func TestPi15DeferredToolSearch(t *testing.T) {
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
 		modelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
 		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
@@ -244,7 +239,7 @@ func TestPi15DeferredToolSearch(t *testing.T) {
 // is there in the next turn.
 func TestPi15ToolSearchMode(t *testing.T) {
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"pi15Exposure": "direct"},
 		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
 		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
@@ -282,7 +277,7 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 		stopDaemonAt(t, env.Load().url)
 		downFor.Store(int64(time.Since(stopped)))
 	}
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": "BIN", "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
@@ -322,7 +317,7 @@ func TestPiPerProjectServers(t *testing.T) {
 	for _, name := range []string{"alpha", "beta"} {
 		dir := filepath.Join(e.home, "src", name)
 		writeJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-			"proj": map[string]any{"command": e.bin, "args": []string{"testserver"}},
+			"proj": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 		}})
 		trust := exec.Command(e.bin, "trust", dir)
 		trust.Env = e.env

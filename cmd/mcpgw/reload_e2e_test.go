@@ -84,7 +84,7 @@ func pidServerEntry(bin, dir, name string, extra ...string) map[string]any {
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
-	return map[string]any{"command": bin, "args": []string{"testserver"}, "env": env}
+	return map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": env}
 }
 
 func mcpJSON(t testing.TB, servers map[string]any, more map[string]any) []byte {
@@ -360,7 +360,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	}
 	start = time.Now()
 	saveFileInPlace(t, codexFile, []byte(fmt.Sprintf("[mcp_servers.cx]\ncommand = %q\nargs = [\"testserver\"]\nenv = { %s = %q }\n",
-		bin, upstreamtest.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
+		testServerBin, upstreamtest.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the codex config: %s", info.Error)
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
 // DefaultListen is the daemon's default HTTP address (documented in the README).
@@ -412,7 +411,3 @@ func listenSocket(path string) (unlock func(), ln net.Listener, err error) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-func testServer(ctx context.Context) error {
-	return upstreamtest.ServeStdio(ctx)
-}

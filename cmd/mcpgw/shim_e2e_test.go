@@ -26,7 +26,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": bin, "args": []string{"testserver"}},
+		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
 	}, nil)
 	runDir := filepath.Join(dir, "run")
 	if err := os.MkdirAll(runDir, 0o700); err != nil {

@@ -26,7 +26,7 @@ func warmCache(t testing.TB, dir, bin string, n, toolsEach int) (config, cache s
 	servers := map[string]any{}
 	for i := range n {
 		servers[fmt.Sprintf("srv%02d", i)] = map[string]any{
-			"command": bin, "args": []string{"testserver"},
+			"command": testServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_INSTRUCTIONS": strconv.Itoa(i)},
 		}
 	}

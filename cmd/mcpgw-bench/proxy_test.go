@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +22,8 @@ func TestBenchProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts several daemons and upstreams")
 	}
-	bin := buildMcpgw(t)
-	cmd := exec.Command(bin, "bench", "proxy", "--duration", "1s", "--rounds", "2", "--json", "--quiet")
+	mcpgw, bench := buildBinaries(t)
+	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -180,4 +181,18 @@ func TestBenchProcReaders(t *testing.T) {
 	if _, err := benchProcCPU(1 << 30); err == nil {
 		t.Error("CPU of a PID that cannot exist: no error")
 	}
+}
+
+// buildBinaries builds mcpgw and this command into a temporary directory.
+func buildBinaries(t *testing.T) (mcpgw, bench string) {
+	t.Helper()
+	dir := t.TempDir()
+	mcpgw, bench = filepath.Join(dir, "mcpgw"), filepath.Join(dir, "mcpgw-bench")
+	for out, pkg := range map[string]string{mcpgw: "../mcpgw", bench: "."} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		if data, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, data)
+		}
+	}
+	return mcpgw, bench
 }

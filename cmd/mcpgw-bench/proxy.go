@@ -30,7 +30,7 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
-// `mcpgw bench proxy` measures what the gateway costs: the same echo call
+// `mcpgw-bench proxy` measures what the gateway costs: the same echo call
 // made directly to a test server (over stdio and over HTTP) and through a
 // real daemon (over HTTP and through the stdio shim), alternated in rounds
 // so that noise from the rest of the machine lands on both sides alike. It
@@ -38,7 +38,7 @@ import (
 // Linux only.
 
 const (
-	// benchEnvUpstream set to "http" makes `mcpgw bench proxy` serve the
+	// benchEnvUpstream set to "http" makes `mcpgw-bench proxy` serve the
 	// test server over Streamable HTTP instead: it prints the base URL on a
 	// line and serves until stdin closes. The benchmark runs itself so to
 	// get a direct HTTP upstream in a process of its own, as the daemon is.
@@ -77,7 +77,8 @@ var benchAllPhases = []string{benchPhaseLatency, benchPhaseThroughput, benchPhas
 
 // benchProxyOptions configure runBenchProxy.
 type benchProxyOptions struct {
-	Exe        string        // the mcpgw binary: it runs serve, stdio, testserver
+	Mcpgw      string        // the mcpgw binary: it runs serve and stdio
+	Self       string        // this binary: it runs the test servers
 	Duration   time.Duration // measuring time of each path, split over Rounds
 	Rounds     int
 	Phases     []string // of benchAllPhases
@@ -92,7 +93,7 @@ func benchProxy(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := flag.NewFlagSet("bench proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: mcpgw bench proxy [--duration 10s] [--rounds 5] [--json]
+		fmt.Fprint(stderr, `Usage: mcpgw-bench proxy [--mcpgw PATH] [--duration 10s] [--rounds 5] [--json]
 
 Measures an echo tool call made directly to a fast test server and through a
 real mcpgw daemon (HTTP, and the stdio shim), alternating the two in rounds:
@@ -106,6 +107,7 @@ process counts are wrong, not when a speed target is missed.
 		fs.PrintDefaults()
 	}
 	o := benchProxyOptions{Progress: stderr}
+	fs.StringVar(&o.Mcpgw, "mcpgw", "", "the mcpgw binary to measure (default: mcpgw beside this binary, else on PATH)")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measuring time of each path")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds the measuring time is split into; paths alternate within each")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -134,11 +136,14 @@ process counts are wrong, not when a speed target is missed.
 	if *quiet {
 		o.Progress = io.Discard
 	}
-	exe, err := os.Executable()
+	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding the mcpgw binary: %w", err)
+		return fmt.Errorf("finding this binary: %w", err)
 	}
-	o.Exe = exe
+	o.Self = self
+	if o.Mcpgw, err = findMcpgw(o.Mcpgw, self); err != nil {
+		return err
+	}
 
 	rep, err := runBenchProxy(ctx, o)
 	if err != nil {
@@ -348,10 +353,10 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	var closers benchClosers
 	defer closers.close()
 	rep := b.rep
-	exe := b.o.Exe
+	exe, self := b.o.Mcpgw, b.o.Self // mcpgw; this binary, for the test servers
 
 	cfg, err := benchWriteConfig(filepath.Join(b.dir, "main"), map[string]any{
-		"bench": map[string]any{"command": exe, "args": []string{"testserver"}},
+		"bench": map[string]any{"command": self, "args": []string{"testserver"}},
 	})
 	if err != nil {
 		return err
@@ -370,14 +375,14 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 		return err
 	}
 	closers.add(d.stop)
-	up, err := startBenchHTTPUpstream(ctx, exe)
+	up, err := startBenchHTTPUpstream(ctx, self)
 	if err != nil {
 		return err
 	}
 	closers.add(up.stop)
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil)
-	self := os.Getpid()
+	me := os.Getpid()
 	echo := benchCall{tool: "echo", args: map[string]any{"message": benchMessage}}
 	viaDaemon := benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}}
 	viaProxy := benchCall{tool: "mcp", args: map[string]any{"tool": "bench_echo", "args": map[string]any{"message": benchMessage}}}
@@ -394,8 +399,8 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 		}
 		return out, nil
 	}
-	stdioSession := func(args ...string) (*mcp.ClientSession, int, error) {
-		cmd := exec.Command(exe, args...)
+	stdioSession := func(bin string, args ...string) (*mcp.ClientSession, int, error) {
+		cmd := exec.Command(bin, args...)
 		cmd.Env = benchEnv(nil)
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
 		if err != nil {
@@ -409,7 +414,7 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	var latency []*benchPath
 	if slices.Contains(b.o.Phases, benchPhaseLatency) {
 		b.progress("connecting the concurrency-1 sessions")
-		direct, directPID, err := stdioSession("testserver")
+		direct, directPID, err := stdioSession(self, "testserver")
 		if err != nil {
 			return err
 		}
@@ -425,16 +430,16 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		shim, shimPID, err := stdioSession("stdio", "--socket", d.socket, "--mode", "direct", "--no-start")
+		shim, shimPID, err := stdioSession(exe, "stdio", "--socket", d.socket, "--mode", "direct", "--no-start")
 		if err != nil {
 			return err
 		}
 		latency = []*benchPath{
-			newBenchPath("direct stdio", echo, []*mcp.ClientSession{direct}, map[string]int{"client": self, "upstream": directPID}),
-			newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": self, "upstream": up.pid}),
-			newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": self, "daemon": d.pid}),
-			newBenchPath("daemon HTTP, mcp tool", viaProxy, viaTool, map[string]int{"client": self, "daemon": d.pid}),
-			newBenchPath("daemon via shim", viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": self, "shim": shimPID, "daemon": d.pid}),
+			newBenchPath("direct stdio", echo, []*mcp.ClientSession{direct}, map[string]int{"client": me, "upstream": directPID}),
+			newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
+			newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
+			newBenchPath("daemon HTTP, mcp tool", viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}),
+			newBenchPath("daemon via shim", viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": me, "shim": shimPID, "daemon": d.pid}),
 		}
 	}
 	var throughput []*benchPath
@@ -450,8 +455,8 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 				return err
 			}
 			throughput = append(throughput,
-				newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": self, "upstream": up.pid}),
-				newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": self, "daemon": d.pid}))
+				newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
+				newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}))
 		}
 	}
 
@@ -528,14 +533,14 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 func (b *benchRun) idlePhase(ctx context.Context) error {
 	b.progress("memory: a daemon with %d cached servers", benchIdleServers)
 	dir := filepath.Join(b.dir, "idle")
-	cfg, err := benchWriteServers(dir, b.o.Exe, "b", benchIdleServers, nil)
+	cfg, err := benchWriteServers(dir, b.o.Self, "b", benchIdleServers, nil)
 	if err != nil {
 		return err
 	}
 	if err := benchWriteCache(filepath.Join(dir, "cache.json"), cfg, b.tools); err != nil {
 		return err
 	}
-	d, err := startBenchDaemon(ctx, b.o.Exe, dir, cfg, "--no-bootstrap")
+	d, err := startBenchDaemon(ctx, b.o.Mcpgw, dir, cfg, "--no-bootstrap")
 	if err != nil {
 		return err
 	}
@@ -594,13 +599,13 @@ func (b *benchRun) processPhase(ctx context.Context) error {
 	b.progress("processes: %d sessions × %d servers", benchFanSessions, benchFanServers)
 	dir := filepath.Join(b.dir, "fan")
 	pidFile := filepath.Join(dir, "pids")
-	cfg, err := benchWriteServers(dir, b.o.Exe, "s", benchFanServers, map[string]string{upstreamtest.EnvPIDFile: pidFile})
+	cfg, err := benchWriteServers(dir, b.o.Self, "s", benchFanServers, map[string]string{upstreamtest.EnvPIDFile: pidFile})
 	if err != nil {
 		return err
 	}
 	// No cache and no bootstrap: nothing runs until the calls, which find
 	// their servers' tools by connecting them.
-	d, err := startBenchDaemon(ctx, b.o.Exe, dir, cfg, "--no-bootstrap")
+	d, err := startBenchDaemon(ctx, b.o.Mcpgw, dir, cfg, "--no-bootstrap")
 	if err != nil {
 		return err
 	}
@@ -988,7 +993,7 @@ func benchTargets(r *benchReport) []benchTarget {
 
 func (r *benchReport) writeText(w io.Writer) {
 	m := r.Machine
-	fmt.Fprintf(w, "mcpgw bench proxy: %s, %s per path in %d alternating rounds\n", r.Call, time.Duration(r.Duration*float64(time.Second)), r.Rounds)
+	fmt.Fprintf(w, "mcpgw-bench proxy: %s, %s per path in %d alternating rounds\n", r.Call, time.Duration(r.Duration*float64(time.Second)), r.Rounds)
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s; load average %.2f at start, %.2f at end\n",
 		m.CPUs, m.Model, m.GoVersion, m.LoadBefore, m.LoadAfter)
 	fmt.Fprintln(w, "client, shim, daemon, upstream: CPU time per call, in µs, of that process; alloc: KiB the daemon allocated per call; GCs: its collections per 1,000 calls")
@@ -1209,7 +1214,7 @@ type benchHTTPUpstream struct {
 
 func startBenchHTTPUpstream(ctx context.Context, exe string) (*benchHTTPUpstream, error) {
 	u := &benchHTTPUpstream{done: make(chan struct{})}
-	u.cmd = exec.Command(exe, "bench", "proxy")
+	u.cmd = exec.Command(exe, "proxy")
 	u.cmd.Env = benchEnv(map[string]string{benchEnvUpstream: "http"})
 	u.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := u.cmd.StdinPipe()
@@ -1511,4 +1516,21 @@ func (c *benchClosers) close() {
 		(*c)[i]()
 	}
 	*c = nil
+}
+
+// findMcpgw resolves the mcpgw binary to measure: flag, else an mcpgw
+// beside this binary, else mcpgw on PATH.
+func findMcpgw(flagValue, self string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	beside := filepath.Join(filepath.Dir(self), "mcpgw")
+	if fi, err := os.Stat(beside); err == nil && !fi.IsDir() {
+		return beside, nil
+	}
+	p, err := exec.LookPath("mcpgw")
+	if err != nil {
+		return "", errors.New("no mcpgw binary: pass --mcpgw PATH (go build -o /tmp/mcpgw ./cmd/mcpgw)")
+	}
+	return filepath.Abs(p)
 }
