@@ -34,7 +34,7 @@ func TestCachedToolTheSDKRefusesIsSkipped(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gw := New(cfg, &Options{NoBootstrap: true, Cache: cachefile.Open(path, nil)})
+	gw := New(cfg, &Options{NoBootstrap: true, Cache: registry.NewListingCache(cachefile.Open(path, nil))})
 	t.Cleanup(func() { gw.Close() })
 	gw.Start()
 

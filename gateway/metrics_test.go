@@ -77,7 +77,7 @@ func TestMetricsMoveAfterACall(t *testing.T) {
 	srv := upstreamtest.Server("alpha", nil)
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"alpha": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
 	cache := cachefile.Open(filepath.Join(dir, "cache.json"), nil)
-	gw := New(cfg, &Options{Registerer: reg, NoBootstrap: true, Cache: cache})
+	gw := New(cfg, &Options{Registerer: reg, NoBootstrap: true, Cache: registry.NewListingCache(cache)})
 	t.Cleanup(func() { gw.Close() })
 	gw.Start()
 	h := gw.Handler(&HTTPOptions{Gatherer: reg})

@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -32,8 +31,9 @@ type Options struct {
 	Logger     *slog.Logger          // nil = discard
 	Registerer prometheus.Registerer // nil = no metrics
 	Version    string                // reported to clients and upstreams
-	// Cache is the shared metadata cache; nil disables it.
-	Cache *cachefile.File
+	// Cache is the shared metadata cache (a *registry.ListingCache); nil
+	// disables it.
+	Cache Cache
 	// NoBootstrap disables connecting, at start, the servers that have no
 	// valid cache entry.
 	NoBootstrap bool
@@ -52,6 +52,16 @@ type Options struct {
 	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
 	// in addition to servers' directTools settings.
 	DirectTools string
+}
+
+// Cache is the shared metadata cache as the gateway uses it: cached
+// listings by server name and identity hash, and live listings written
+// back. *registry.ListingCache implements it.
+type Cache interface {
+	Listing(name, hash string) (*registry.Listing, bool)
+	Store(names []string, hash string, l *registry.Listing) error
+	Path() string
+	Stats() registry.CacheStats
 }
 
 // Server is the gateway daemon's core. Create it with New, call Start once,
@@ -139,16 +149,8 @@ func (s *Server) loadCache(cfg *registry.Config) {
 	found := make(map[string]*registry.Listing)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		srv := cfg.Servers[name]
-		e, ok := s.opts.Cache.Lookup(name, srv.Hash)
-		if !ok {
-			continue
-		}
-		found[srv.Hash] = &registry.Listing{
-			Tools:        e.Tools,
-			Resources:    e.Resources,
-			Instructions: e.Instructions,
-			Source:       registry.SourceCache,
-			At:           e.CachedAt,
+		if l, ok := s.opts.Cache.Listing(name, srv.Hash); ok {
+			found[srv.Hash] = l
 		}
 	}
 	if len(found) > 0 {
@@ -239,20 +241,13 @@ func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 	after := s.catalog.SetListing(srv.Hash, l)
 	s.warnRejected(after, map[string]*registry.Listing{srv.Hash: l})
 	if s.opts.Cache != nil {
-		entries := make(map[string]*cachefile.Entry)
+		var names []string
 		for name, cs := range after.Config.Servers {
 			if cs.Hash == srv.Hash {
-				entries[name] = &cachefile.Entry{
-					ConfigHash:   cs.Hash,
-					Tools:        snap.Tools,
-					Resources:    snap.Resources,
-					Prompts:      snap.Prompts,
-					Instructions: snap.Instructions,
-					CachedAt:     now,
-				}
+				names = append(names, name)
 			}
 		}
-		if err := s.opts.Cache.Put(entries); err != nil {
+		if err := s.opts.Cache.Store(names, srv.Hash, l); err != nil {
 			s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
 		}
 	}
@@ -263,6 +258,7 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 	return &registry.Listing{
 		Tools:        snap.Tools,
 		Resources:    snap.Resources,
+		Prompts:      snap.Prompts,
 		Instructions: snap.Instructions,
 		Source:       registry.SourceLive,
 		At:           at,

@@ -22,6 +22,7 @@ const (
 type Listing struct {
 	Tools        []*mcp.Tool
 	Resources    []*mcp.Resource
+	Prompts      []*mcp.Prompt // nil = unknown
 	Instructions string
 	Source       string    // SourceLive or SourceCache
 	At           time.Time // when it was read (cachedAt for cache entries)

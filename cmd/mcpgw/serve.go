@@ -132,7 +132,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		Logger:      log,
 		Registerer:  reg,
 		Version:     version,
-		Cache:       cache,
+		Cache:       registry.NewListingCache(cache),
 		NoBootstrap: f.noBootstrap,
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
 		LoadOptions: loadOpts,
