@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -28,6 +27,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpgw/mcpgw/cachefile"
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -61,7 +61,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
 	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
 	fs.StringVar(&f.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token HTTP clients must present (default $MCPGW_TOKEN)")
-	fs.StringVar(&f.socket, "socket", defaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
+	fs.StringVar(&f.socket, "socket", deploy.DefaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
 	mode := fs.String("mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
@@ -151,11 +151,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	notify := newNotifier(log)
 	var sockLn net.Listener
 	if f.socket != "" {
-		unlock, ln, err := listenSocket(f.socket)
+		ln, release, err := deploy.ListenSocket(f.socket)
 		if err != nil {
 			return err
 		}
-		defer unlock()
+		// Released only once the gateway has closed, so that a daemon
+		// started meanwhile cannot serve the socket while this one still
+		// ends its sessions and upstreams.
+		defer func() { gw.Close(); release() }()
 		sockLn = ln
 	}
 
@@ -380,32 +383,6 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want auto, text or json", format)
-}
-
-// listenSocket takes the single-instance lock beside the socket, replaces
-// a stale socket file and listens with mode 0600.
-func listenSocket(path string) (unlock func(), ln net.Listener, err error) {
-	dir := filepath.Dir(path)
-	if err := ensurePrivateDir(dir); err != nil {
-		return nil, nil, err
-	}
-	unlock, err = lockFile(filepath.Join(dir, "daemon.lock"), false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("another mcpgw daemon is already running for %s (its lock %s is held)", path, filepath.Join(dir, "daemon.lock"))
-	}
-	_ = os.Remove(path) // we hold the lock, so any socket file left is stale
-	ln, err = net.Listen("unix", path)
-	if err != nil {
-		unlock()
-		return nil, nil, fmt.Errorf("listening on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		unlock()
-		return nil, nil, err
-	}
-	release := unlock // not unlock itself: the closure below becomes unlock
-	return func() { ln.Close(); release() }, ln, nil
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcpgw/mcpgw/deploy"
 	"io"
 	"io/fs"
 	"os"
@@ -180,7 +181,7 @@ func newServiceManager(action string) (*serviceManager, error) {
 		}
 		m.unit = serviceUnit{Exe: exe, Path: servicePath(os.Getenv("PATH"), m.goos), Home: home}
 		if m.goos == "darwin" {
-			m.unit.Socket = defaultSocket()
+			m.unit.Socket = deploy.DefaultSocket()
 		}
 	}
 	return m, nil

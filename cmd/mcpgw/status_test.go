@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -52,26 +51,6 @@ func TestRenderStatusGolden(t *testing.T) {
 				t.Errorf("status output differs from %s:\n--- got\n%s--- want\n%s", path, buf.Bytes(), want)
 			}
 		})
-	}
-}
-
-func TestRuntimeDir(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/4242")
-	if got := runtimeDir(); got != "/run/user/4242/mcpgw" {
-		t.Errorf("with XDG_RUNTIME_DIR: %q", got)
-	}
-	t.Setenv("XDG_RUNTIME_DIR", "")
-	t.Setenv("TMPDIR", "/tmp/x")
-	want := "/tmp/x/mcpgw-" + strconv.Itoa(os.Getuid())
-	if d := filepath.Join("/run/user", strconv.Itoa(os.Getuid())); ownedDir(d, os.Getuid()) {
-		want = filepath.Join(d, "mcpgw")
-	}
-	if got := runtimeDir(); got != want {
-		t.Errorf("without XDG_RUNTIME_DIR: %q, want %q", got, want)
-	}
-	t.Setenv("TMPDIR", "")
-	if ownedDir(t.TempDir(), os.Getuid()+1) {
-		t.Error("a directory of another uid counted as ours")
 	}
 }
 

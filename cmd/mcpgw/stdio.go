@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/gateway/shim"
 )
@@ -24,7 +25,7 @@ import (
 func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sock := fs.String("socket", defaultSocket(), "daemon socket")
+	sock := fs.String("socket", deploy.DefaultSocket(), "daemon socket")
 	mode := fs.String("mode", "", "session mode: proxy, toolsearch or direct (default: the config's)")
 	prefix := fs.String("client-prefix", "", "how the client names mcpgw's tools: KEY_ (pi-mcp-adapter), mcp__KEY__ (Pi 1.x) or none (default: recognised from the client)")
 	noStart := fs.Bool("no-start", false, "fail instead of starting a daemon when none runs")
@@ -63,7 +64,7 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 
 // dialDaemon connects to the daemon's socket after checking it is ours.
 func dialDaemon(sock string) (net.Conn, error) {
-	if err := checkSocketOwner(sock); err != nil {
+	if err := deploy.CheckSocketOwner(sock); err != nil {
 		return nil, err
 	}
 	return net.DialTimeout("unix", sock, 2*time.Second)
@@ -74,10 +75,10 @@ func dialDaemon(sock string) (net.Conn, error) {
 // winner's daemon. A socket file nobody answers on is stale and removed.
 func startDaemon(ctx context.Context, sock, config string, timeout time.Duration) (net.Conn, error) {
 	dir := filepath.Dir(sock)
-	if err := ensurePrivateDir(dir); err != nil {
+	if err := deploy.EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(filepath.Join(dir, "start.lock"), true)
+	unlock, err := deploy.LockFile(filepath.Join(dir, "start.lock"), true)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func startDaemon(ctx context.Context, sock, config string, timeout time.Duration
 	if err != nil {
 		return nil, fmt.Errorf("finding the mcpgw binary: %w", err)
 	}
-	logDir := stateDir()
+	logDir := deploy.StateDir()
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -145,24 +146,4 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// lockFile takes an flock on path; wait blocks until it is free.
-func lockFile(path string, wait bool) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
-	if err := syscall.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
