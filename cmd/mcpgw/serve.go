@@ -148,7 +148,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: *mode, Cwd: cwdOrEmpty()})
 	}
 
-	notify := newNotifier(log)
+	notify := deploy.NewNotifier(log)
 	var sockLn net.Listener
 	if f.socket != "" {
 		ln, release, err := deploy.ListenSocket(f.socket)
@@ -258,7 +258,7 @@ type reloader struct {
 	gw      *gateway.Server
 	log     *slog.Logger
 	current *registry.Config
-	notify  *notifier // told RELOADING=1, then READY=1 when the reload is done
+	notify  *deploy.Notifier // told RELOADING=1, then READY=1 when the reload is done
 	// failed lists the files of a config that did not load, watched
 	// besides the running config's: the file that broke may be new.
 	failed []string

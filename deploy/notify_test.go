@@ -1,10 +1,8 @@
-package main
+package deploy
 
 import (
-	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,12 +40,12 @@ var reloadingRE = regexp.MustCompile(`^RELOADING=1\nMONOTONIC_USEC=([0-9]+)$`)
 
 func TestNotifyMessages(t *testing.T) {
 	conn := listenNotify(t, filepath.Join(t.TempDir(), "notify"))
-	n := newNotifier(nil)
+	n := NewNotifier(nil)
 	if n == nil {
-		t.Fatal("newNotifier with $NOTIFY_SOCKET set = nil")
+		t.Fatal("NewNotifier with $NOTIFY_SOCKET set = nil")
 	}
 	if v, ok := os.LookupEnv("NOTIFY_SOCKET"); ok {
-		t.Errorf("NOTIFY_SOCKET = %q after newNotifier; want it removed so upstreams do not inherit it", v)
+		t.Errorf("NOTIFY_SOCKET = %q after NewNotifier; want it removed so upstreams do not inherit it", v)
 	}
 
 	n.Ready()
@@ -77,7 +75,7 @@ func TestNotifyMessages(t *testing.T) {
 func TestNotifyAbstractSocket(t *testing.T) {
 	name := fmt.Sprintf("@mcpgw-notify-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	conn := listenNotify(t, name)
-	newNotifier(nil).Ready()
+	NewNotifier(nil).Ready()
 	if got := readNotify(t, conn); got != "READY=1" {
 		t.Errorf("sent %q to %s, want READY=1", got, name)
 	}
@@ -85,9 +83,9 @@ func TestNotifyAbstractSocket(t *testing.T) {
 
 func TestNotifyUnsetIsNoop(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
-	n := newNotifier(nil)
+	n := NewNotifier(nil)
 	if n != nil {
-		t.Fatalf("newNotifier without $NOTIFY_SOCKET = %+v, want nil", n)
+		t.Fatalf("NewNotifier without $NOTIFY_SOCKET = %+v, want nil", n)
 	}
 	// A nil notifier is what serve holds outside a service manager.
 	n.Ready()
@@ -103,59 +101,5 @@ func TestNotifyErrors(t *testing.T) {
 	}
 	if err := sdNotify(filepath.Join(t.TempDir(), "nobody-listens"), "READY=1"); err == nil {
 		t.Error("sdNotify to a missing socket = nil, want an error")
-	}
-}
-
-// TestNotifyServe runs the daemon under a fake service manager and checks
-// the whole conversation: READY=1 once listening, RELOADING=1 and READY=1
-// around a reload, STOPPING=1 on shutdown.
-func TestNotifyServe(t *testing.T) {
-	dir := t.TempDir()
-	conn := listenNotify(t, filepath.Join(dir, "notify"))
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve",
-			"--listen", addr,
-			"--config", filepath.Join(dir, "mcp.json"),
-			"--cache", filepath.Join(dir, "cache.json"),
-			"--socket", filepath.Join(dir, "run", "mcpgw.sock"),
-			"--log-format", "text", "--no-bootstrap",
-		}, nil, &stderr, &stderr)
-	}()
-
-	if got := readNotify(t, conn); got != "READY=1" {
-		t.Fatalf("first notification %q, want READY=1; log:\n%s", got, stderr.String())
-	}
-	// READY=1 promises the listener is up: no retry loop here.
-	resp, err := http.Post("http://"+addr+"/-/reload", "text/plain", nil)
-	if err != nil {
-		t.Fatalf("POST /-/reload right after READY=1: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("POST /-/reload: %s", resp.Status)
-	}
-	if got := readNotify(t, conn); !reloadingRE.MatchString(got) {
-		t.Errorf("notification on reload %q, want RELOADING=1\\nMONOTONIC_USEC=<usec>", got)
-	}
-	if got := readNotify(t, conn); got != "READY=1" {
-		t.Errorf("notification after reload %q, want READY=1", got)
-	}
-
-	cancel()
-	if got := readNotify(t, conn); got != "STOPPING=1" {
-		t.Errorf("notification on shutdown %q, want STOPPING=1", got)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve returned %v; log:\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not return after its context was cancelled")
 	}
 }

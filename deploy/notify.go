@@ -1,4 +1,4 @@
-package main
+package deploy
 
 import (
 	"fmt"
@@ -11,24 +11,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// notifier tells a service manager what the daemon is doing, with the
+// Notifier tells a service manager what the daemon is doing, with the
 // sd_notify protocol: one datagram per state change, sent to the unix socket
 // named by $NOTIFY_SOCKET (a path, or an abstract name written with a
 // leading '@'). systemd runs the unit as Type=notify and waits for READY=1
 // before it counts the daemon as started; see sd_notify(3).
 //
-// A nil *notifier, or one made without $NOTIFY_SOCKET, does nothing, so
+// A nil *Notifier, or one made without $NOTIFY_SOCKET, does nothing, so
 // callers never check whether they run under a service manager. Its methods
 // are safe for concurrent use.
-type notifier struct {
+type Notifier struct {
 	addr string
 	log  *slog.Logger
 }
 
-// newNotifier returns a notifier for $NOTIFY_SOCKET and removes the variable
+// NewNotifier returns a notifier for $NOTIFY_SOCKET and removes the variable
 // from the environment, so upstream processes the daemon starts do not
 // inherit it and report to the manager in the daemon's name.
-func newNotifier(log *slog.Logger) *notifier {
+func NewNotifier(log *slog.Logger) *Notifier {
 	addr := os.Getenv("NOTIFY_SOCKET")
 	if addr == "" {
 		return nil
@@ -37,23 +37,23 @@ func newNotifier(log *slog.Logger) *notifier {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &notifier{addr: addr, log: log}
+	return &Notifier{addr: addr, log: log}
 }
 
 // Ready says the daemon is listening and serving, at start and after a reload.
-func (n *notifier) Ready() { n.notify("READY=1") }
+func (n *Notifier) Ready() { n.notify("READY=1") }
 
 // Reloading says a configuration reload has begun; Ready ends it. systemd
 // wants the CLOCK_MONOTONIC time with it to tell this reload from an
 // earlier one.
-func (n *notifier) Reloading() {
+func (n *Notifier) Reloading() {
 	n.notify("RELOADING=1\nMONOTONIC_USEC=" + strconv.FormatInt(monotonicUsec(), 10))
 }
 
 // Stopping says the daemon is shutting down.
-func (n *notifier) Stopping() { n.notify("STOPPING=1") }
+func (n *Notifier) Stopping() { n.notify("STOPPING=1") }
 
-func (n *notifier) notify(state string) {
+func (n *Notifier) notify(state string) {
 	if n == nil {
 		return
 	}
