@@ -259,6 +259,7 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 		Tools:        snap.Tools,
 		Resources:    snap.Resources,
 		Prompts:      snap.Prompts,
+		Templates:    snap.Templates,
 		Instructions: snap.Instructions,
 		Source:       registry.SourceLive,
 		At:           at,

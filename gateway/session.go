@@ -42,10 +42,13 @@ type session struct {
 	ss         *mcp.ServerSession
 	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
 	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
-	toolSearch string                    // toolsearch: ToolSearch's description as last added
-	lists      int                       // tools/list requests answered
-	listed     chan struct{}             // closed (and replaced) when one is answered
-	noRelist   bool                      // the client did not re-list after list_changed: do not hold
+	prompts    map[string]*registry.Prompt
+	resources  map[string]*registry.Resource
+	templates  map[string]*registry.Template
+	toolSearch string        // toolsearch: ToolSearch's description as last added
+	lists      int           // tools/list requests answered
+	listed     chan struct{} // closed (and replaced) when one is answered
+	noRelist   bool          // the client did not re-list after list_changed: do not hold
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
@@ -60,6 +63,9 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		mode:       sessionMode(opts.Mode, v.Config.Settings.Mode),
 		activated:  make(map[string]bool),
 		registered: make(map[string]*registry.Tool),
+		prompts:    make(map[string]*registry.Prompt),
+		resources:  make(map[string]*registry.Resource),
+		templates:  make(map[string]*registry.Template),
 		listed:     make(chan struct{}),
 	}
 	if opts.Resume {
@@ -89,7 +95,14 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			s.register(ss, req.Session)
 		},
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return ss.complete(ctx, req)
+		},
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
@@ -254,6 +267,7 @@ func (ss *session) syncTools(v *registry.View) {
 		}
 		ss.registered[name] = t
 	}
+	ss.syncPromptsLocked(v)
 	if ss.mode == ModeToolSearch {
 		// Its description names the servers and their tool counts: keep it
 		// in step with the catalogue (the first one may predate discovery).

@@ -23,6 +23,7 @@ type Listing struct {
 	Tools        []*mcp.Tool
 	Resources    []*mcp.Resource
 	Prompts      []*mcp.Prompt // nil = unknown
+	Templates    []*mcp.ResourceTemplate
 	Instructions string
 	Source       string    // SourceLive or SourceCache
 	At           time.Time // when it was read (cachedAt for cache entries)
@@ -64,9 +65,15 @@ type View struct {
 	Config  *Config
 	Servers []*ServerView // sorted by server name, disabled ones included
 	Tools   []*Tool       // tools of enabled servers, ordered by server then name
+	// Prompts, Resources and Templates of enabled servers, in server order.
+	Prompts   []*Prompt
+	Resources []*Resource
+	Templates []*Template
 
 	byServer map[string]*ServerView
 	byName   map[string]*Tool
+	byPrompt map[string]*Prompt
+	byURI    map[string]*Resource
 
 	indexOnce sync.Once
 	index     *Index
@@ -245,6 +252,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 		slices.SortFunc(sv.Tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 		v.Tools = append(v.Tools, sv.Tools...)
 	}
+	v.buildPromptsAndResources(names)
 	return v
 }
 

@@ -185,6 +185,16 @@ func listAll(ctx context.Context, cs *mcp.ClientSession, log *slog.Logger) (*Sna
 			snap.Resources = append(snap.Resources, r)
 		}
 	}
+	if caps.Resources != nil {
+		for rt, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				log.Warn("listing upstream resource templates", "error", err)
+				snap.Templates = nil
+				break
+			}
+			snap.Templates = append(snap.Templates, rt)
+		}
+	}
 	if caps.Prompts != nil {
 		for pr, err := range cs.Prompts(ctx, nil) {
 			if err != nil {

@@ -46,6 +46,7 @@ type Status struct {
 type Snapshot struct {
 	Tools           []*mcp.Tool
 	Resources       []*mcp.Resource
+	Templates       []*mcp.ResourceTemplate
 	Prompts         []*mcp.Prompt
 	Instructions    string
 	ServerInfo      *mcp.Implementation

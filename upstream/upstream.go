@@ -351,6 +351,29 @@ func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationPa
 	}
 }
 
+// GetPrompt gets the prompt called name with args, as Call does for tools.
+func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	var res *mcp.GetPromptResult
+	err := u.do(ctx, fmt.Sprintf("getting prompt %q", name), func(ctx context.Context, s *session) error {
+		var err error
+		res, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		return err
+	})
+	return res, err
+}
+
+// Complete asks the upstream to complete an argument of a prompt or a
+// resource template, as Call does for tools.
+func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	var res *mcp.CompleteResult
+	err := u.do(ctx, "completing an argument", func(ctx context.Context, s *session) error {
+		var err error
+		res, err = s.cs.Complete(ctx, params)
+		return err
+	})
+	return res, err
+}
+
 // ReadResource reads the resource at uri, as Call does for tools.
 func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult

@@ -29,14 +29,44 @@ var conformanceScenarios = []string{
 	"dns-rebinding-protection",
 }
 
+// conformanceForwarded are the server scenarios of prompts, resources and
+// completion: they test that the gateway forwards them, with an upstream
+// serving the suite's fixtures (upstreamtest.ConformanceServer).
+var conformanceForwarded = []string{
+	"prompts-list",
+	"prompts-get-simple",
+	"prompts-get-with-args",
+	"prompts-get-embedded-resource",
+	"prompts-get-with-image",
+	"resources-list",
+	"resources-read-text",
+	"resources-read-binary",
+	"resources-templates-read",
+	"completion-complete",
+}
+
 // TestConformance runs the official MCP conformance suite's server
 // scenarios against a real daemon in direct mode, with server-everything
 // behind it (its tools under their own names). The suite needs Node 22,
 // which the e2e package installs (npm package node@22).
 func TestConformance(t *testing.T) {
+	node22, cli := needConformance(t)
+	node, args := everythingStdioCommand()
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"everything": map[string]any{"command": node, "args": args},
+	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
+	d := startDaemonProc(t, dir, config)
+	runConformance(t, node22, cli, d, dir, conformanceScenarios)
+}
+
+// needConformance returns Node 22 and the suite's CLI, skipping (or
+// failing under CI) when they are not installed.
+func needConformance(t *testing.T) (node22, cli string) {
+	t.Helper()
 	needNode(t)
-	node22 := e2ePath("node_modules/node/bin/node")
-	cli := e2ePath("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+	node22 = e2ePath("node_modules/node/bin/node")
+	cli = e2ePath("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 	for _, f := range []string{node22, cli} {
 		if _, err := os.Stat(f); err != nil {
 			if os.Getenv("CI") != "" {
@@ -45,15 +75,25 @@ func TestConformance(t *testing.T) {
 			t.Skipf("conformance suite not installed (%v); install with: %s", err, npmInstallHint)
 		}
 	}
-	node, args := everythingStdioCommand()
+	return node22, cli
+}
+
+// TestConformanceForwarding runs the prompt, resource and completion
+// scenarios through the daemon, in direct mode, with an upstream that
+// serves the suite's fixtures.
+func TestConformanceForwarding(t *testing.T) {
+	node22, cli := needConformance(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
-		"everything": map[string]any{"command": node, "args": args},
+		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
+	runConformance(t, node22, cli, d, dir, conformanceForwarded)
+}
 
+func runConformance(t *testing.T, node22, cli string, d *daemon, dir string, scenarios []string) {
 	passed := regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
-	for _, sc := range conformanceScenarios {
+	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

@@ -49,6 +49,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -573,6 +575,13 @@ var testServerBin = func() string {
 }()
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == "conformance-upstream" {
+		if err := upstreamtest.ConformanceServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "conformance-upstream:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) == 2 && os.Args[1] == "testserver" {
 		if err := upstreamtest.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,6 +116,16 @@ func NewServer(opts *Options) *mcp.Server {
 		Instructions: o.Instructions,
 		PageSize:     o.PageSize,
 		Logger:       o.Logger,
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			// Names for greet's "name" and item ids for test://item/{id}.
+			values := []string{}
+			for _, v := range []string{"Ada", "Alan", "Grace", "1", "2", "42"} {
+				if strings.HasPrefix(v, req.Params.Argument.Value) {
+					values = append(values, v)
+				}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+		},
 	})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
@@ -219,6 +230,14 @@ func NewServer(opts *Options) *mcp.Server {
 	addText("test://hello", "hello", "text/plain", "hello, world")
 	addText("test://readme", "readme", "text/markdown", "# Test server\n\nUsed by mcpgw's tests.\n")
 	addText("test://data.json", "data", "application/json", `{"answer":42}`)
+
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id := strings.TrimPrefix(req.Params.URI, "test://item/")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + id},
+			}}, nil
+		})
 
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

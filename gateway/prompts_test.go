@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Prompts, resources and templates of two servers reach a session in every
+// mode, prompts under gateway names, a URI both servers offer rewritten for
+// the second; gets, reads and completions reach the right upstream.
+func TestPromptsAndResourcesForwarded(t *testing.T) {
+	for _, mode := range []string{ModeProxy, ModeToolSearch, ModeDirect} {
+		t.Run(mode, func(t *testing.T) {
+			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha", "beta")
+			connectNow(t, gw, "alpha")
+			connectNow(t, gw, "beta")
+			c := connect(t, gw, SessionOptions{})
+			ctx := context.Background()
+
+			pl, err := c.sess.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prompts []string
+			for _, p := range pl.Prompts {
+				prompts = append(prompts, p.Name)
+			}
+			slices.Sort(prompts)
+			if !slices.Equal(prompts, []string{"alpha_greet", "beta_greet"}) {
+				t.Errorf("prompts = %v", prompts)
+			}
+			gp, err := c.sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "beta_greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc, ok := gp.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Say hello to Ada." {
+				t.Errorf("beta_greet = %+v", gp.Messages[0].Content)
+			}
+
+			rl, err := c.sess.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var uris []string
+			for _, r := range rl.Resources {
+				uris = append(uris, r.URI)
+			}
+			if !slices.Contains(uris, "test://hello") || !slices.Contains(uris, "mcpgw://beta/test://hello") || len(uris) != 6 {
+				t.Errorf("resources = %v", uris)
+			}
+			for uri, want := range map[string]string{"test://hello": "test://hello", "mcpgw://beta/test://hello": "mcpgw://beta/test://hello", "test://item/7": "test://item/7"} {
+				rr, err := c.sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+				if err != nil {
+					t.Errorf("reading %s: %v", uri, err)
+					continue
+				}
+				if rr.Contents[0].URI != want || rr.Contents[0].Text == "" {
+					t.Errorf("reading %s: %+v", uri, rr.Contents[0])
+				}
+			}
+			tl, err := c.sess.ListResourceTemplates(ctx, nil)
+			if err != nil || len(tl.ResourceTemplates) != 2 {
+				t.Errorf("templates = %+v, %v", tl, err)
+			}
+			cr, err := c.sess.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha_greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"}})
+			if err != nil || !slices.Equal(cr.Completion.Values, []string{"Ada", "Alan"}) {
+				t.Errorf("completion = %+v, %v", cr, err)
+			}
+		})
+	}
+}

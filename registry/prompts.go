@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Prompt is one upstream prompt as the gateway offers it: named like a tool
+// (<server>_<prompt>, following toolPrefix).
+type Prompt struct {
+	Name     string // gateway name, unique in a View
+	Server   string
+	Original string // the prompt's name on the upstream
+	Def      *mcp.Prompt
+}
+
+// Resource is one upstream resource as the gateway offers it. URI is the
+// upstream's URI unless another server (earlier in name order) offers the
+// same one; then it is rewritten (see gatewayURI) and mapped back on read.
+type Resource struct {
+	URI      string
+	Server   string
+	Original string // the upstream's URI
+	Def      *mcp.Resource
+}
+
+// Template is one upstream resource template as the gateway offers it,
+// under the same collision rule as Resource.
+type Template struct {
+	URITemplate string
+	Server      string
+	Original    string
+	Def         *mcp.ResourceTemplate
+}
+
+// gatewayURI is the URI under which a server's resource whose URI another
+// server already offers is exposed: unambiguous, and reversible.
+func gatewayURI(server, uri string) string {
+	return "mcpgw://" + url.PathEscape(server) + "/" + uri
+}
+
+// buildPromptsAndResources fills v's prompts, resources and templates from
+// the enabled servers' listings. names lists the servers in order.
+func (v *View) buildPromptsAndResources(names []string) {
+	var reqs []NameRequest
+	var pending []*Prompt
+	seenURI := map[string]bool{}
+	seenTmpl := map[string]bool{}
+	v.byPrompt = map[string]*Prompt{}
+	v.byURI = map[string]*Resource{}
+	for _, name := range names {
+		sv := v.byServer[name]
+		srv := sv.Server
+		if !srv.Enabled || sv.Listing == nil {
+			continue
+		}
+		prefix := srv.ToolPrefix
+		if prefix == "" {
+			prefix = v.Config.Settings.ToolPrefix
+		}
+		for _, p := range sv.Listing.Prompts {
+			if p == nil || p.Name == "" {
+				continue
+			}
+			pending = append(pending, &Prompt{Server: name, Original: p.Name, Def: p})
+			reqs = append(reqs, NameRequest{Server: name, Tool: p.Name, Prefix: prefix})
+		}
+		for _, r := range sv.Listing.Resources {
+			if r == nil || r.URI == "" {
+				continue
+			}
+			gw := r.URI
+			if seenURI[gw] {
+				gw = gatewayURI(name, r.URI)
+			}
+			seenURI[gw] = true
+			res := &Resource{URI: gw, Server: name, Original: r.URI, Def: r}
+			v.Resources = append(v.Resources, res)
+			v.byURI[gw] = res
+		}
+		for _, t := range sv.Listing.Templates {
+			if t == nil || t.URITemplate == "" {
+				continue
+			}
+			gw := t.URITemplate
+			if seenTmpl[gw] {
+				gw = gatewayURI(name, t.URITemplate)
+			}
+			seenTmpl[gw] = true
+			v.Templates = append(v.Templates, &Template{URITemplate: gw, Server: name, Original: t.URITemplate, Def: t})
+		}
+	}
+	for i, n := range AssignNames(reqs) {
+		pending[i].Name = n
+		v.byPrompt[n] = pending[i]
+	}
+	v.Prompts = pending
+}
+
+// Prompt finds a prompt by gateway name, or by "server/prompt".
+func (v *View) Prompt(name string) (*Prompt, bool) {
+	if p, ok := v.byPrompt[name]; ok {
+		return p, true
+	}
+	if srv, orig, ok := strings.Cut(name, "/"); ok {
+		for _, p := range v.Prompts {
+			if p.Server == srv && p.Original == orig {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Resource finds a resource by the URI the gateway offers it under.
+func (v *View) Resource(uri string) (*Resource, bool) {
+	r, ok := v.byURI[uri]
+	return r, ok
+}
+
+// TemplateFor returns the template a URI read through gateway template
+// tmpl belongs to, and the URI to read on its upstream.
+func (v *View) TemplateFor(tmpl, uri string) (*Template, string, bool) {
+	for _, t := range v.Templates {
+		if t.URITemplate != tmpl {
+			continue
+		}
+		if t.URITemplate != t.Original {
+			return t, strings.TrimPrefix(uri, "mcpgw://"+url.PathEscape(t.Server)+"/"), true
+		}
+		return t, uri, true
+	}
+	return nil, "", false
+}
