@@ -57,6 +57,53 @@ func hasText(cs []mcp.Content, data []byte) bool {
 	return false
 }
 
+// passThrough returns res with only the content blocks protocol (the
+// session's negotiated version) lacks converted as convertContent does:
+// audio arrived in 2025-03-26, resource links in 2025-06-18.
+func passThrough(res *mcp.CallToolResult, protocol string) *mcp.CallToolResult {
+	convert := false
+	for _, c := range res.Content {
+		if !knownContent(c, protocol) {
+			convert = true
+			break
+		}
+	}
+	if !convert && res.Content != nil {
+		return res
+	}
+	out := *res
+	out.Content = make([]mcp.Content, 0, len(res.Content))
+	for _, c := range res.Content {
+		if !knownContent(c, protocol) {
+			c = convertContent(c)
+		}
+		out.Content = append(out.Content, c)
+	}
+	return &out
+}
+
+func knownContent(c mcp.Content, protocol string) bool {
+	switch c.(type) {
+	case *mcp.AudioContent:
+		return protocol == "" || protocol >= "2025-03-26"
+	case *mcp.ResourceLink:
+		return protocol == "" || protocol >= "2025-06-18"
+	}
+	return true
+}
+
+// sessionProtocol is the protocol version the calling session negotiated,
+// or "" when unknown.
+func sessionProtocol(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	if p := req.Session.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
+}
+
 func convertContent(c mcp.Content) mcp.Content {
 	switch c := c.(type) {
 	case *mcp.TextContent, *mcp.ImageContent:

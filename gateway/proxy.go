@@ -241,7 +241,14 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t))
 	}
 	structured := res.StructuredContent
-	res = guardOutput(convertResult(res), outputLimit(v.Config.Settings.MaxOutputBytes))
+	if exposed {
+		// Listed under its own name: the result passes through, as the
+		// upstream sent it, but for content the session's protocol
+		// version does not know.
+		res = guardOutput(passThrough(res, sessionProtocol(req)), outputLimit(v.Config.Settings.MaxOutputBytes))
+	} else {
+		res = guardOutput(convertResult(res), outputLimit(v.Config.Settings.MaxOutputBytes))
+	}
 	if exposed && t.Def.OutputSchema != nil {
 		res.StructuredContent = structured
 	}

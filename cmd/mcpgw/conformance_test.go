@@ -43,6 +43,11 @@ var conformanceForwarded = []string{
 	"resources-read-binary",
 	"resources-templates-read",
 	"completion-complete",
+	"tools-call-image",
+	"tools-call-audio",
+	"tools-call-embedded-resource",
+	"tools-call-mixed-content",
+	"tools-call-with-progress",
 }
 
 // TestConformance runs the official MCP conformance suite's server

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -68,5 +69,46 @@ func ConformanceServer() *mcp.Server {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json",
 				Text: fmt.Sprintf(`{"id":%q,"templateTest":true,"data":"Data for ID: %s"}`, id, id)}}}, nil
 		})
+	addConformanceTools(s)
 	return s
+}
+
+// oneSampleWAV is a WAV file of one silent 8-bit sample.
+var oneSampleWAV = []byte("RIFF%\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00@\x1f\x00\x00@\x1f\x00\x00\x01\x00\x08\x00data\x01\x00\x00\x00\x80")
+
+func addConformanceTools(s *mcp.Server) {
+	tool := func(name, desc string, h mcp.ToolHandler) {
+		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}}, h)
+	}
+	result := func(cs ...mcp.Content) *mcp.CallToolResult { return &mcp.CallToolResult{Content: cs} }
+	tool("test_image_content", "Returns an image.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(&mcp.ImageContent{Data: onePixelPNG, MIMEType: "image/png"}), nil
+	})
+	tool("test_audio_content", "Returns audio.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(&mcp.AudioContent{Data: oneSampleWAV, MIMEType: "audio/wav"}), nil
+	})
+	tool("test_embedded_resource", "Returns an embedded resource.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."}}), nil
+	})
+	tool("test_multiple_content_types", "Returns text, an image and a resource.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(
+			&mcp.TextContent{Text: "Multiple content types test:"},
+			&mcp.ImageContent{Data: onePixelPNG, MIMEType: "image/png"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
+		), nil
+	})
+	tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		token := req.Params.GetProgressToken()
+		for i, p := range []float64{0, 50, 100} {
+			if i > 0 {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if token != nil {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 100}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return result(&mcp.TextContent{Text: "Progress test completed"}), nil
+	})
 }
