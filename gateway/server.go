@@ -118,6 +118,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		ClientName:    "mcpgw",
 		ClientVersion: s.version,
 		OnUpdate:      s.onUpdate,
+		OnLog:         s.onLog,
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

@@ -49,6 +49,8 @@ type session struct {
 	lists      int           // tools/list requests answered
 	listed     chan struct{} // closed (and replaced) when one is answered
 	noRelist   bool          // the client did not re-list after list_changed: do not hold
+	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
@@ -99,6 +101,8 @@ func (s *Server) newSession(opts SessionOptions) *session {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+			Logging: &mcp.LoggingCapabilities{},
 		},
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return ss.complete(ctx, req)
@@ -106,7 +110,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.listMiddleware)
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.listMiddleware, ss.logMiddleware)
 	switch ss.mode {
 	case ModeProxy:
 		ss.server.AddTool(proxyTool(), ss.handleProxy)

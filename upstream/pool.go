@@ -50,6 +50,10 @@ type Options struct {
 	// Getenv reads bearerTokenEnv variables at connect time; nil means
 	// os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// OnLog receives the upstreams' notifications/message, on the
+	// upstream's reading goroutine: it must not block for long.
+	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+	OnLog func(srv *registry.Server, p *mcp.LoggingMessageParams)
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are
@@ -66,7 +70,9 @@ type Pool struct {
 	httpBase *http.Transport
 	reaper   reaper
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+	logLevel  mcp.LoggingLevel     // sent to upstreams that log; "" = never set
 	upstreams map[string]*Upstream // by Hash
 	sessions  map[*session]bool    // live sessions, force-closed by Close
 	procs     map[*process]bool    // running processes
@@ -357,6 +363,15 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			u.progressed(ctx, req.Params)
+		},
+		//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if p.opts.OnLog != nil && req.Params != nil {
+				u.mu.Lock()
+				srv := u.srv
+				u.mu.Unlock()
+				p.opts.OnLog(srv, req.Params)
+			}
 		},
 	})
 }

@@ -175,6 +175,9 @@ func (u *Upstream) establish(ctx context.Context, srv *registry.Server, o dialOp
 		}
 		return nil, nil, fmt.Errorf("listing upstream %q: %w", srv.Name, err)
 	}
+	if level := u.pool.LogLevel(); level != "" {
+		setLogLevel(ctx, s.cs, level, u.logger())
+	}
 	return s, snap, nil
 }
 

@@ -306,6 +306,12 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 	var res *mcp.CallToolResult
 	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
 		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		if level := u.pool.LogLevel(); level != "" {
+			// Sessionless upstreams (protocol 2026-07-28) take the level
+			// per request; others ignore the key and use setLevel's.
+			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+			params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(level)}
+		}
 		if opts != nil && opts.OnProgress != nil {
 			token, done := u.watchProgress(opts.OnProgress)
 			defer done()

@@ -48,6 +48,7 @@ var conformanceForwarded = []string{
 	"tools-call-embedded-resource",
 	"tools-call-mixed-content",
 	"tools-call-with-progress",
+	"tools-call-with-logging",
 }
 
 // TestConformance runs the official MCP conformance suite's server

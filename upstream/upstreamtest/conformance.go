@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; a gateway forwards it.
+
 package upstreamtest
 
 import (
@@ -96,6 +98,17 @@ func addConformanceTools(s *mcp.Server) {
 			&mcp.ImageContent{Data: onePixelPNG, MIMEType: "image/png"},
 			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
 		), nil
+	})
+	tool("test_tool_with_logging", "Logs three messages at info level.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i, m := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+			if i > 0 {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: m}); err != nil {
+				return nil, err
+			}
+		}
+		return result(&mcp.TextContent{Text: "Logging test completed"}), nil
 	})
 	tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		token := req.Params.GetProgressToken()

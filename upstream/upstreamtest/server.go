@@ -63,10 +63,15 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool"}
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log"}
 
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
+
+type logArgs struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
 
 type messageArgs struct {
 	Message string `json:"message" jsonschema:"the text to return"`
@@ -217,6 +222,15 @@ func NewServer(opts *Options) *mcp.Server {
 					return text(a.Message), nil, nil
 				})
 			return text("added " + a.Name), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Sends the message as a log notification at the given level."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a logArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(a.Level), Data: a.Message}); err != nil {
+				return nil, nil, err
+			}
+			return text("logged"), nil, nil
 		})
 
 	addText := func(uri, name, mime, body string) {

@@ -1,0 +1,89 @@
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; a gateway forwards it.
+
+package gateway
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Upstream log messages (notifications/message) reach every session whose
+// configuration includes the server, each filtered at the level that
+// session set with logging/setLevel (the SDK drops messages below it, and
+// sends nothing before the session sets one). Upstreams are asked for the
+// most verbose level any session wants.
+
+// logLevels in increasing severity (RFC 5424, as MCP uses them).
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logMiddleware records the level a session sets and updates the level
+// asked of upstreams.
+func (ss *session) logMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == "logging/setLevel" && err == nil {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				ss.mu.Lock()
+				ss.logLevel = p.Level
+				ss.mu.Unlock()
+				ss.gw.updateLogLevel()
+			}
+		}
+		return res, err
+	}
+}
+
+// updateLogLevel asks upstreams for the most verbose level any session set.
+func (s *Server) updateLogLevel() {
+	best := -1
+	for _, ss := range s.sessionList() {
+		ss.mu.Lock()
+		i := slices.Index(logLevels, ss.logLevel)
+		ss.mu.Unlock()
+		if i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		s.pool.SetLogLevel(logLevels[best])
+	}
+}
+
+// onLog is the pool's OnLog: the message goes to the sessions that have
+// the server, named after it when the upstream gave no logger name.
+func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
+	msg := *p
+	if msg.Logger == "" {
+		msg.Logger = srv.Name
+	}
+	for _, ss := range s.sessionList() {
+		if !hasServer(ss.view(), srv.Hash) {
+			continue
+		}
+		ss.mu.Lock()
+		sess := ss.ss
+		ss.mu.Unlock()
+		if sess == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
+		if err := sess.Log(ctx, &msg); err != nil {
+			s.log.Debug("forwarding an upstream log message", "server", srv.Name, "err", err)
+		}
+		cancel()
+	}
+}
+
+func hasServer(v *registry.View, hash string) bool {
+	for _, sv := range v.Servers {
+		if sv.Server.Hash == hash && sv.Server.Enabled {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; a gateway forwards it.
+
+package gateway
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// logClient is a session that records the log messages it receives.
+type logClient struct {
+	sess *mcp.ClientSession
+	mu   sync.Mutex
+	got  []string
+}
+
+func connectLogClient(t *testing.T, gw *Server) *logClient {
+	t.Helper()
+	lc := &logClient{}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = gw.ServeTransport(ctx, st, SessionOptions{}) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "log-test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			lc.mu.Lock()
+			lc.got = append(lc.got, string(req.Params.Level)+" "+req.Params.Logger+": "+req.Params.Data.(string))
+			lc.mu.Unlock()
+		},
+	})
+	sess, err := c.Connect(context.Background(), ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	lc.sess = sess
+	t.Cleanup(func() { sess.Close(); cancel(); <-done })
+	return lc
+}
+
+func (lc *logClient) messages() []string {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	return append([]string(nil), lc.got...)
+}
+
+// Two sessions share one upstream; its log messages reach both, each at
+// the level it set, and the upstream is asked for the more verbose one.
+func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
+	connectNow(t, gw, "alpha")
+	verbose, quiet := connectLogClient(t, gw), connectLogClient(t, gw)
+	ctx := context.Background()
+	if err := verbose.sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := quiet.sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, lvl := range []string{"debug", "info", "error"} {
+		res, err := verbose.sess.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_log", Arguments: map[string]any{"level": lvl, "message": lvl + " message"}})
+		if err != nil || res.IsError {
+			t.Fatalf("alpha_log: %v %+v", err, res)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(verbose.messages()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := []string{"debug alpha: debug message", "info alpha: info message", "error alpha: error message"}
+	if got := verbose.messages(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("debug session got %q, want %q", got, want)
+	}
+	if got := quiet.messages(); len(got) != 1 || got[0] != want[2] {
+		t.Errorf("warning session got %q, want only the error", got)
+	}
+}

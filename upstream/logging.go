@@ -1,0 +1,61 @@
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; a gateway forwards it.
+
+package upstream
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// LogLevel is the level last given to SetLogLevel.
+func (p *Pool) LogLevel() mcp.LoggingLevel {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logLevel
+}
+
+// SetLogLevel sets the level of the log messages upstreams send (those that
+// declare logging): now for connected ones (it returns once they have
+// answered, at most 5 s), at connect for the others.
+func (p *Pool) SetLogLevel(level mcp.LoggingLevel) {
+	p.mu.Lock()
+	if p.logLevel == level || p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.logLevel = level
+	sessions := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		sessions = append(sessions, s)
+	}
+	p.mu.Unlock()
+	// Wait, briefly, so that a client's next request after its setLevel
+	// finds the upstreams at the new level.
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		if !p.goTracked(func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+			defer cancel()
+			setLogLevel(ctx, s.cs, level, p.log)
+		}) {
+			wg.Done()
+		}
+	}
+	wg.Wait()
+}
+
+// setLogLevel sends logging/setLevel to an upstream that declared logging.
+func setLogLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel, log *slog.Logger) {
+	if init := cs.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
+		return
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		log.Debug("setting the upstream's log level", "level", level, "err", err)
+	}
+}
