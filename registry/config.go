@@ -136,7 +136,7 @@ func Load(path string, opts *LoadOptions) (*Config, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		cfg := &Config{
 			Path:     path,
@@ -176,6 +176,9 @@ func Empty(path string) *Config {
 // Parse is Load for config bytes already read; file names them in errors,
 // in Server.Source, and anchors relative paths (cwd, cachePath).
 func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
+	if err := checkDepth(data, maxConfigDepth); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	if data == nil {
 		data = []byte{} // nil marks a missing file in hashFiles
 	}

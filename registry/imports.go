@@ -323,7 +323,7 @@ type sourceReader struct {
 // servers and nil canon. Warnings start with the file name.
 func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, error) {
 	sf := &sourceFile{kind: kind, path: c.path, servers: map[string]*Server{}}
-	data, err := os.ReadFile(c.path)
+	data, err := readConfigFile(c.path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return sf, nil, nil
 	}
@@ -601,7 +601,7 @@ func WatchFiles(path string, opts *LoadOptions) []string {
 		path = abs
 	}
 	files := []string{path}
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := readConfigFile(path); err == nil {
 		if v, err := hujson.Parse(append(bytes.Clone(data), '\n')); err == nil {
 			if obj, ok := v.Value.(*hujson.Object); ok {
 				for _, m := range obj.Members {

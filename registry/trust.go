@@ -63,7 +63,7 @@ func LoadTrust(path string) (*TrustStore, error) {
 		path = abs
 	}
 	t := &TrustStore{path: path}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
 	}
