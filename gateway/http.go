@@ -97,6 +97,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	var h http.Handler = withSlot(mcpHandler)
 	if o.Token != "" {
 		h = requireToken(o.Token, h)
+	} else {
+		h = ownerOnly(h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
@@ -110,6 +112,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		var c http.Handler = h
 		if o.Token != "" {
 			c = requireToken(o.Token, c)
+		} else {
+			c = ownerOnly(c)
 		}
 		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
 	}

@@ -60,13 +60,22 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
 	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
-	fs.StringVar(&f.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token HTTP clients must present (default $MCPGW_TOKEN)")
+	// The token's value is never printed (not even as the flag's default
+	// in -h): it is read from the environment after parsing.
+	tokenState := "unset"
+	if os.Getenv("MCPGW_TOKEN") != "" {
+		tokenState = "set"
+	}
+	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must present (default $MCPGW_TOKEN, now "+tokenState+")")
 	fs.StringVar(&f.socket, "socket", deploy.DefaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
 	mode := fs.String("mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if f.token == "" {
+		f.token = os.Getenv("MCPGW_TOKEN")
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
@@ -89,6 +98,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if err := checkListen(f.listen, f.allowRemote); err != nil {
 			return err
 		}
+	}
+	if f.allowRemote && f.token == "" && !f.stdio {
+		return errors.New("--allow-remote needs a token (--token or $MCPGW_TOKEN): without one, anyone who reaches the port can use your servers and their credentials")
 	}
 
 	path := f.config
@@ -186,6 +198,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			Reload: func() error { return rl.reload("POST /-/reload") },
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       gw.ConnContext,
 	}
 	gw.Start()
 	// Start-up parsed the config and the cache; hand that garbage back now
