@@ -1,0 +1,207 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Notifier is told what the daemon is doing (sd_notify: READY, RELOADING,
+// STOPPING). *deploy.Notifier implements it, nil included.
+type Notifier interface {
+	Ready()
+	Reloading()
+	Stopping()
+}
+
+// DaemonOptions configure a Daemon.
+type DaemonOptions struct {
+	// ConfigPath and LoadOptions are how the configuration is (re)loaded.
+	ConfigPath  string
+	LoadOptions *registry.LoadOptions
+	// Config is the configuration the Server was built with; LoadErr says
+	// why the file did not load at start (Config is then registry.Empty):
+	// the daemon reports it and loads the file once it is fixed.
+	Config  *registry.Config
+	LoadErr error
+	// HTTP and Socket are the listeners to serve (either may be nil).
+	HTTP   net.Listener
+	Socket net.Listener
+	// HTTPOptions for the HTTP handler; Reload is set by the daemon.
+	HTTPOptions HTTPOptions
+	// ConnContext, when set, is the HTTP server's (see Server.ConnContext).
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
+	// Reloads triggers a reload per value (SIGHUP).
+	Reloads <-chan struct{}
+	// Notifier is told of readiness, reloads and shutdown; nil = nobody.
+	Notifier Notifier
+	// Watch, when set, watches files and calls reload on changes (it is
+	// registry.Watch in the daemon; tests may pass nil).
+	Watch func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error
+	// TrustFile is watched too, so that `mcpgw trust` applies at once.
+	TrustFile string
+	Logger    *slog.Logger
+}
+
+// Daemon is mcpgw's run loop around a Server: it serves the listeners,
+// reloads the configuration (file changes, Reloads, POST /-/reload) one
+// reload at a time, and shuts everything down when its context ends.
+type Daemon struct {
+	gw   *Server
+	opts DaemonOptions
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	current *registry.Config
+	// failed lists the files of a config that did not load, watched besides
+	// the running config's: the file that broke may be new.
+	failed []string
+	resync chan struct{} // tells the watcher the file set may have changed
+}
+
+// NewDaemon returns the run loop of gw.
+func NewDaemon(gw *Server, opts DaemonOptions) *Daemon {
+	d := &Daemon{gw: gw, opts: opts, log: opts.Logger, current: opts.Config, resync: make(chan struct{}, 1)}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.current == nil {
+		d.current = registry.Empty(opts.ConfigPath)
+	}
+	if opts.LoadErr != nil {
+		d.failed = registry.WatchFiles(opts.ConfigPath, opts.LoadOptions)
+		gw.RecordReload(opts.LoadErr)
+	}
+	return d
+}
+
+// Run starts the gateway and serves until ctx ends, then stops serving and
+// closes the gateway. It returns after every goroutine it started has
+// exited; the error is the first of a listener's.
+func (d *Daemon) Run(ctx context.Context) error {
+	o := d.opts.HTTPOptions
+	o.Reload = func() error { return d.Reload("POST /-/reload") }
+	srv := &http.Server{
+		Handler:           d.gw.Handler(&o),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       d.opts.ConnContext,
+	}
+	d.gw.Start()
+	notify := d.opts.Notifier
+	if notify != nil {
+		notify.Ready()
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if d.opts.HTTP != nil {
+		g.Go(func() error {
+			if err := srv.Serve(d.opts.HTTP); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+	}
+	if d.opts.Socket != nil {
+		g.Go(func() error { return d.gw.ServeSocket(ctx, d.opts.Socket) })
+	}
+	g.Go(func() error {
+		<-ctx.Done()
+		if notify != nil {
+			notify.Stopping()
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	})
+	if d.opts.Reloads != nil {
+		g.Go(func() error {
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-d.opts.Reloads:
+					_ = d.Reload("SIGHUP")
+				}
+			}
+		})
+	}
+	if d.opts.Watch != nil {
+		g.Go(func() error {
+			if err := d.opts.Watch(ctx, d.files, func() { _ = d.Reload("file change") }, d.resync); err != nil {
+				d.log.Warn("not watching config files; reload with SIGHUP or `mcpgw reload`", "err", err)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	d.gw.Close()
+	return err
+}
+
+// Reload loads the configuration again and applies it: a file that does
+// not load keeps the running configuration (and says why); one with the
+// same content is a no-op but for project files; otherwise only changed
+// servers restart.
+func (d *Daemon) Reload(why string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := d.opts.Notifier; n != nil {
+		n.Reloading()
+		defer n.Ready()
+	}
+	defer func() {
+		select {
+		case d.resync <- struct{}{}:
+		default:
+		}
+	}()
+	next, err := registry.Load(d.opts.ConfigPath, d.opts.LoadOptions)
+	if err != nil {
+		d.failed = registry.WatchFiles(d.opts.ConfigPath, d.opts.LoadOptions)
+		d.gw.RecordReload(err)
+		d.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
+		return err
+	}
+	if d.failed != nil && next.Hash == d.current.Hash {
+		d.gw.RecordReload(nil) // back to the running config: the failure is over
+	}
+	d.failed = nil
+	if next.Hash == d.current.Hash {
+		d.log.Debug("config unchanged", "trigger", why)
+		d.gw.RefreshProjects() // a project file or the trust list may have changed
+		return nil
+	}
+	for _, w := range next.Warnings {
+		d.log.Warn("config", "warning", w)
+	}
+	added, changed, removed := registry.Changes(d.current, next)
+	d.gw.Reload(next)
+	d.gw.RecordReload(nil)
+	d.current = next
+	d.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers),
+		"added", added, "changed", changed, "removed", removed)
+	return nil
+}
+
+// files is the watch set: every file that contributed to the running
+// configuration, the open sessions' project files, a broken file's, and
+// the trust list.
+func (d *Daemon) files() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	files := append(slices.Clone(d.current.Files), d.gw.ProjectFiles()...)
+	files = append(files, d.failed...)
+	if d.opts.TrustFile != "" {
+		files = append(files, d.opts.TrustFile)
+	}
+	return files
+}

@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+type countingNotifier struct{ ch chan string }
+
+func (n *countingNotifier) Ready()     { n.ch <- "READY" }
+func (n *countingNotifier) Reloading() { n.ch <- "RELOADING" }
+func (n *countingNotifier) Stopping()  { n.ch <- "STOPPING" }
+
+// The daemon's run loop, in one process: it serves HTTP, reloads on a
+// signal and on POST /-/reload (keeping the running config when the file
+// breaks), tells the notifier, and returns once everything has stopped.
+func TestDaemonRunReloadStop(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	cmd, args, _ := upstreamtest.Command()
+	write := func(names ...string) {
+		var b strings.Builder
+		b.WriteString(`{"mcpServers": {`)
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + n + `": {"command": "` + cmd + `", "args": ["` + strings.Join(args, `","`) + `"]}`)
+		}
+		b.WriteString("}}")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a")
+	opts := &registry.LoadOptions{Home: dir}
+	cfg, err := registry.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloads := make(chan struct{})
+	notes := &countingNotifier{ch: make(chan string, 16)}
+	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln, Reloads: reloads, Notifier: notes})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	if n := <-notes.ch; n != "READY" {
+		t.Fatalf("first notification %s", n)
+	}
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	names := func() []string {
+		var out []string
+		for _, s := range gw.Status().Servers {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	write("a", "b")
+	reloads <- struct{}{}
+	if got := []string{<-notes.ch, <-notes.ch}; !slices.Equal(got, []string{"RELOADING", "READY"}) {
+		t.Errorf("notifications around a reload: %v", got)
+	}
+	if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("servers after the reload: %v", got)
+	}
+
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.Post(base+"/-/reload", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	<-notes.ch
+	<-notes.ch
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("POST /-/reload of a broken file: %s", resp.Status)
+	}
+	if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("a broken file replaced the running config: %v", got)
+	}
+	if rl := gw.Status().LastReload; rl == nil || rl.OK {
+		t.Errorf("last reload = %+v, want the failure", rl)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if n := <-notes.ch; n != "STOPPING" {
+		t.Errorf("notification at stop: %s", n)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("still serving after Run returned")
+	}
+}
