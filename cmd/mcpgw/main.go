@@ -19,6 +19,9 @@ var version = "0.1.0-dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first SIGINT or SIGTERM the default action is back: a
+	// second one ends the process even if shutting down hangs.
+	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {

@@ -8,14 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -23,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
 	"github.com/mcpgw/mcpgw/cachefile"
@@ -187,20 +183,47 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			ln = nil
 		}
 	}
-	rl := &reloader{path: path, opts: loadOpts, gw: gw, log: log, current: cfg, notify: notify, resync: make(chan struct{}, 1)}
-	if loadErr != nil {
-		rl.failed = registry.WatchFiles(path, loadOpts)
-		gw.RecordReload(loadErr)
-	}
-	srv := &http.Server{
-		Handler: gw.Handler(&gateway.HTTPOptions{
+	reloads := make(chan struct{}, 1)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	hupDone := make(chan struct{})
+	defer func() { <-hupDone }()
+	hupCtx, stopHup := context.WithCancel(ctx)
+	defer stopHup()
+	go func() {
+		defer close(hupDone)
+		for {
+			select {
+			case <-hupCtx.Done():
+				return
+			case <-hup:
+				select {
+				case reloads <- struct{}{}:
+				default: // one is pending already
+				}
+			}
+		}
+	}()
+	d := gateway.NewDaemon(gw, gateway.DaemonOptions{
+		ConfigPath:  path,
+		LoadOptions: loadOpts,
+		Config:      cfg,
+		LoadErr:     loadErr,
+		HTTP:        ln,
+		Socket:      sockLn,
+		HTTPOptions: gateway.HTTPOptions{
 			Token: f.token, Gatherer: reg, SessionTimeout: cfg.Settings.SessionIdleTimeout, // read at start
-			Reload: func() error { return rl.reload("POST /-/reload") },
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ConnContext:       gw.ConnContext,
-	}
-	gw.Start()
+		},
+		ConnContext: gw.ConnContext,
+		Reloads:     reloads,
+		Notifier:    notify,
+		TrustFile:   registry.DefaultTrustPath(),
+		Logger:      log,
+		Watch: func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error {
+			return registry.Watch(ctx, files, reload, &registry.WatchOptions{Logger: log, Resync: resync})
+		},
+	})
 	// Start-up parsed the config and the cache; hand that garbage back now
 	// so an idle daemon stays small. Then trade some heap for fewer
 	// collections on the hot path (set here, not through GOGC, which
@@ -213,120 +236,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	log.Info("mcpgw serving", "version", version, "mcp", mcpURL,
 		"socket", f.socket, "config", path, "servers", len(cfg.Servers), "cache", cachePath)
-	notify.Ready()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, ctx := errgroup.WithContext(ctx)
-	if ln != nil {
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-	}
-	if sockLn != nil {
-		g.Go(func() error { return gw.ServeSocket(ctx, sockLn) })
-	}
-	g.Go(func() error {
-		<-ctx.Done()
-		notify.Stopping()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = srv.Shutdown(sctx)
-		return nil
-	})
-	g.Go(func() error {
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-hup:
-				_ = rl.reload("SIGHUP")
-			}
-		}
-	})
-	g.Go(func() error {
-		err := registry.Watch(ctx, rl.files, func() { _ = rl.reload("file change") }, &registry.WatchOptions{Logger: log, Resync: rl.resync})
-		if err != nil {
-			log.Warn("not watching config files; reload with SIGHUP or `mcpgw reload`", "err", err)
-		}
-		return nil
-	})
-	err = g.Wait()
+	err = d.Run(ctx)
 	log.Info("mcpgw stopping")
 	return err
-}
-
-// reloader applies config changes one at a time. A config that does not
-// load keeps the running one; one with the same content hash is a no-op.
-type reloader struct {
-	mu      sync.Mutex
-	path    string
-	opts    *registry.LoadOptions
-	gw      *gateway.Server
-	log     *slog.Logger
-	current *registry.Config
-	notify  *deploy.Notifier // told RELOADING=1, then READY=1 when the reload is done
-	// failed lists the files of a config that did not load, watched
-	// besides the running config's: the file that broke may be new.
-	failed []string
-	resync chan struct{} // tells the watcher the file set may have changed
-}
-
-func (r *reloader) reload(why string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.notify.Reloading()
-	defer r.notify.Ready()
-	defer func() {
-		select {
-		case r.resync <- struct{}{}:
-		default:
-		}
-	}()
-	next, err := registry.Load(r.path, r.opts)
-	if err != nil {
-		r.failed = registry.WatchFiles(r.path, r.opts)
-		r.gw.RecordReload(err)
-		r.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
-		return err
-	}
-	if r.failed != nil && next.Hash == r.current.Hash {
-		// Back to the running config: the failure is over.
-		r.gw.RecordReload(nil)
-	}
-	r.failed = nil
-	if next.Hash == r.current.Hash {
-		r.log.Debug("config unchanged", "trigger", why)
-		// A project file or the trust list may have changed.
-		r.gw.RefreshProjects()
-		return nil
-	}
-	for _, w := range next.Warnings {
-		r.log.Warn("config", "warning", w)
-	}
-	added, changed, removed := registry.Changes(r.current, next)
-	r.gw.Reload(next)
-	r.gw.RecordReload(nil)
-	r.current = next
-	r.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers),
-		"added", added, "changed", changed, "removed", removed)
-	return nil
-}
-
-// files is the watch set: every file that contributed to the running
-// config (Watch calls it again after each reload).
-func (r *reloader) files() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	files := append(slices.Clone(r.current.Files), r.gw.ProjectFiles()...)
-	files = append(files, r.failed...)
-	return append(files, registry.DefaultTrustPath())
 }
 
 // loadTrust returns a reader of the trusted project directories, read
