@@ -9,6 +9,10 @@ import (
 	"syscall"
 )
 
+// DefaultListen is the daemon's default HTTP address (documented in the
+// README, and scraped by deploy/prometheus).
+const DefaultListen = "127.0.0.1:7332"
+
 // runUser is the parent of systemd's per-user runtime directories; a
 // variable so tests can point it elsewhere.
 var runUser = "/run/user"

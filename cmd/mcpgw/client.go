@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
 )
 
@@ -33,7 +34,7 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL (default $MCPGW_URL or http://"+DefaultListen+")")
+	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL (default $MCPGW_URL or http://"+deploy.DefaultListen+")")
 	fs.StringVar(&c.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token (default $MCPGW_TOKEN)")
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcpgw/mcpgw/deploy"
 )
 
 // healthcheck is `mcpgw healthcheck`: it asks a daemon's /healthz and
@@ -16,7 +18,7 @@ import (
 func healthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("url", daemonURLDefault(), "the daemon's base URL (default $MCPGW_URL or http://"+DefaultListen+")")
+	url := fs.String("url", daemonURLDefault(), "the daemon's base URL (default $MCPGW_URL or http://"+deploy.DefaultListen+")")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
 		return err

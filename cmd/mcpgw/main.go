@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcpgw/mcpgw/deploy"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -78,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "tools", "search", "call", "connect", "describe":
 		return proxyCmd(ctx, cmd, rest, stdout, stderr)
 	case "service":
-		return serviceCmd(ctx, rest, stdout, stderr)
+		return deploy.ServiceCommand(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, rest, stdout, stderr)
 	case "version", "--version", "-v":

@@ -28,9 +28,6 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// DefaultListen is the daemon's default HTTP address (documented in the README).
-const DefaultListen = "127.0.0.1:7332"
-
 type serveFlags struct {
 	config      string
 	listen      string
@@ -50,7 +47,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	fs.SetOutput(stderr)
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
-	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+DefaultListen+"; \"\" for none)")
+	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+deploy.DefaultListen+"; \"\" for none)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
 	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -263,12 +260,12 @@ func cwdOrEmpty() string {
 // memory and saves CPU per call.
 const gcPercent = 400
 
-// defaultListen is $MCPGW_LISTEN, else DefaultListen.
+// defaultListen is $MCPGW_LISTEN, else deploy.DefaultListen.
 func defaultListen() string {
 	if l, ok := os.LookupEnv("MCPGW_LISTEN"); ok {
 		return l
 	}
-	return DefaultListen
+	return deploy.DefaultListen
 }
 
 // checkListen refuses non-loopback addresses unless allowed explicitly: the

@@ -1,4 +1,4 @@
-package main
+package deploy
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ var updateDeploy = flag.Bool("update-deploy", false, "rewrite deploy/systemd and
 
 // deployFiles maps each GOOS to the file in deploy/ rendered from its template.
 var deployFiles = map[string]string{
-	"linux":  "../../deploy/systemd/mcpgw.service",
-	"darwin": "../../deploy/launchd/io.mcpgw.mcpgw.plist",
+	"linux":  "systemd/mcpgw.service",
+	"darwin": "launchd/io.mcpgw.mcpgw.plist",
 }
 
 // TestServiceDeployFilesMatchTemplates keeps deploy/ identical to what
@@ -47,7 +47,7 @@ func TestServiceDeployFilesMatchTemplates(t *testing.T) {
 			t.Fatalf("%v (run go test -run TestServiceDeployFilesMatchTemplates -update-deploy ./cmd/mcpgw)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the %s template rendered with the default paths; edit cmd/mcpgw/service/*.tmpl and run go test -run TestServiceDeployFilesMatchTemplates -update-deploy ./cmd/mcpgw", path, goos)
+			t.Errorf("%s differs from the %s template rendered with the default paths; edit deploy/service/*.tmpl and run go test -run TestServiceDeployFilesMatchTemplates -update-deploy ./deploy", path, goos)
 		}
 	}
 }
@@ -383,7 +383,7 @@ func TestServiceCommandLine(t *testing.T) {
 		{[]string{"service", "frobnicate"}, `unknown service action "frobnicate"`},
 		{[]string{"service", "status", "extra"}, `unexpected argument "extra"`},
 	} {
-		err := run(ctx, tc.args, nil, io.Discard, io.Discard)
+		err := ServiceCommand(ctx, tc.args[1:], io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("run %q = %v, want an error with %q", tc.args, err, tc.want)
 		}
@@ -622,11 +622,11 @@ func sourceMetricNames(t *testing.T) map[string]bool {
 	t.Helper()
 	re := regexp.MustCompile(`"(mcpgw_[a-z0-9_]+)"`)
 	names := map[string]bool{}
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "../..") {
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "..") {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -670,7 +670,7 @@ func checkExprMetrics(t *testing.T, where, expr string, defined map[string]bool)
 }
 
 func TestServicePrometheusConfig(t *testing.T) {
-	const dir = "../../deploy/prometheus"
+	const dir = "prometheus"
 	data, err := os.ReadFile(filepath.Join(dir, "prometheus.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -748,7 +748,7 @@ func TestServicePrometheusConfig(t *testing.T) {
 }
 
 func TestServiceGrafanaDashboard(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/grafana/mcpgw-dashboard.json")
+	data, err := os.ReadFile("grafana/mcpgw-dashboard.json")
 	if err != nil {
 		t.Fatal(err)
 	}

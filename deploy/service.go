@@ -1,4 +1,4 @@
-package main
+package deploy
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mcpgw/mcpgw/deploy"
 	"io"
 	"io/fs"
 	"os"
@@ -127,7 +126,9 @@ type step struct {
 	mayFail bool
 }
 
-func serviceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// ServiceCommand is `mcpgw service ACTION [--dry-run]`: install, uninstall
+// or report on the per-user service.
+func ServiceCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "usage: mcpgw service install|uninstall|status [--dry-run]"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, usage)
@@ -181,7 +182,7 @@ func newServiceManager(action string) (*serviceManager, error) {
 		}
 		m.unit = serviceUnit{Exe: exe, Path: servicePath(os.Getenv("PATH"), m.goos), Home: home}
 		if m.goos == "darwin" {
-			m.unit.Socket = deploy.DefaultSocket()
+			m.unit.Socket = DefaultSocket()
 		}
 	}
 	return m, nil
