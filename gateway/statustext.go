@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText prints r as a person reads it (`mcpgw status`): a header, then
+// a table of servers. Times are relative to now; paths under the home
+// directory print as ~.
+func (r *Report) WriteText(w io.Writer, now time.Time) {
+	connected := 0
+	for _, s := range r.Servers {
+		if s.State == "connected" {
+			connected++
+		}
+	}
+	fmt.Fprintf(w, "mcpgw %s, pid %d, up %s, %d session%s, %d/%d servers connected, %d tools\n",
+		r.Version, r.PID, since(now, r.StartedAt), r.Sessions, plural(r.Sessions), connected, len(r.Servers), r.Tools)
+	cfg := tildePath(r.Config)
+	if cfg == "" {
+		cfg = "(none)"
+	}
+	fmt.Fprintf(w, "config: %s", cfg)
+	if rl := r.LastReload; rl != nil {
+		if rl.OK {
+			fmt.Fprintf(w, " (reloaded %s ago)", since(now, rl.At))
+		} else {
+			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", since(now, rl.At), rl.Error)
+		}
+	}
+	fmt.Fprintln(w)
+	if r.Cache != "" {
+		fmt.Fprintf(w, "cache:  %s\n", tildePath(r.Cache))
+	}
+	if len(r.Servers) == 0 {
+		fmt.Fprintln(w, "\nNo servers configured.")
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tCALLS\tERRORS\tLAST ERROR\tSOURCE")
+	for _, s := range r.Servers {
+		state := s.State
+		switch {
+		case s.State == "connected" && s.PID != 0:
+			state += fmt.Sprintf(" (pid %d)", s.PID)
+		case s.State == "failed" && !s.NextRetry.IsZero() && s.NextRetry.After(now):
+			state += ", retry in " + since(s.NextRetry, now)
+		}
+		if s.Upstream != "" && s.Upstream != s.Name {
+			state += ", same as " + s.Upstream
+		}
+		lastErr := s.LastError
+		if lastErr == "" {
+			lastErr = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, state, s.Tools, s.Calls, s.Errors,
+			clip(firstLine(lastErr), 50), tildePath(s.Source))
+	}
+	tw.Flush()
+}
+
+// tildePath writes the home directory as ~, as people do.
+func tildePath(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return p
+	}
+	if p == home {
+		return "~"
+	}
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok {
+		return "~/" + rest
+	}
+	return p
+}
+
+func since(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+	}
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
