@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,8 +116,35 @@ func (p *Pool) dialHTTP(ctx context.Context, u *Upstream, srv *registry.Server, 
 		}
 		u.logger().Debug("upstream rejected transport; trying the other", "transport", kind, "status", st)
 	}
-	return nil, fmt.Errorf("connecting to upstream %q at %s: %w", srv.Name, srv.URL, errors.Join(errs...))
+	return nil, &maskedError{
+		err:  fmt.Errorf("connecting to upstream %q at %s: %w", srv.Name, srv.URL, errors.Join(errs...)),
+		url:  srv.URL,
+		mask: registry.MaskURL(srv.URL),
+	}
 }
+
+// maskedError shows err with a URL's secrets (a password, an api_key query
+// value) masked: connect errors reach logs, status and the model. errors.Is
+// and As still see err.
+type maskedError struct {
+	err       error
+	url, mask string
+}
+
+func (e *maskedError) Error() string {
+	msg := e.err.Error()
+	if e.url != e.mask {
+		msg = strings.ReplaceAll(msg, e.url, e.mask)
+		// The SDK's errors quote the request URL, which may differ from the
+		// configured one only by escaping; mask its query too.
+		if i, j := strings.Index(e.url, "?"), strings.Index(e.mask, "?"); i >= 0 && j >= 0 {
+			msg = strings.ReplaceAll(msg, e.url[i:], e.mask[j:])
+		}
+	}
+	return msg
+}
+
+func (e *maskedError) Unwrap() error { return e.err }
 
 func (p *Pool) dialHTTPKind(ctx context.Context, srv *registry.Server, o dialOptions, ht *headerTransport, kind string) (*session, error) {
 	hc := &http.Client{Transport: ht}

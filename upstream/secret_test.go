@@ -107,3 +107,20 @@ func TestBearerTokenEnvReadAtConnect(t *testing.T) {
 		}
 	}
 }
+
+// A connect error names the server's URL with its secrets masked: such
+// errors reach logs, status and the model.
+func TestConnectErrorMasksURLSecrets(t *testing.T) {
+	srv := &registry.Server{Name: "leaky", URL: "http://127.0.0.1:1/mcp?api_key=sekrit123&region=eu", Hash: "leaky"}
+	u := newPool(t, nil).Upstream(srv)
+	_, err := u.Call(context.Background(), "echo", nil)
+	if err == nil {
+		t.Fatal("connecting to a closed port succeeded")
+	}
+	if msg := err.Error(); strings.Contains(msg, "sekrit123") || !strings.Contains(msg, "api_key=%2A%2A%2A") && !strings.Contains(msg, "api_key=***") {
+		t.Errorf("connect error %q shows the secret or does not say it was masked", msg)
+	}
+	if st := u.Status(); st.LastError == "" || strings.Contains(st.LastError, "sekrit123") {
+		t.Errorf("status shows the secret: %q", st.LastError)
+	}
+}
