@@ -341,3 +341,50 @@ func TestPiPerProjectServers(t *testing.T) {
 		}
 	}
 }
+
+// TestPi15DirectListsOnce: Pi 1.5 lists a server's tools once, before its
+// first prompt, when the server's exposure is direct. From a cold daemon
+// that first tools/list waits for discovery, so the model's very first
+// request already offers the upstream's tools.
+func TestPi15DirectListsOnce(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
+		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "first turn"}},
+		modelStep{Text: "done"},
+	)
+	e.runPi("Echo at once.")
+	reqs := e.model.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
+		t.Errorf("the first request offers %v, without the upstream's tools", reqs[0].Tools)
+	}
+	if got := reqs[1].lastToolResult(); got != "first turn" {
+		t.Errorf("mcp__mcpgw__go_echo = %q", got)
+	}
+}
+
+// TestPi15SessionSurvivesDaemonRestart: the same restart as with the
+// adapter, with Pi 1.5's own MCP client.
+func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
+	needPi(t)
+	var env atomic.Pointer[piEnv]
+	restart := func() { stopDaemonAt(t, env.Load().url) }
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
+		modelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
+		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "after the restart"}, Before: restart},
+		modelStep{Text: "done"},
+	)
+	env.Store(e)
+	e.runPi("Call two tools.")
+	reqs := e.model.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the model was asked %d times, want 3", len(reqs))
+	}
+	if got := reqs[2].lastToolResult(); got != "after the restart" {
+		t.Errorf("the call after the daemon restart gave %q", got)
+	}
+}
