@@ -215,6 +215,7 @@ func (pr *process) Close() error {
 		}
 		pr.log.Debug("upstream process ignored stdin close; sending SIGTERM", "pid", pr.pid)
 		pr.signalGroup(syscall.SIGTERM)
+		pr.signalGroup(syscall.SIGCONT) // a stopped process gets SIGTERM only once it runs
 		if pr.waitExited(terminateGrace) {
 			return
 		}

@@ -476,3 +476,23 @@ func TestDefaultWorkingDirectoryIsHome(t *testing.T) {
 		t.Errorf("cwd = %q, want the home directory %q", got, home)
 	}
 }
+
+// A server that stops answering altogether (here: stopped with SIGSTOP
+// during a call) is recycled after the call times out, so the next call
+// works on a new process instead of timing out too.
+func TestWedgedUpstreamIsRecycled(t *testing.T) {
+	srv, pidFile := testServer(t, "wedged", nil)
+	srv.RequestTimeout = 500 * time.Millisecond
+	u := newPool(t, nil).Upstream(srv)
+	_, err := u.Call(context.Background(), "freeze", nil)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("call on a frozen server: %v, want a TimeoutError", err)
+	}
+	if got := call(t, u, "echo", map[string]any{"message": "again"}); got != "again" {
+		t.Errorf("the next call = %q", got)
+	}
+	if ps := pids(t, pidFile); len(ps) != 2 {
+		t.Errorf("processes = %v, want the frozen one and a new one", ps)
+	}
+}

@@ -420,6 +420,7 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 		}
 		switch {
 		case timedOut:
+			u.checkAfterTimeout(s)
 			return &TimeoutError{Server: srv.Name, Op: op, After: timeout}
 		case ctx.Err() != nil:
 			return err
@@ -446,6 +447,35 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 		}
 		return fmt.Errorf("%s on upstream %q: %w", op, srv.Name, err)
 	}
+}
+
+// pingAfterTimeout bounds the health check after a timed-out call.
+const pingAfterTimeout = 3 * time.Second
+
+// checkAfterTimeout pings s after a call on it timed out: a server that
+// still answers is only slow with that call; one that does not is wedged
+// (a stuck event loop, a dead HTTP stream), and every later call would time
+// out too, so its connection is recycled and the next call starts afresh.
+func (u *Upstream) checkAfterTimeout(s *session) {
+	ctx, cancel := context.WithTimeout(u.pool.ctx, pingAfterTimeout)
+	defer cancel()
+	if err := s.cs.Ping(ctx, nil); err != nil {
+		u.logger().Warn("upstream does not answer after a timed-out call; recycling its connection", "err", err)
+		u.dropSession(s, "did not answer a ping after a call timed out")
+	}
+}
+
+// Reconnect drops the current connection, if any, and connects afresh:
+// for a user who asks to connect (mcp({connect})), whatever state the old
+// connection is in.
+func (u *Upstream) Reconnect(ctx context.Context) (*Snapshot, error) {
+	u.mu.Lock()
+	s := u.sess
+	u.mu.Unlock()
+	if s != nil {
+		u.dropSession(s, "reconnect requested")
+	}
+	return u.Connect(ctx)
 }
 
 func (u *Upstream) isRetired() bool {

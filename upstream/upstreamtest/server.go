@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +64,7 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log"}
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze"}
 
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
@@ -231,6 +232,12 @@ func NewServer(opts *Options) *mcp.Server {
 				return nil, nil, err
 			}
 			return text("logged"), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server process (SIGSTOP): nothing answers any more, like a wedged server."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			return text("thawed"), nil, nil
 		})
 
 	addText := func(uri, name, mime, body string) {
