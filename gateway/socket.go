@@ -93,7 +93,8 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version}); err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: readCloser{br, conn}, Writer: conn}
+	w := &lockedWriter{w: conn}
+	t := &mcp.IOTransport{Reader: &lineFilter{br: br, c: conn, w: w}, Writer: w}
 	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
 		ID: hello.Session, Resume: hello.Resume})
 }
@@ -103,12 +104,3 @@ func writeWelcome(w io.Writer, wel Welcome) error {
 	_, err := w.Write(append(data, '\n'))
 	return err
 }
-
-// readCloser reads through the handshake's buffered reader and closes the
-// connection.
-type readCloser struct {
-	*bufio.Reader
-	c io.Closer
-}
-
-func (r readCloser) Close() error { return r.c.Close() }

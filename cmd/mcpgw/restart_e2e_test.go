@@ -173,3 +173,38 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 		t.Errorf("the new daemon counts %d sessions, want the resumed one", r.Sessions)
 	}
 }
+
+// TestMalformedLinesKeepTheSession: lines that are not JSON-RPC get a
+// JSON-RPC error, and the session goes on.
+func TestMalformedLinesKeepTheSession(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{}, nil)
+	d := startDaemonProc(t, dir, config)
+	c := startShim(t, bin, "--socket", d.socket, "--no-start")
+	init := c.answer(c.send("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "t", "version": "1"},
+	}))
+	if init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	c.notify("notifications/initialized")
+	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42"} {
+		if _, err := c.stdin.Write([]byte(bad + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-c.lines:
+			e, _ := m["error"].(map[string]any)
+			if code, _ := e["code"].(float64); code != -32700 && code != -32600 {
+				t.Errorf("answer to %q: %v, want a parse or invalid-request error", bad, m)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer to %q", bad)
+		}
+	}
+	if m := c.answer(c.send("tools/list", map[string]any{})); m["result"] == nil {
+		t.Errorf("tools/list after malformed lines: %v", m)
+	}
+}

@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+)
+
+// lineFilter stands between a shim connection and the SDK: the SDK ends a
+// session on a line that is not JSON, so a single stray line from a client
+// (a partial write, invalid UTF-8, a debug print) would end it silently. A
+// line that is not JSON, or whose JSON is not an object or a batch, is
+// answered with a JSON-RPC parse error (-32700) or invalid request (-32600)
+// and dropped; the session goes on.
+type lineFilter struct {
+	br   *bufio.Reader
+	c    io.Closer
+	w    *lockedWriter
+	rest []byte // of the current accepted line, not yet read
+}
+
+// lockedWriter serialises whole-line writes to the connection, the SDK's
+// and lineFilter's: each Write is one complete line.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+const (
+	parseErrorLine     = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not valid JSON"}}` + "\n"
+	invalidRequestLine = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: a JSON-RPC message is a JSON object (or a batch)"}}` + "\n"
+)
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.rest) == 0 {
+		line, err := f.br.ReadBytes('\n')
+		if len(line) > 0 {
+			f.rest = f.check(line)
+		}
+		if err != nil {
+			if len(f.rest) > 0 {
+				break
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, f.rest)
+	f.rest = f.rest[n:]
+	return n, nil
+}
+
+// check returns line if it may go on to the SDK, else answers it and
+// returns nil.
+func (f *lineFilter) check(line []byte) []byte {
+	trimmed := bytes.TrimSpace(line)
+	switch {
+	case len(trimmed) == 0:
+		return nil
+	case !json.Valid(trimmed):
+		_, _ = f.w.Write([]byte(parseErrorLine))
+		return nil
+	case trimmed[0] != '{' && trimmed[0] != '[':
+		_, _ = f.w.Write([]byte(invalidRequestLine))
+		return nil
+	}
+	if line[len(line)-1] != '\n' {
+		line = append(line, '\n')
+	}
+	return line
+}
+
+func (f *lineFilter) Close() error { return f.c.Close() }
