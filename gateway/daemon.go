@@ -90,9 +90,15 @@ func NewDaemon(gw *Server, opts DaemonOptions) *Daemon {
 func (d *Daemon) Run(ctx context.Context) error {
 	o := d.opts.HTTPOptions
 	o.Reload = func() error { return d.Reload("POST /-/reload") }
+	// Stalled clients cannot hold the listener: headers and bodies must
+	// arrive in time (a body is a JSON-RPC message, not an upload), idle
+	// keep-alive connections are closed, and at most maxHTTPConns are open
+	// at once; responses (SSE streams) have no deadline.
 	srv := &http.Server{
 		Handler:           d.gw.Handler(&o),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
 		ConnContext:       d.opts.ConnContext,
 	}
 	d.gw.Start()
@@ -103,7 +109,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if d.opts.HTTP != nil {
 		g.Go(func() error {
-			if err := srv.Serve(d.opts.HTTP); !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(limitListener(d.opts.HTTP, maxHTTPConns)); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
@@ -204,4 +210,52 @@ func (d *Daemon) files() []string {
 		files = append(files, d.opts.TrustFile)
 	}
 	return files
+}
+
+// maxHTTPConns bounds the HTTP connections open at once: far above what
+// agent sessions on one machine need, far below what exhausts memory.
+const maxHTTPConns = 512
+
+// limitListener accepts at most n connections at once; Accept waits for a
+// slot. (golang.org/x/net/netutil has one; this is the few lines needed.)
+func limitListener(l net.Listener, n int) net.Listener {
+	return &limitedListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limitedListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limitedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

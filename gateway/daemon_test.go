@@ -121,3 +121,63 @@ func TestDaemonRunReloadStop(t *testing.T) {
 		t.Error("still serving after Run returned")
 	}
 }
+
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := limitListener(inner, 1)
+	defer ln.Close()
+	for range 2 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	first, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			second <- c
+		}
+		close(second)
+	}()
+	select {
+	case <-second:
+		t.Fatal("a second connection was accepted while the first was open")
+	case <-time.After(100 * time.Millisecond):
+	}
+	first.Close()
+	select {
+	case c := <-second:
+		if c == nil {
+			t.Fatal("Accept failed")
+		}
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second connection was not accepted after the first closed")
+	}
+	// Close wakes an Accept waiting for a slot.
+	held, _ := net.Dial("tcp", inner.Addr().String())
+	defer held.Close()
+	c3, _ := ln.Accept()
+	defer c3.Close()
+	errc := make(chan error, 1)
+	go func() { _, err := ln.Accept(); errc <- err }()
+	time.Sleep(50 * time.Millisecond)
+	ln.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("Accept after Close succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not wake a waiting Accept")
+	}
+}
