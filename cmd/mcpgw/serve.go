@@ -29,6 +29,8 @@ import (
 )
 
 type serveFlags struct {
+	mode        string // with --stdio
+	listenSet   bool   // --listen was given
 	config      string
 	listen      string
 	allowRemote bool
@@ -43,32 +45,9 @@ type serveFlags struct {
 }
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f serveFlags
-	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
-	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+deploy.DefaultListen+"; \"\" for none)")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
-	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
-	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
-	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
-	// The token's value is never printed (not even as the flag's default
-	// in -h): it is read from the environment after parsing.
-	tokenState := "unset"
-	if os.Getenv("MCPGW_TOKEN") != "" {
-		tokenState = "set"
-	}
-	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must present (default $MCPGW_TOKEN, now "+tokenState+")")
-	fs.StringVar(&f.socket, "socket", deploy.DefaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
-	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
-	mode := fs.String("mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
-	if err := fs.Parse(args); err != nil {
+	f, err := parseServeFlags(args, stderr)
+	if err != nil {
 		return err
-	}
-	if f.token == "" {
-		f.token = os.Getenv("MCPGW_TOKEN")
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
@@ -85,8 +64,6 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	listenSet := false
-	fs.Visit(func(fl *flag.Flag) { listenSet = listenSet || fl.Name == "listen" })
 	if f.listen != "" {
 		if err := checkListen(f.listen, f.allowRemote); err != nil {
 			return err
@@ -95,64 +72,119 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if f.allowRemote && f.token == "" && !f.stdio {
 		return errors.New("--allow-remote needs a token (--token or $MCPGW_TOKEN): without one, anyone who reaches the port can use your servers and their credentials")
 	}
+	w, err := setUpGateway(f, log)
+	if err != nil {
+		return err
+	}
+	defer w.gw.Close()
+	if f.stdio {
+		// A private single-session gateway: stdout carries protocol bytes only.
+		w.gw.Start()
+		log.Info("mcpgw serving one session on stdio", "version", version, "config", w.path, "servers", len(w.cfg.Servers))
+		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: f.mode, Cwd: cwdOrEmpty()})
+	}
+	return runDaemon(ctx, f, w, log)
+}
 
-	path := f.config
-	if path == "" {
-		path = registry.DefaultConfigPath()
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &serveFlags{}
+	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+deploy.DefaultListen+"; \"\" for none)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
+	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
+	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
+	// The token's value is never printed (not even as the flag's default
+	// in -h): it is read from the environment after parsing.
+	tokenState := "unset"
+	if os.Getenv("MCPGW_TOKEN") != "" {
+		tokenState = "set"
+	}
+	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must present (default $MCPGW_TOKEN, now "+tokenState+")")
+	fs.StringVar(&f.socket, "socket", deploy.DefaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
+	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
+	fs.StringVar(&f.mode, "mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if f.token == "" {
+		f.token = os.Getenv("MCPGW_TOKEN")
+	}
+	fs.Visit(func(fl *flag.Flag) { f.listenSet = f.listenSet || fl.Name == "listen" })
+	return f, nil
+}
+
+// wiring is what serve builds before it serves.
+type wiring struct {
+	path      string
+	loadOpts  *registry.LoadOptions
+	cfg       *registry.Config
+	loadErr   error
+	reg       *prometheus.Registry
+	cachePath string
+	gw        *gateway.Server
+}
+
+// setUpGateway loads the configuration (a daemon whose file does not load
+// runs with none and says why) and builds the gateway.
+func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
+	w := &wiring{path: f.config}
+	if w.path == "" {
+		w.path = registry.DefaultConfigPath()
 	}
 	// Listen lets the registry skip servers that point back at us.
-	loadOpts := &registry.LoadOptions{Listen: f.listen, TrustFile: registry.DefaultTrustPath()}
-	cfg, loadErr := registry.Load(path, loadOpts)
-	if loadErr != nil {
+	w.loadOpts = &registry.LoadOptions{Listen: f.listen, TrustFile: registry.DefaultTrustPath()}
+	w.cfg, w.loadErr = registry.Load(w.path, w.loadOpts)
+	if w.loadErr != nil {
 		if f.stdio {
-			return loadErr
+			return nil, w.loadErr
 		}
 		// A daemon that exits here is restarted in a loop by systemd and
 		// serves no one; it runs with no servers instead, says why (log,
 		// status, metric) and picks up the file once it is fixed.
-		log.Error("config does not load; serving no servers until it is fixed", "err", loadErr)
-		cfg = registry.Empty(path)
+		log.Error("config does not load; serving no servers until it is fixed", "err", w.loadErr)
+		w.cfg = registry.Empty(w.path)
 	}
-	if cfg.Missing {
-		log.Info("no config file; starting with no servers", "path", path,
+	if w.cfg.Missing {
+		log.Info("no config file; starting with no servers", "path", w.path,
 			"hint", `create it with {"mcpServers": {"name": {"command": "...", "args": []}}}`)
 	}
-	for _, w := range cfg.Warnings {
-		log.Warn("config", "warning", w)
+	for _, warn := range w.cfg.Warnings {
+		log.Warn("config", "warning", warn)
 	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	cachePath := f.cache
-	if cachePath == "" {
-		cachePath = cfg.Settings.CachePath
+	w.reg = prometheus.NewRegistry()
+	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w.cachePath = f.cache
+	if w.cachePath == "" {
+		w.cachePath = w.cfg.Settings.CachePath
 	}
-	if cachePath == "" {
-		cachePath = cachefile.DefaultPath()
+	if w.cachePath == "" {
+		w.cachePath = cachefile.DefaultPath()
 	}
-	cache := cachefile.Open(cachePath, &cachefile.Options{MaxAge: cfg.Settings.CacheMaxAge})
-
-	gw := gateway.New(cfg, &gateway.Options{
+	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
+	w.gw = gateway.New(w.cfg, &gateway.Options{
 		Logger:      log,
-		Registerer:  reg,
+		Registerer:  w.reg,
 		Version:     version,
 		Cache:       registry.NewListingCache(cache),
 		NoBootstrap: f.noBootstrap,
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
-		LoadOptions: loadOpts,
+		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
 		SessionDir:  sessionDir(f.stdio),
 	})
-	defer gw.Close()
+	return w, nil
+}
 
-	if f.stdio {
-		// A private single-session gateway: stdout carries protocol bytes only.
-		gw.Start()
-		log.Info("mcpgw serving one session on stdio", "version", version, "config", path, "servers", len(cfg.Servers))
-		return gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: *mode, Cwd: cwdOrEmpty()})
-	}
-
+// runDaemon opens the listeners and runs the daemon until ctx ends.
+func runDaemon(ctx context.Context, f *serveFlags, w *wiring, log *slog.Logger) error {
+	gw, cfg, path, loadOpts, loadErr, reg, cachePath := w.gw, w.cfg, w.path, w.loadOpts, w.loadErr, w.reg, w.cachePath
+	listenSet := f.listenSet
+	var err error
 	notify := deploy.NewNotifier(log)
 	var sockLn net.Listener
 	if f.socket != "" {
@@ -180,28 +212,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			ln = nil
 		}
 	}
-	reloads := make(chan struct{}, 1)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	hupDone := make(chan struct{})
-	defer func() { <-hupDone }()
-	hupCtx, stopHup := context.WithCancel(ctx)
+	reloads, stopHup := hupReloads(ctx)
 	defer stopHup()
-	go func() {
-		defer close(hupDone)
-		for {
-			select {
-			case <-hupCtx.Done():
-				return
-			case <-hup:
-				select {
-				case reloads <- struct{}{}:
-				default: // one is pending already
-				}
-			}
-		}
-	}()
 	d := gateway.NewDaemon(gw, gateway.DaemonOptions{
 		ConfigPath:  path,
 		LoadOptions: loadOpts,
@@ -236,6 +248,31 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	err = d.Run(ctx)
 	log.Info("mcpgw stopping")
 	return err
+}
+
+// hupReloads turns SIGHUP into reload requests (at most one pending) until
+// stop is called; stop waits for the goroutine it started.
+func hupReloads(ctx context.Context) (reloads <-chan struct{}, stop func()) {
+	ch := make(chan struct{}, 1)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				select {
+				case ch <- struct{}{}:
+				default: // one is pending already
+				}
+			}
+		}
+	}()
+	return ch, func() { signal.Stop(hup); cancel(); <-done }
 }
 
 // loadTrust returns a reader of the trusted project directories, read
