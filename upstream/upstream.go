@@ -315,6 +315,12 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 		if opts != nil && opts.OnProgress != nil {
 			token, done := u.watchProgress(opts.OnProgress)
 			defer done()
+			// The SDK delivers a call's result on its reading goroutine and
+			// notifications on another, in order: a progress notification
+			// the server sent just before its result can still be on its
+			// way when the result is here. Give it a moment, so that it
+			// reaches the client before the result does.
+			defer time.Sleep(progressSettle)
 			params.SetProgressToken(token)
 		}
 		var err error
@@ -323,6 +329,10 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 	})
 	return res, err
 }
+
+// progressSettle is how long a call that reports progress waits, after its
+// result, for progress notifications still being delivered.
+const progressSettle = 50 * time.Millisecond
 
 // progressTokens numbers the progress tokens of calls, daemon-wide.
 var progressTokens atomic.Int64
