@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/mcpgw/mcpgw/deploy"
@@ -87,6 +88,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "mcpgw", version)
 		return nil
 	case "help", "-h", "--help":
+		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
+			// `mcpgw help CMD` is `mcpgw CMD -h`, on stdout.
+			err := run(ctx, []string{rest[0], "-h"}, stdin, stdout, stdout)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:

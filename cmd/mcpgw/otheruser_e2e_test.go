@@ -76,3 +76,15 @@ func TestServeHelpHidesToken(t *testing.T) {
 		t.Errorf("serve -h:\n%s", stderr)
 	}
 }
+
+// `mcpgw help CMD` shows that command's flags, as `mcpgw CMD -h` does.
+func TestHelpCommand(t *testing.T) {
+	out, _, err := runCmd(t, "help", "stdio")
+	if err != nil || !strings.Contains(out, "-client-prefix") || strings.Contains(out, "mcpgw serve [--config FILE]") {
+		t.Errorf("help stdio: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, "help")
+	if err != nil || !strings.Contains(out, "mcpgw serve [--config FILE]") {
+		t.Errorf("help: %v\n%s", err, out)
+	}
+}
