@@ -84,10 +84,14 @@ type Server struct {
 	// (see discover); discoverSem bounds how many run at once.
 	discoveries map[string]*discovery
 	discoverSem chan struct{}
-	closed      bool
-	wg          sync.WaitGroup // session waiters and background work
-	stop        context.CancelFunc
-	ctx         context.Context
+	// subs are the sessions subscribed to each upstream resource, with
+	// the URI each knows it by (see subscribe.go).
+	subMu  sync.Mutex
+	subs   map[subKey]map[*session]string
+	closed bool
+	wg     sync.WaitGroup // session waiters and background work
+	stop   context.CancelFunc
+	ctx    context.Context
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.
@@ -95,6 +99,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	s := &Server{
 		sessions:    make(map[*session]struct{}),
 		discoveries: make(map[string]*discovery),
+		subs:        make(map[subKey]map[*session]string),
 		discoverSem: make(chan struct{}, discoveryConcurrency),
 		started:     time.Now(),
 	}
@@ -113,12 +118,13 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	s.metrics = newMetrics(s.opts.Registerer)
 	s.catalog = registry.NewCatalog(cfg)
 	s.pool = upstream.New(&upstream.Options{
-		Logger:        s.log,
-		Registerer:    s.opts.Registerer,
-		ClientName:    "mcpgw",
-		ClientVersion: s.version,
-		OnUpdate:      s.onUpdate,
-		OnLog:         s.onLog,
+		Logger:            s.log,
+		Registerer:        s.opts.Registerer,
+		ClientName:        "mcpgw",
+		ClientVersion:     s.version,
+		OnUpdate:          s.onUpdate,
+		OnLog:             s.onLog,
+		OnResourceUpdated: s.onResourceUpdated,
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

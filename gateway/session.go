@@ -100,13 +100,15 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 			Logging: &mcp.LoggingCapabilities{},
 		},
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return ss.complete(ctx, req)
 		},
+		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return ss.subscribe(ctx, req) },
+		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return ss.unsubscribe(ctx, req) },
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
@@ -208,6 +210,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		defer s.wg.Done()
 		_ = sess.Wait()
 		ss.cancel()
+		s.dropSessionSubscriptions(ss)
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		closed := s.closed

@@ -50,6 +50,9 @@ type Options struct {
 	// Getenv reads bearerTokenEnv variables at connect time; nil means
 	// os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// OnResourceUpdated receives the upstreams' notifications/resources/updated
+	// (for subscribed URIs), on the upstream's reading goroutine.
+	OnResourceUpdated func(srv *registry.Server, uri string)
 	// OnLog receives the upstreams' notifications/message, on the
 	// upstream's reading goroutine: it must not block for long.
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
@@ -357,6 +360,14 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 		},
 		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
 			u.requestRelist(req.Session)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if p.opts.OnResourceUpdated != nil && req.Params != nil {
+				u.mu.Lock()
+				srv := u.srv
+				u.mu.Unlock()
+				p.opts.OnResourceUpdated(srv, req.Params.URI)
+			}
 		},
 		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
 			u.requestRelist(req.Session)

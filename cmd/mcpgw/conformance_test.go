@@ -49,6 +49,8 @@ var conformanceForwarded = []string{
 	"tools-call-mixed-content",
 	"tools-call-with-progress",
 	"tools-call-with-logging",
+	"resources-subscribe",
+	"resources-unsubscribe",
 }
 
 // TestConformance runs the official MCP conformance suite's server

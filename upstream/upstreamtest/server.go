@@ -64,10 +64,14 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze"}
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch"}
 
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
+
+type uriArgs struct {
+	URI string `json:"uri"`
+}
 
 type logArgs struct {
 	Level   string `json:"level"`
@@ -119,9 +123,11 @@ func NewServer(opts *Options) *mcp.Server {
 		exit = os.Exit
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions: o.Instructions,
-		PageSize:     o.PageSize,
-		Logger:       o.Logger,
+		Instructions:       o.Instructions,
+		PageSize:           o.PageSize,
+		Logger:             o.Logger,
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			// Names for greet's "name" and item ids for test://item/{id}.
 			values := []string{}
@@ -234,6 +240,13 @@ func NewServer(opts *Options) *mcp.Server {
 			return text("logged"), nil, nil
 		})
 
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Sends notifications/resources/updated for the uri to its subscribers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a uriArgs) (*mcp.CallToolResult, any, error) {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: a.URI}); err != nil {
+				return nil, nil, err
+			}
+			return text("touched"), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server process (SIGSTOP): nothing answers any more, like a wedged server."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
