@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The production binary links no test code, and the gateway reads the
+// cache only through the registry: layering that a stray import would
+// silently undo.
+func TestImportBoundaries(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	list := func(args ...string) []string {
+		t.Helper()
+		out, err := exec.Command(goBin, append([]string{"list"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("go list %v: %v", args, err)
+		}
+		return strings.Fields(string(out))
+	}
+	for _, dep := range list("-deps", ".") {
+		if dep == "testing" || strings.HasSuffix(dep, "/upstreamtest") {
+			t.Errorf("mcpgw links %s", dep)
+		}
+	}
+	imports := list("-f", `{{join .Imports " "}}`, "../../gateway")
+	if slices.Contains(imports, "github.com/mcpgw/mcpgw/cachefile") {
+		t.Error("the gateway imports cachefile; it reads listings through the registry")
+	}
+}
