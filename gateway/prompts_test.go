@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,5 +74,21 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 				t.Errorf("completion = %+v, %v", cr, err)
 			}
 		})
+	}
+}
+
+// A request's _meta reaches the upstream (the progress token aside, which
+// the gateway replaces with its own).
+func TestRequestMetaForwarded(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
+	connectNow(t, gw, "alpha")
+	c := connect(t, gw, SessionOptions{})
+	params := &mcp.CallToolParams{Name: "alpha_meta", Arguments: map[string]any{}, Meta: mcp.Meta{"com.example/trace": "abc-123"}}
+	res, err := c.sess.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("alpha_meta: %v %+v", err, res)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(got, `"com.example/trace":"abc-123"`) {
+		t.Errorf("the upstream saw _meta %s", got)
 	}
 }

@@ -272,15 +272,17 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 	if req == nil || req.Params == nil || req.Session == nil {
 		return nil
 	}
+	opts := &upstream.CallOptions{Meta: req.Params.Meta}
 	token := req.Params.GetProgressToken()
 	if token == nil {
-		return nil
+		return opts
 	}
-	return &upstream.CallOptions{OnProgress: func(_ context.Context, p *mcp.ProgressNotificationParams) {
+	opts.OnProgress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
 		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
 		})
-	}}
+	}
+	return opts
 }
 
 // connectNow connects srv (bypassing any backoff) and puts what it lists in

@@ -299,6 +299,9 @@ type CallOptions struct {
 	// OnProgress, if set, receives the upstream's progress notifications
 	// for this call (the call carries a progress token of its own).
 	OnProgress func(ctx context.Context, p *mcp.ProgressNotificationParams)
+	// Meta is the caller's request _meta, passed on to the upstream (but
+	// for the progress token, which the pool sets itself).
+	Meta mcp.Meta
 }
 
 // CallWith is Call with options.
@@ -306,11 +309,22 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 	var res *mcp.CallToolResult
 	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
 		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		if opts != nil && len(opts.Meta) > 0 {
+			params.Meta = make(mcp.Meta, len(opts.Meta))
+			for k, v := range opts.Meta {
+				if k != "progressToken" {
+					params.Meta[k] = v
+				}
+			}
+		}
 		if level := u.pool.LogLevel(); level != "" {
 			// Sessionless upstreams (protocol 2026-07-28) take the level
 			// per request; others ignore the key and use setLevel's.
+			if params.Meta == nil {
+				params.Meta = mcp.Meta{}
+			}
 			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
-			params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(level)}
+			params.Meta[mcp.MetaKeyLogLevel] = string(level)
 		}
 		if opts != nil && opts.OnProgress != nil {
 			token, done := u.watchProgress(opts.OnProgress)

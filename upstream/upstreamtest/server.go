@@ -14,6 +14,7 @@ package upstreamtest
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -64,7 +65,7 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch"}
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch", "meta"}
 
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
@@ -246,6 +247,14 @@ func NewServer(opts *Options) *mcp.Server {
 				return nil, nil, err
 			}
 			return text("touched"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "Returns the request's _meta as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			data, err := json.Marshal(req.Params.Meta)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(data)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server process (SIGSTOP): nothing answers any more, like a wedged server."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
