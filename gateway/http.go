@@ -130,7 +130,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		}))
 	}
 	if o.Gatherer != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+		// Open to local scrapers of any user, but not to a DNS-rebinding page.
+		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
 	}
 	return mux
 }
@@ -168,10 +169,13 @@ func isLoopbackHost(hostport string) bool {
 }
 
 func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		// The scheme is case-insensitive (RFC 9110 §11.1): "bearer x" is
+		// as good as "Bearer x".
+		scheme, cred, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		got := []byte(strings.TrimSpace(cred))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -65,3 +66,47 @@ func TestUnknownHTTPSessionAfterRestart(t *testing.T) {
 		t.Fatalf("tools after re-initializing: %v, %v", res, err)
 	}
 }
+
+// The bearer scheme is case-insensitive; the token is not.
+func TestTokenSchemeCaseInsensitive(t *testing.T) {
+	h := requireToken("s3cret", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for auth, want := range map[string]int{
+		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER  s3cret": 200,
+		"Bearer S3CRET": 401, "Basic s3cret": 401, "": 401, "Bearer": 401,
+	} {
+		req := httptest.NewRequest("POST", "/mcp", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, rec.Code, want)
+		}
+	}
+}
+
+// /metrics answers local scrapers but not a page that reached it through
+// DNS rebinding (a loopback connection under a foreign Host name).
+func TestMetricsRefuseForeignHost(t *testing.T) {
+	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, &Options{NoBootstrap: true})
+	defer gw.Close()
+	ts := httptest.NewServer(gw.Handler(&HTTPOptions{Gatherer: prometheusRegistry()}))
+	defer ts.Close()
+	for host, want := range map[string]int{"": 200, "evil.example:7332": 403} {
+		req, _ := http.NewRequest("GET", ts.URL+"/metrics", nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("/metrics with Host %q: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+func prometheusRegistry() *prometheus.Registry { return prometheus.NewRegistry() }
