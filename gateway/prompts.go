@@ -17,79 +17,68 @@ import (
 // syncPrompts brings the session's prompts, resources and templates in line
 // with v. The caller holds ss.mu.
 func (ss *session) syncPromptsLocked(v *registry.View) {
-	wantP := make(map[string]*registry.Prompt, len(v.Prompts))
-	for _, p := range v.Prompts {
-		wantP[p.Name] = p
-	}
-	var goneP []string
-	for name := range ss.prompts {
-		if _, ok := wantP[name]; !ok {
-			goneP = append(goneP, name)
-			delete(ss.prompts, name)
-		}
-	}
-	if len(goneP) > 0 {
-		ss.server.RemovePrompts(goneP...)
-	}
-	for name, p := range wantP {
-		if old, ok := ss.prompts[name]; ok && old.Def == p.Def {
-			continue
-		}
-		def := *p.Def
-		def.Name = name
-		ss.server.AddPrompt(&def, ss.getPrompt(name))
-		ss.prompts[name] = p
-	}
+	syncOffered(ss.prompts, v.Prompts,
+		func(p *registry.Prompt) (string, any) { return p.Name, p.Def },
+		func(gone []string) { ss.server.RemovePrompts(gone...) },
+		func(name string, p *registry.Prompt) bool {
+			def := *p.Def
+			def.Name = name
+			ss.server.AddPrompt(&def, ss.getPrompt(name))
+			return true
+		})
+	syncOffered(ss.resources, v.Resources,
+		func(r *registry.Resource) (string, any) { return r.URI, r.Def },
+		func(gone []string) { ss.server.RemoveResources(gone...) },
+		func(uri string, r *registry.Resource) bool {
+			def := *r.Def
+			def.URI = uri
+			ss.server.AddResource(&def, ss.readResource)
+			return true
+		})
+	syncOffered(ss.templates, v.Templates,
+		func(t *registry.Template) (string, any) { return t.URITemplate, t.Def },
+		func(gone []string) { ss.server.RemoveResourceTemplates(gone...) },
+		func(tmpl string, t *registry.Template) bool {
+			def := *t.Def
+			def.URITemplate = tmpl
+			if err := addTemplate(ss.server, &def, ss.readTemplate(tmpl)); err != nil {
+				ss.gw.log.Warn("resource template not offered", "server", t.Server, "template", t.Original, "err", err)
+				return false
+			}
+			return true
+		})
+}
 
-	wantR := make(map[string]*registry.Resource, len(v.Resources))
-	for _, r := range v.Resources {
-		wantR[r.URI] = r
+// syncOffered makes have (what a session's Server offers, by key) match
+// want: entries no longer wanted are removed in one call, new or changed
+// ones (another definition) added; add reports whether the Server took it.
+func syncOffered[T any](have map[string]T, want []T, keyDef func(T) (string, any),
+	remove func([]string), add func(string, T) bool) {
+	wanted := make(map[string]T, len(want))
+	for _, x := range want {
+		k, _ := keyDef(x)
+		wanted[k] = x
 	}
-	var goneR []string
-	for uri := range ss.resources {
-		if _, ok := wantR[uri]; !ok {
-			goneR = append(goneR, uri)
-			delete(ss.resources, uri)
+	var gone []string
+	for k := range have {
+		if _, ok := wanted[k]; !ok {
+			gone = append(gone, k)
+			delete(have, k)
 		}
 	}
-	if len(goneR) > 0 {
-		ss.server.RemoveResources(goneR...)
+	if len(gone) > 0 {
+		remove(gone)
 	}
-	for uri, r := range wantR {
-		if old, ok := ss.resources[uri]; ok && old.Def == r.Def {
-			continue
+	for k, x := range wanted {
+		if old, ok := have[k]; ok {
+			_, oldDef := keyDef(old)
+			if _, def := keyDef(x); oldDef == def {
+				continue
+			}
 		}
-		def := *r.Def
-		def.URI = uri
-		ss.server.AddResource(&def, ss.readResource)
-		ss.resources[uri] = r
-	}
-
-	wantT := make(map[string]*registry.Template, len(v.Templates))
-	for _, t := range v.Templates {
-		wantT[t.URITemplate] = t
-	}
-	var goneT []string
-	for tmpl := range ss.templates {
-		if _, ok := wantT[tmpl]; !ok {
-			goneT = append(goneT, tmpl)
-			delete(ss.templates, tmpl)
+		if add(k, x) {
+			have[k] = x
 		}
-	}
-	if len(goneT) > 0 {
-		ss.server.RemoveResourceTemplates(goneT...)
-	}
-	for tmpl, t := range wantT {
-		if old, ok := ss.templates[tmpl]; ok && old.Def == t.Def {
-			continue
-		}
-		def := *t.Def
-		def.URITemplate = tmpl
-		if err := addTemplate(ss.server, &def, ss.readTemplate(tmpl)); err != nil {
-			ss.gw.log.Warn("resource template not offered", "server", t.Server, "template", t.Original, "err", err)
-			continue
-		}
-		ss.templates[tmpl] = t
 	}
 }
 
