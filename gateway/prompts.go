@@ -94,22 +94,36 @@ func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 	return nil
 }
 
-// upstreamFor returns the upstream of server name in v, refusing servers
-// that may not run.
+// upstreamFor returns the server called name in v, refusing one that may
+// not run (untrusted, disabled) with the reason a person needs.
 func (ss *session) upstreamFor(v *registry.View, name string) (*registry.Server, error) {
+	return usableServer(v, name)
+}
+
+func usableServer(v *registry.View, name string) (*registry.Server, error) {
 	sv, ok := v.Server(name)
 	if !ok {
-		return nil, fmt.Errorf("server %q is no longer configured", name)
+		return nil, refusal(fmt.Sprintf("Server %q is no longer configured.", name))
 	}
 	srv := sv.Server
 	switch {
 	case srv.Untrusted:
-		return nil, fmt.Errorf("server %q comes from %s, in a project you have not trusted; run `mcpgw trust DIR` on the project directory to allow it", srv.Name, srv.Source)
+		return nil, untrustedError(srv)
 	case !srv.Enabled:
-		return nil, fmt.Errorf("server %q is disabled in %s", srv.Name, srv.Source)
+		return nil, refusal(fmt.Sprintf("Server %q is disabled in %s.", srv.Name, srv.Source))
 	}
 	return srv, nil
 }
+
+func untrustedError(srv *registry.Server) error {
+	return refusal(fmt.Sprintf("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source))
+}
+
+// refusal is why a server may not be used, in sentences written for the
+// person or model that asked.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
 
 func (ss *session) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

@@ -182,7 +182,7 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		// (never connected, nothing cached): connect it, as the call needs it.
 		cands, untrusted := serversFor(v, name)
 		if len(cands) == 0 && untrusted != nil {
-			return errorResult("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", untrusted.Name, untrusted.Source)
+			return errorResult("%v", untrustedError(untrusted))
 		}
 		if len(cands) > 0 {
 			gw.connectAll(ctx, cands, name)
@@ -201,13 +201,9 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		return errorResult("args for %s contain %s, which are arguments of the mcp tool itself, not of %s. Pass the tool's own arguments directly: mcp({tool:%q,args:{...}}).\n\n%s",
 			t.Name, strings.Join(nested, ", "), t.Name, t.Name, paramsText(t))
 	}
-	sv, _ := v.Server(t.Server)
-	srv := sv.Server
-	if srv.Untrusted {
-		return errorResult("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source)
-	}
-	if !srv.Enabled {
-		return errorResult("Server %q is disabled in %s.", srv.Name, srv.Source)
+	srv, err := usableServer(v, t.Server)
+	if err != nil {
+		return errorResult("%v", err)
 	}
 	u := gw.pool.Upstream(srv)
 	start := time.Now()
