@@ -17,6 +17,7 @@ type metrics struct {
 	reloadTime  prometheus.Gauge
 	discWait    *prometheus.HistogramVec
 	relist      prometheus.Histogram
+	clientReqs  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -56,14 +57,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time ToolSearch answers waited for the client to re-read its tool list after activating tools.",
 			Buckets: []float64{.01, .05, .1, .2, .3, .4, .5, .75, 1, 1.5, 2},
 		}),
+		clientReqs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_client_requests_total",
+			Help: "Requests of upstreams forwarded to the session whose call caused them, by kind (sampling, elicitation).",
+		}, []string{"kind"}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs)
 	}
 	return m
 }
+
+func (m *metrics) clientRequest(kind string) { m.clientReqs.WithLabelValues(kind).Inc() }
 
 func (m *metrics) call(server, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, outcome).Inc()

@@ -125,6 +125,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		OnUpdate:          s.onUpdate,
 		OnLog:             s.onLog,
 		OnResourceUpdated: s.onResourceUpdated,
+		Roots:             s.rootsFor,
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // Session modes.
@@ -51,6 +52,10 @@ type session struct {
 	noRelist   bool          // the client did not re-list after list_changed: do not hold
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
+
+	rootsMu    sync.Mutex
+	roots      []*mcp.Root // the client's, as last listed
+	rootsStale bool        // the client said they changed
 }
 
 func (s *Server) newSession(opts SessionOptions) *session {
@@ -107,6 +112,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return ss.complete(ctx, req)
 		},
+		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { ss.rootsChanged() },
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return ss.subscribe(ctx, req) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return ss.unsubscribe(ctx, req) },
 		SupportedProtocolVersions: sessionProtocols,
@@ -366,10 +372,11 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 
 // cancelMiddleware ends a request's context when the session ends: the
 // SDK's Close waits for requests in flight, and a tool call can take
-// minutes.
+// minutes. The context also names the session as the peer of the upstream
+// calls the request makes (upstream.WithPeer).
 func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()
 		stop := context.AfterFunc(ss.ctx, cancel)
 		defer stop()

@@ -25,6 +25,7 @@ const (
 // carry only status texts, and the pool needs the codes (401 → needs-auth;
 // 400/404/405 from a Streamable HTTP attempt → try legacy SSE).
 type headerTransport struct {
+	up      *Upstream // tags related streams (relatedStream); nil in tests
 	base    http.RoundTripper
 	headers map[string]string
 	bearer  string
@@ -51,6 +52,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Authorization", "Bearer "+t.bearer)
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && t.up != nil {
+		if peer := peerFrom(req.Context()); peer != nil {
+			tagRelatedStream(resp, t.up.peerTag(peer))
+		}
+	}
 	if err == nil && resp.StatusCode >= 400 {
 		t.mu.Lock()
 		t.lastStatus = resp.StatusCode
@@ -86,8 +92,8 @@ func (t *headerTransport) unauthorized() (string, bool) {
 
 // newHeaderTransport builds the transport of srv, whose secrets are
 // resolved (resolveSecrets).
-func (p *Pool) newHeaderTransport(srv *registry.Server) *headerTransport {
-	return &headerTransport{base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
+func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTransport {
+	return &headerTransport{up: u, base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
 }
 
 // dialHTTP connects to srv.URL: Streamable HTTP first (or the transport that
@@ -95,7 +101,7 @@ func (p *Pool) newHeaderTransport(srv *registry.Server) *headerTransport {
 // 400, 404 or 405, which is how servers that predate Streamable HTTP
 // answer its POST.
 func (p *Pool) dialHTTP(ctx context.Context, u *Upstream, srv *registry.Server, o dialOptions) (*session, error) {
-	ht := p.newHeaderTransport(srv)
+	ht := p.newHeaderTransport(u, srv)
 	order := []string{kindStreamable, kindSSE}
 	if o.httpKind == kindSSE {
 		order = []string{kindSSE, kindStreamable}

@@ -57,6 +57,9 @@ type Options struct {
 	// upstream's reading goroutine: it must not block for long.
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	OnLog func(srv *registry.Server, p *mcp.LoggingMessageParams)
+	// Roots answers an upstream's roots/list that is not for one peer (see
+	// Peer): the roots of the sessions that use srv. Nil answers none.
+	Roots func(ctx context.Context, srv *registry.Server) []*mcp.Root
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are
@@ -352,9 +355,8 @@ func (p *Pool) processExited(pr *process) {
 // newClient returns the MCP client for one connect of u. List-changed
 // notifications make u re-list and publish a new Snapshot.
 func (p *Pool) newClient(u *Upstream) *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, &mcp.ClientOptions{
-		Logger:       u.logger(),
-		Capabilities: &mcp.ClientCapabilities{}, // no roots: they would be per downstream session
+	opts := &mcp.ClientOptions{
+		Logger: u.logger(),
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			u.requestRelist(req.Session)
 		},
@@ -384,5 +386,9 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 				p.opts.OnLog(srv, req.Params)
 			}
 		},
-	})
+	}
+	p.clientHandlers(u, opts)
+	c := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, opts)
+	c.AddReceivingMiddleware(p.rootsMiddleware(u))
+	return c
 }

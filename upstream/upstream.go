@@ -31,6 +31,12 @@ type Upstream struct {
 	progressMu sync.Mutex
 	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
 
+	peerMu       sync.Mutex
+	peers        map[Peer]*inFlightPeer // peers with calls in flight
+	peerIDs      map[int64]Peer         // the same, by related-stream tag
+	lastPeerID   int64
+	elicitations map[string]Peer // URL elicitations in progress, by ID
+
 	mu        sync.Mutex
 	srv       *registry.Server // latest config under the upstream's name
 	aliases   []string         // other names of the same identity, sorted
@@ -442,6 +448,10 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 			u.mu.Unlock()
 		}
 	}()
+	if peer := peerFrom(ctx); peer != nil {
+		u.addPeer(peer)
+		defer u.removePeer(peer)
+	}
 	for try := 0; ; try++ {
 		s, srv, err := u.acquire(ctx)
 		if err != nil {

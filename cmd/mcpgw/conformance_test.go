@@ -51,6 +51,12 @@ var conformanceForwarded = []string{
 	"tools-call-with-logging",
 	"resources-subscribe",
 	"resources-unsubscribe",
+	"tools-call-sampling",
+	"tools-call-elicitation",
+	"elicitation-sep1034-defaults",
+	"elicitation-sep1330-enums",
+	"json-schema-2020-12",
+	"server-sse-polling",
 }
 
 // TestConformance runs the official MCP conformance suite's server
@@ -97,6 +103,30 @@ func TestConformanceForwarding(t *testing.T) {
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
 	runConformance(t, node22, cli, d, dir, conformanceForwarded)
+}
+
+// conformanceClientRequests are the scenarios of requests an upstream makes
+// of the client while it serves a call.
+var conformanceClientRequests = []string{
+	"tools-call-sampling",
+	"tools-call-elicitation",
+	"elicitation-sep1034-defaults",
+	"elicitation-sep1330-enums",
+}
+
+// TestConformanceClientRequestsOlderUpstream runs the sampling and
+// elicitation scenarios with an upstream on protocol 2025-11-25, which
+// sends those requests over the wire while the call is in flight (a newer
+// one asks for them in the call's result, as TestConformanceForwarding
+// shows).
+func TestConformanceClientRequestsOlderUpstream(t *testing.T) {
+	node22, cli := needConformance(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
+	d := startDaemonProc(t, dir, config)
+	runConformance(t, node22, cli, d, dir, conformanceClientRequests)
 }
 
 func runConformance(t *testing.T, node22, cli string, d *daemon, dir string, scenarios []string) {

@@ -575,8 +575,8 @@ var testServerBin = func() string {
 }()
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 2 && os.Args[1] == "conformance-upstream" {
-		if err := upstreamtest.ConformanceServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+	if len(os.Args) >= 2 && os.Args[1] == "conformance-upstream" {
+		if err := upstreamtest.ConformanceServer(os.Args[2:]...).Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "conformance-upstream:", err)
 			os.Exit(1)
 		}

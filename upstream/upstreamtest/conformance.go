@@ -5,6 +5,7 @@ package upstreamtest
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -15,12 +16,14 @@ import (
 // onePixelPNG is a 1x1 transparent PNG.
 var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
-// ConformanceServer serves the prompt, resource and completion fixtures the
-// MCP conformance suite's server scenarios expect (prompts-*, resources-*,
-// completion-complete), so that those scenarios can run through mcpgw with
-// it as the upstream.
-func ConformanceServer() *mcp.Server {
+// ConformanceServer serves the fixtures the MCP conformance suite's server
+// scenarios expect (prompts, resources, completion, tools that return each
+// kind of content, log, report progress, sample, elicit), so that those
+// scenarios can run through mcpgw with it as the upstream. protocols, if
+// any, are the only protocol versions it accepts.
+func ConformanceServer(protocols ...string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpgw-conformance-upstream", Version: "1.0.0"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: protocols,
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -116,6 +119,7 @@ func addConformanceTools(s *mcp.Server) {
 		}
 		return result(&mcp.TextContent{Text: "Logging test completed"}), nil
 	})
+	addClientRequestTools(s)
 	tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		token := req.Params.GetProgressToken()
 		for i, p := range []float64{0, 50, 100} {
@@ -130,4 +134,136 @@ func addConformanceTools(s *mcp.Server) {
 		}
 		return result(&mcp.TextContent{Text: "Progress test completed"}), nil
 	})
+}
+
+// addClientRequestTools adds the tools that make requests of the client:
+// sampling, elicitation and roots. They ask the way a server on protocol
+// 2026-07-28 does, with InputRequests in the result of a call the client
+// then retries; the SDK turns that into plain requests to a client on an
+// older protocol.
+func addClientRequestTools(s *mcp.Server) {
+	text := func(format string, args ...any) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+	}
+	obj := func(props map[string]any, required ...string) map[string]any {
+		m := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			m["required"] = required
+		}
+		return m
+	}
+	str := map[string]any{"type": "string"}
+	// ask returns the client's answer to in, or, if the call does not
+	// carry it yet, the result that asks for it.
+	ask := func(req *mcp.CallToolRequest, in mcp.InputRequest) (mcp.InputResponse, *mcp.CallToolResult) {
+		if r, ok := req.Params.InputResponses["input"]; ok {
+			return r, nil
+		}
+		return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"input": in}}
+	}
+	s.AddTool(&mcp.Tool{Name: "test_sampling", Description: "Asks the client to sample its model.",
+		InputSchema: obj(map[string]any{"prompt": str}, "prompt")},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Prompt string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			r, pending := ask(req, &mcp.CreateMessageParams{MaxTokens: 100,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: args.Prompt}}}})
+			if pending != nil {
+				return pending, nil
+			}
+			res, ok := r.(*mcp.CreateMessageWithToolsResult)
+			if !ok {
+				return nil, fmt.Errorf("sampling answered with %T", r)
+			}
+			var reply []string
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					reply = append(reply, t.Text)
+				}
+			}
+			return text("LLM response: %s", strings.Join(reply, " ")), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "test_roots", Description: "Lists the client's roots.", InputSchema: obj(map[string]any{})},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r, pending := ask(req, &mcp.ListRootsParams{})
+			if pending != nil {
+				return pending, nil
+			}
+			res, ok := r.(*mcp.ListRootsResult)
+			if !ok {
+				return nil, fmt.Errorf("roots/list answered with %T", r)
+			}
+			var uris []string
+			for _, root := range res.Roots {
+				uris = append(uris, root.URI)
+			}
+			return text("Roots: %s", strings.Join(uris, " ")), nil
+		})
+	elicit := func(req *mcp.CallToolRequest, message string, schema map[string]any) (*mcp.CallToolResult, error) {
+		r, pending := ask(req, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
+		if pending != nil {
+			return pending, nil
+		}
+		res, ok := r.(*mcp.ElicitResult)
+		if !ok {
+			return nil, fmt.Errorf("elicitation answered with %T", r)
+		}
+		content, _ := json.Marshal(res.Content)
+		return text("Elicitation completed: action=%s, content=%s", res.Action, content), nil
+	}
+	s.AddTool(&mcp.Tool{Name: "test_elicitation", Description: "Asks the user for a name and an email address.",
+		InputSchema: obj(map[string]any{"message": str}, "message")},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Message string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			return elicit(req, args.Message, obj(map[string]any{
+				"username": map[string]any{"type": "string", "description": "User's response"},
+				"email":    map[string]any{"type": "string", "description": "User's email address"},
+			}, "username", "email"))
+		})
+	s.AddTool(&mcp.Tool{Name: "test_elicitation_sep1034_defaults", Description: "Elicits fields with default values.", InputSchema: obj(map[string]any{})},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return elicit(req, "Please review and update the form fields with defaults", obj(map[string]any{
+				"name":     map[string]any{"type": "string", "description": "User name", "default": "John Doe"},
+				"age":      map[string]any{"type": "integer", "description": "User age", "default": 30},
+				"score":    map[string]any{"type": "number", "description": "User score", "default": 95.5},
+				"status":   map[string]any{"type": "string", "description": "User status", "enum": []string{"active", "inactive", "pending"}, "default": "active"},
+				"verified": map[string]any{"type": "boolean", "description": "Verification status", "default": true},
+			}))
+		})
+	titled := func(key string, pairs ...string) []map[string]any {
+		var out []map[string]any
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out = append(out, map[string]any{"const": pairs[i], key: pairs[i+1]})
+		}
+		return out
+	}
+	s.AddTool(&mcp.Tool{Name: "test_elicitation_sep1330_enums", Description: "Elicits each kind of enum field.", InputSchema: obj(map[string]any{})},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return elicit(req, "Please select options from the enum fields", obj(map[string]any{
+				"untitledSingle": map[string]any{"type": "string", "description": "Select one option", "enum": []string{"option1", "option2", "option3"}},
+				"titledSingle": map[string]any{"type": "string", "description": "Select one option with titles",
+					"oneOf": titled("title", "value1", "First Option", "value2", "Second Option", "value3", "Third Option")},
+				"legacyEnum": map[string]any{"type": "string", "description": "Select one option (legacy)",
+					"enum": []string{"opt1", "opt2", "opt3"}, "enumNames": []string{"Option One", "Option Two", "Option Three"}},
+				"untitledMulti": map[string]any{"type": "array", "description": "Select multiple options",
+					"items": map[string]any{"type": "string", "enum": []string{"option1", "option2", "option3"}}},
+				"titledMulti": map[string]any{"type": "array", "description": "Select multiple options with titles",
+					"items": map[string]any{"anyOf": titled("title", "value1", "First Choice", "value2", "Second Choice", "value3", "Third Choice")}},
+			}))
+		})
+	s.AddTool(&mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features",
+		InputSchema: map[string]any{
+			"$schema": "https://json-schema.org/draft/2020-12/schema",
+			"type":    "object",
+			"$defs": map[string]any{"address": obj(map[string]any{
+				"street": str, "city": str,
+			})},
+			"properties": map[string]any{
+				"name":    str,
+				"address": map[string]any{"$ref": "#/$defs/address"},
+			},
+			"additionalProperties": false,
+		}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
 }
