@@ -88,8 +88,14 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	})
 	withSlot := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Mcp-Session-Id") == "" {
+			id := r.Header.Get("Mcp-Session-Id")
+			switch {
+			case id == "":
 				r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, &sessionSlot{}))
+			case r.Method == http.MethodDelete:
+				// The SDK's close waits for the session's requests in
+				// flight: end them first, as the client has left.
+				s.cancelSession(id)
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -134,6 +140,21 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
 	}
 	return mux
+}
+
+// cancelSession ends the requests of the session whose Streamable HTTP
+// session ID is id.
+func (s *Server) cancelSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss := range s.sessions {
+		ss.mu.Lock()
+		match := ss.ss != nil && ss.ss.ID() == id
+		ss.mu.Unlock()
+		if match {
+			ss.cancel()
+		}
+	}
 }
 
 type sessionSlotKey struct{}

@@ -205,7 +205,7 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 	if err != nil {
 		return errorResult("%v", err)
 	}
-	u := gw.pool.Upstream(srv)
+	u := gw.upstream(ctx, srv)
 	start := time.Now()
 	var res *mcp.CallToolResult
 	if t.Resource != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ const (
 // mode, activated tools, direct tools).
 type session struct {
 	gw     *Server
+	key    string // names its private upstreams (Pool.SessionUpstream)
 	opts   SessionOptions
 	mode   string
 	direct directSpec
@@ -66,6 +68,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	v := s.catalog.ViewFor(ov)
 	ss := &session{
 		gw:         s,
+		key:        "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
 		opts:       opts,
 		mode:       sessionMode(opts.Mode, v.Config.Settings.Mode),
 		activated:  make(map[string]bool),
@@ -216,6 +219,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		defer s.wg.Done()
 		_ = sess.Wait()
 		ss.cancel()
+		s.pool.EndSession(ss.key)
 		s.dropSessionSubscriptions(ss)
 		s.mu.Lock()
 		delete(s.sessions, ss)

@@ -34,6 +34,7 @@ import (
 //	      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
 //	      "lifecycle": "lazy",   // lazy | eager | keep-alive | lazy-keep-alive
 //	      "idleTimeout": 10,     // minutes; 0 = never
+//	      "isolation": "shared", // shared | session (an upstream per session)
 //	    },
 //	    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/src"]},
 //	  },
@@ -281,7 +282,7 @@ var (
 		"command", "args", "env", "cwd", "url", "headers", "auth", "bearerToken",
 		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
-		"excludeTools", "toolPrefix", "description", "directTools",
+		"excludeTools", "toolPrefix", "description", "directTools", "isolation",
 	}
 	serverFieldsForeign = []string{
 		"socket", "inheritEnv", "caFile", "requestHeadersCommand", "bearerTokenStore",
@@ -628,6 +629,10 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 	case "lifecycle":
 		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, LifecycleLazy, LifecycleEager, LifecycleKeepAlive, lifecycleLazyKeepAlive) {
 			st.lifecycle = x
+		}
+	case "isolation":
+		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, IsolationShared, IsolationSession) {
+			s.Isolation = x
 		}
 	case "idleTimeout":
 		if d, ok := p.duration(v, f, time.Minute); ok {

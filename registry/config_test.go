@@ -604,3 +604,28 @@ func TestSettingsMaxOutputBytes(t *testing.T) {
 		t.Errorf("bad maxOutputBytes: %v", err)
 	}
 }
+
+// TestIsolation reads "isolation": "session" and refuses other values,
+// naming the field.
+func TestIsolation(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "mcp.json", `{"mcpServers": {
+		"a": {"command": "x", "isolation": "session"},
+		"b": {"command": "y", "isolation": "shared"},
+		"c": {"command": "z"}}}`)
+	cfg, err := Load(path, testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": IsolationSession, "b": IsolationShared, "c": ""} {
+		if got := cfg.Servers[name].Isolation; got != want {
+			t.Errorf("%s: Isolation = %q, want %q", name, got, want)
+		}
+	}
+	path = writeFile(t, dir, "bad.json", `{"mcpServers": {"a": {"command": "x", "isolation": "per-session"}}}`)
+	_, err = Load(path, testOptions(nil))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "servers.a.isolation" || ve.Value != "per-session" {
+		t.Errorf("bad isolation: err = %v", err)
+	}
+}

@@ -16,6 +16,12 @@ const (
 	LifecycleKeepAlive = "keep-alive" // connect at start, health-checked, reconnected
 )
 
+// Isolation values of Server.Isolation.
+const (
+	IsolationShared  = "shared"  // one upstream for every session (default)
+	IsolationSession = "session" // one upstream per session
+)
+
 // DefaultDiscoveryTimeout is how long discovery answers wait for servers
 // that are starting: under the 30–60 s request timeouts of common clients,
 // over the few seconds an npx server takes on a warm npm cache.
@@ -123,6 +129,7 @@ type Server struct {
 	// Behaviour fields: changing them does not change the identity.
 	Enabled        bool          // default true
 	Lifecycle      string        // LifecycleLazy (default), LifecycleEager, LifecycleKeepAlive
+	Isolation      string        // IsolationSession, or IsolationShared ("" too: the default)
 	IdleTimeout    time.Duration // resolved: server value, else settings, else 10 min; 0 = never
 	RequestTimeout time.Duration // requestTimeoutMs; 0 = settings default
 	StartupTimeout time.Duration // startupTimeoutMs; 0 = settings default

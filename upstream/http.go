@@ -53,7 +53,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && req.Method == http.MethodPost && t.up != nil {
-		if peer := peerFrom(req.Context()); peer != nil {
+		if peer := PeerFrom(req.Context()); peer != nil {
 			tagRelatedStream(resp, t.up.peerTag(peer))
 		}
 	}

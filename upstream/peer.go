@@ -45,7 +45,8 @@ func WithPeer(ctx context.Context, p Peer) context.Context {
 	return context.WithValue(ctx, peerKey{}, p)
 }
 
-func peerFrom(ctx context.Context) Peer {
+// PeerFrom returns the peer of ctx (WithPeer), or nil.
+func PeerFrom(ctx context.Context) Peer {
 	p, _ := ctx.Value(peerKey{}).(Peer)
 	return p
 }
@@ -110,7 +111,7 @@ func (u *Upstream) peerTag(p Peer) int64 {
 // 2026-07-28 fulfils its input requests on the call's context), else the
 // one its related stream names, else the only one with calls in flight.
 func (u *Upstream) peerFor(ctx context.Context, meta mcp.Meta, method string) (Peer, error) {
-	if p := peerFrom(ctx); p != nil {
+	if p := PeerFrom(ctx); p != nil {
 		return p, nil
 	}
 	u.peerMu.Lock()

@@ -80,8 +80,9 @@ type Pool struct {
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel  mcp.LoggingLevel     // sent to upstreams that log; "" = never set
 	upstreams map[string]*Upstream // by Hash
-	sessions  map[*session]bool    // live sessions, force-closed by Close
-	procs     map[*process]bool    // running processes
+	private   map[privateKey]*Upstream
+	sessions  map[*session]bool // live sessions, force-closed by Close
+	procs     map[*process]bool // running processes
 	closed    bool
 	closeDone chan struct{}
 	wg        sync.WaitGroup // every goroutine the pool starts
@@ -110,6 +111,7 @@ func (p *Pool) getenv(name string) (string, bool) {
 func New(opts *Options) *Pool {
 	p := &Pool{
 		upstreams: map[string]*Upstream{},
+		private:   map[privateKey]*Upstream{},
 		sessions:  map[*session]bool{},
 		procs:     map[*process]bool{},
 		closeDone: make(chan struct{}),
@@ -153,11 +155,11 @@ func (p *Pool) Upstream(srv *registry.Server) *Upstream {
 	p.mu.Lock()
 	u := p.upstreams[srv.Hash]
 	if u == nil {
-		u = newUpstream(p, srv)
+		u = newUpstream(p, srv, "")
 		if p.closed {
 			u.retired = true
 			u.state = StateClosed
-			p.metrics.forget(srv.Name)
+			u.m.forget(srv.Name)
 		} else {
 			p.upstreams[srv.Hash] = u
 		}
@@ -168,6 +170,55 @@ func (p *Pool) Upstream(srv *registry.Server) *Upstream {
 	u.use(srv)
 	return u
 }
+
+// SessionUpstream returns the upstream of srv private to one session (key),
+// creating it if needed: for servers with "isolation": "session", whose
+// requests to the client (sampling, elicitation, roots) must never be
+// ambiguous, or which keep per-client state. It lives until EndSession(key)
+// or until srv's identity leaves the configuration (Reconcile), and closes
+// when idle like any other.
+func (p *Pool) SessionUpstream(srv *registry.Server, key string) *Upstream {
+	if srv == nil || srv.Hash == "" || key == "" {
+		panic("upstream: Pool.SessionUpstream needs a server with a Hash and a session key")
+	}
+	k := privateKey{srv.Hash, key}
+	p.mu.Lock()
+	u := p.private[k]
+	if u == nil {
+		u = newUpstream(p, srv, key)
+		if p.closed {
+			u.retired = true
+			u.state = StateClosed
+		} else {
+			p.private[k] = u
+		}
+		p.mu.Unlock()
+		return u
+	}
+	p.mu.Unlock()
+	u.use(srv)
+	return u
+}
+
+// EndSession closes the upstreams private to session key, once their calls
+// have finished.
+func (p *Pool) EndSession(key string) {
+	p.mu.Lock()
+	var gone []*Upstream
+	for k, u := range p.private {
+		if k.session == key {
+			delete(p.private, k)
+			gone = append(gone, u)
+		}
+	}
+	p.mu.Unlock()
+	for _, u := range gone {
+		u.retire()
+	}
+}
+
+// privateKey identifies an upstream private to a session.
+type privateKey struct{ hash, session string }
 
 // Reconcile makes the pool match the configuration: upstreams whose Hash is
 // not among servers are closed once their in-flight calls finish (this
@@ -197,6 +248,12 @@ func (p *Pool) Reconcile(servers []*registry.Server) {
 	for h, u := range p.upstreams {
 		if groups[h] == nil {
 			delete(p.upstreams, h)
+			gone = append(gone, u)
+		}
+	}
+	for k, u := range p.private {
+		if groups[k.hash] == nil {
+			delete(p.private, k)
 			gone = append(gone, u)
 		}
 	}
@@ -249,11 +306,15 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.closed = true
-	ups := make([]*Upstream, 0, len(p.upstreams))
+	ups := make([]*Upstream, 0, len(p.upstreams)+len(p.private))
 	for _, u := range p.upstreams {
 		ups = append(ups, u)
 	}
+	for _, u := range p.private {
+		ups = append(ups, u)
+	}
 	clear(p.upstreams)
+	clear(p.private)
 	p.mu.Unlock()
 
 	p.cancel() // aborts connects and supervisors

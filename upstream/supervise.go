@@ -101,13 +101,13 @@ func (u *Upstream) runAttempt(att *attempt) {
 		u.connects++
 		if u.lost {
 			u.lost = false
-			u.pool.metrics.restart(name)
+			u.m.restart(name)
 		}
 		u.lastUsed = time.Now()
 		u.setStateLocked(StateConnected, "")
 		u.publishLocked(snap)
 		u.armIdleLocked()
-		u.pool.metrics.connect(name, outcomeSuccess)
+		u.m.connect(name, outcomeSuccess)
 		u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools),
 			"protocol", snap.ProtocolVersion, "took", time.Since(start).Round(time.Millisecond))
 	case u.retired:
@@ -119,7 +119,7 @@ func (u *Upstream) runAttempt(att *attempt) {
 		case errors.As(err, &ae):
 			u.authErr = ae
 			u.setStateLocked(StateNeedsAuth, ae.Reason)
-			u.pool.metrics.connect(name, outcomeNeedsAuth)
+			u.m.connect(name, outcomeNeedsAuth)
 			u.log.Warn("upstream needs authentication", "reason", ae.Reason)
 		default:
 			outcome := outcomeFailure
@@ -136,7 +136,7 @@ func (u *Upstream) runAttempt(att *attempt) {
 			wait := backoff(u.failures)
 			u.nextRetry = time.Now().Add(wait)
 			u.setStateLocked(StateFailed, err.Error())
-			u.pool.metrics.connect(name, outcome)
+			u.m.connect(name, outcome)
 			u.log.Warn("upstream connect failed", "error", err, "failures", u.failures, "retry_in", wait.Round(time.Millisecond))
 		}
 	}
@@ -307,7 +307,7 @@ func (u *Upstream) idleExpired() {
 	u.sess = nil
 	u.idle = nil
 	u.idleCloses++
-	u.pool.metrics.idleClose(u.srv.Name)
+	u.m.idleClose(u.srv.Name)
 	u.setStateLocked(StateIdle, "")
 	u.log.Info("closing idle upstream", "idle_timeout", u.srv.IdleTimeout)
 	u.unlock()
@@ -471,7 +471,7 @@ func (u *Upstream) markClosed() (s *session, drained chan struct{}) {
 		}
 	}
 	u.setStateLocked(StateClosed, "")
-	u.pool.metrics.forget(u.srv.Name)
+	u.m.forget(u.srv.Name)
 	u.log.Info("upstream closed")
 	select {
 	case u.wake <- struct{}{}:

@@ -25,8 +25,10 @@ const (
 // An Upstream is one supervised connection to an upstream server, shared by
 // every caller. Its methods are safe for concurrent use.
 type Upstream struct {
-	pool *Pool
-	hash string
+	pool    *Pool
+	hash    string
+	m       *metrics // nil (no series) for a private upstream
+	session string   // the session a private upstream serves ("": shared)
 
 	progressMu sync.Mutex
 	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
@@ -88,17 +90,26 @@ type attempt struct {
 	err  error
 }
 
-func newUpstream(p *Pool, srv *registry.Server) *Upstream {
+// newUpstream returns an idle upstream for srv, shared (session "") or
+// private to one session (see Pool.SessionUpstream). Private upstreams
+// have no metric series of their own: their label would be their server's.
+func newUpstream(p *Pool, srv *registry.Server, session string) *Upstream {
 	u := &Upstream{
-		pool:  p,
-		hash:  srv.Hash,
-		srv:   srv,
-		log:   p.log.With("server", srv.Name),
-		state: StateIdle,
-		since: time.Now(),
-		wake:  make(chan struct{}, 1),
+		pool:    p,
+		hash:    srv.Hash,
+		m:       p.metrics,
+		session: session,
+		srv:     srv,
+		log:     p.log.With("server", srv.Name),
+		state:   StateIdle,
+		since:   time.Now(),
+		wake:    make(chan struct{}, 1),
 	}
-	p.metrics.add(srv.Name, StateIdle)
+	if session != "" {
+		u.m = nil
+		u.log = u.log.With("session", session)
+	}
+	u.m.add(srv.Name, StateIdle)
 	return u
 }
 
@@ -154,7 +165,7 @@ func (u *Upstream) setStateLocked(st State, errMsg string) {
 	if st != u.state {
 		u.state = st
 		u.since = time.Now()
-		u.pool.metrics.setState(u.srv.Name, st)
+		u.m.setState(u.srv.Name, st)
 	}
 	if u.pool.opts.OnState != nil {
 		s := u.statusLocked()
@@ -208,8 +219,8 @@ func (u *Upstream) settleNames(group []*registry.Server) *registry.Server {
 	slices.Sort(aliases)
 	u.aliases = aliases
 	if old := u.srv.Name; old != primary.Name {
-		u.pool.metrics.forget(old)
-		u.pool.metrics.add(primary.Name, u.state)
+		u.m.forget(old)
+		u.m.add(primary.Name, u.state)
 		u.log = u.pool.log.With("server", primary.Name)
 	}
 	u.updateLocked(primary)
@@ -448,7 +459,7 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 			u.mu.Unlock()
 		}
 	}()
-	if peer := peerFrom(ctx); peer != nil {
+	if peer := PeerFrom(ctx); peer != nil {
 		u.addPeer(peer)
 		defer u.removePeer(peer)
 	}

@@ -24,8 +24,8 @@ var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAA
 func ConformanceServer(protocols ...string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpgw-conformance-upstream", Version: "1.0.0"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: protocols,
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			values := []string{}
 			for _, v := range []string{"paris", "park", "party", "123", "456"} {
@@ -120,6 +120,23 @@ func addConformanceTools(s *mcp.Server) {
 		return result(&mcp.TextContent{Text: "Logging test completed"}), nil
 	})
 	addClientRequestTools(s)
+	s.AddTool(&mcp.Tool{Name: "test_wait", Description: "Reports progress 0 of 1, then waits for ms milliseconds or until cancelled.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"ms": map[string]any{"type": "integer"}}}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ MS int }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			if token := req.Params.GetProgressToken(); token != nil {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 0, Total: 1}); err != nil {
+					return nil, err
+				}
+			}
+			select {
+			case <-time.After(time.Duration(args.MS) * time.Millisecond):
+				return result(&mcp.TextContent{Text: "waited"}), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
 	tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		token := req.Params.GetProgressToken()
 		for i, p := range []float64{0, 50, 100} {

@@ -1,0 +1,166 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// routedClient is a downstream session that answers sampling, elicitation
+// and roots as itself, and counts what it was asked.
+type routedClient struct {
+	name     string
+	cs       *mcp.ClientSession
+	sampled  atomic.Int32
+	elicited atomic.Int32
+	progress chan any // the token of each progress notification
+}
+
+func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
+	t.Helper()
+	rc := &routedClient{name: name, progress: make(chan any, 16)}
+	c := mcp.NewClient(&mcp.Implementation{Name: "routing-" + name, Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rc.sampled.Add(1)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "sampled by " + name}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rc.elicited.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": name, "email": name + "@example.com"}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			rc.progress <- req.Params.ProgressToken
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///projects/" + name, Name: name})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	rc.cs = cs
+	return rc
+}
+
+// text calls tool and returns its text, failing the test on a protocol
+// error.
+func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: calling %s: %v", rc.name, tool, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+// TestClientRequestsReachTheirSession runs two sessions against upstreams
+// they share, of each kind: on protocol 2026-07-28 (the request is part of
+// the call), on 2025-11-25 over stdio (the only session with a call in
+// flight) and over Streamable HTTP (the call's response stream). Each
+// sampling, elicitation and roots request reaches the session whose call
+// caused it and never the other; on stdio with both sessions in flight the
+// upstream is refused, and neither session is asked, unless the server is
+// isolated per session.
+func TestClientRequestsReachTheirSession(t *testing.T) {
+	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		return upstreamtest.ConformanceServer("2025-11-25")
+	}, nil))
+	t.Cleanup(httpUp.Close)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"new":   map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+		"stdio": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+		"http":  map[string]any{"url": httpUp.URL},
+		"isolated": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"},
+			"env": map[string]any{"ROUTING_TEST": "isolated"}, "isolation": "session"},
+	}, nil)
+	d := startDaemonProc(t, dir, config)
+	a := connectRouted(t, d, "alice")
+	b := connectRouted(t, d, "bob")
+
+	for _, server := range []string{"new", "stdio", "http"} {
+		for _, rc := range []*routedClient{a, b} {
+			got, isErr := rc.text(t, server+"_test_sampling", map[string]any{"prompt": "hi"})
+			if want := "LLM response: sampled by " + rc.name; isErr || got != want {
+				t.Errorf("%s: %s sampling = %q (error %v), want %q", server, rc.name, got, isErr, want)
+			}
+			got, isErr = rc.text(t, server+"_test_elicitation", map[string]any{"message": "who?"})
+			if want := `"username":"` + rc.name + `"`; isErr || !strings.Contains(got, want) {
+				t.Errorf("%s: %s elicitation = %q (error %v), want it to contain %s", server, rc.name, got, isErr, want)
+			}
+			got, isErr = rc.text(t, server+"_test_roots", nil)
+			if server == "new" {
+				// A 2026-07-28 server asks for roots inside the call's
+				// result, which the SDK's client answers with its own
+				// (none) rather than through a handler.
+				continue
+			}
+			if want := "Roots: file:///projects/" + rc.name; isErr || got != want {
+				t.Errorf("%s: %s roots = %q (error %v), want %q", server, rc.name, got, isErr, want)
+			}
+		}
+	}
+	if a.sampled.Load() != 3 || b.sampled.Load() != 3 || a.elicited.Load() != 3 || b.elicited.Load() != 3 {
+		t.Errorf("asked: alice sampled %d elicited %d, bob sampled %d elicited %d; want 3 each",
+			a.sampled.Load(), a.elicited.Load(), b.sampled.Load(), b.elicited.Load())
+	}
+
+	// Bob has a call in flight on each upstream while Alice's call samples.
+	for _, server := range []string{"stdio", "http", "new", "isolated"} {
+		t.Run("concurrent/"+server, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := &mcp.CallToolParams{Name: server + "_test_wait", Arguments: map[string]any{"ms": 60000}}
+				p.SetProgressToken("bob-wait-" + server)
+				_, _ = b.cs.CallTool(ctx, p)
+			}()
+			defer func() { cancel(); wg.Wait() }()
+			for waiting := true; waiting; {
+				select {
+				case token := <-b.progress: // bob's call has reached the upstream
+					waiting = token != "bob-wait-"+server
+				case <-time.After(30 * time.Second):
+					t.Fatal("bob's waiting call never reported progress")
+				}
+			}
+			aBefore, bBefore := a.sampled.Load(), b.sampled.Load()
+			got, isErr := a.text(t, server+"_test_sampling", map[string]any{"prompt": "hi"})
+			if b.sampled.Load() != bBefore {
+				t.Errorf("bob was asked to sample for alice's call")
+			}
+			switch server {
+			case "stdio":
+				if !isErr || !strings.Contains(got, "isolation") || a.sampled.Load() != aBefore {
+					t.Errorf("ambiguous sampling on stdio = %q (error %v, alice asked %d times); want an error naming isolation, nobody asked",
+						got, isErr, a.sampled.Load()-aBefore)
+				}
+			default:
+				if want := "LLM response: sampled by alice"; isErr || got != want {
+					t.Errorf("sampling = %q (error %v), want %q", got, isErr, want)
+				}
+			}
+		})
+	}
+}
