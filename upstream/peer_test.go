@@ -107,7 +107,7 @@ func (f *fakePeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult
 	return nil, nil
 }
 func (f *fakePeer) ElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) {}
-func (f *fakePeer) Roots(context.Context) ([]*mcp.Root, error)                       { return nil, nil }
+func (f *fakePeer) Roots(context.Context) ([]*mcp.Root, error)                          { return nil, nil }
 
 // TestSessionUpstreams checks private upstreams: one per session and
 // identity, apart from the shared one, closed by EndSession and by a
@@ -141,4 +141,3 @@ func TestSessionUpstreams(t *testing.T) {
 		t.Errorf("Status lists %d upstreams, want none", n)
 	}
 }
-
