@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -324,6 +326,11 @@ type CallOptions struct {
 // CallWith is Call with options.
 func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
+	if noArguments(args) {
+		// Absent or null arguments: send an empty object, which every
+		// server accepts (some refuse null).
+		args = struct{}{}
+	}
 	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
 		params := &mcp.CallToolParams{Name: tool, Arguments: args}
 		if opts != nil && len(opts.Meta) > 0 {
@@ -359,6 +366,19 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 		return err
 	})
 	return res, err
+}
+
+// noArguments reports whether args marshals to nothing or null.
+func noArguments(args any) bool {
+	switch a := args.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return len(bytes.TrimSpace(a)) == 0 || bytes.Equal(bytes.TrimSpace(a), []byte("null"))
+	case map[string]any:
+		return a == nil
+	}
+	return false
 }
 
 // progressSettle is how long a call that reports progress waits, after its

@@ -130,12 +130,21 @@ func TestConformanceClientRequestsOlderUpstream(t *testing.T) {
 }
 
 func runConformance(t *testing.T, node22, cli string, d *daemon, dir string, scenarios []string) {
+	runConformanceCmd(t, dir, scenarios, func(sc string) []string {
+		return []string{node22, cli, "server", "--url", d.mcpURL(), "--scenario", sc}
+	})
+}
+
+// runConformanceCmd runs the suite's command for each scenario in a
+// subtest, which passes when every check of the scenario passed.
+func runConformanceCmd(t *testing.T, dir string, scenarios []string, command func(scenario string) []string) {
 	passed := regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, node22, cli, "server", "--url", d.mcpURL(), "--scenario", sc)
+			args := command(sc)
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "NO_COLOR=1")
 			out, err := cmd.CombinedOutput()

@@ -582,6 +582,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) == 3 && os.Args[1] == "conformance-client" {
+		if err := conformanceClientMain(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance-client:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) == 2 && os.Args[1] == "testserver" {
 		if err := upstreamtest.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
