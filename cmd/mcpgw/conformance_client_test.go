@@ -32,7 +32,7 @@ var conformanceClientScenarios = []string{
 func TestConformanceClient(t *testing.T) {
 	node22, cli := needConformance(t)
 	dir := t.TempDir()
-	runConformanceCmd(t, dir, conformanceClientScenarios, func(sc string) []string {
+	runConformanceCmd(t, dir, conformanceClientScenarios, true, func(sc string) []string {
 		return []string{node22, cli, "client", "--command", testServerBin + " conformance-client", "--scenario", sc}
 	})
 }

@@ -92,6 +92,12 @@ func addConformanceTools(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}}, h)
 	}
 	result := func(cs ...mcp.Content) *mcp.CallToolResult { return &mcp.CallToolResult{Content: cs} }
+	tool("test_simple_text", "Returns a text.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return result(&mcp.TextContent{Text: "This is a simple text response for testing."}), nil
+	})
+	tool("test_error_handling", "Fails, as a tool does.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "This tool intentionally returns an error for testing"}}}, nil
+	})
 	tool("test_image_content", "Returns an image.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return result(&mcp.ImageContent{Data: onePixelPNG, MIMEType: "image/png"}), nil
 	})
