@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,6 +34,27 @@ type headerTransport struct {
 	mu         sync.Mutex
 	lastStatus int    // last status >= 400
 	authReason string // set when a 401 was seen
+	authHeader string // its WWW-Authenticate
+}
+
+// refused answers a request after a 401 with the same 401, without asking
+// the server again: the SDK follows a refused server/discover probe with
+// initialize, and a server that wants credentials we lack is asked once.
+// A connect with new credentials uses a new transport.
+func (t *headerTransport) refused(req *http.Request) *http.Response {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.authReason == "" {
+		return nil
+	}
+	h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	if t.authHeader != "" {
+		h.Set("WWW-Authenticate", t.authHeader)
+	}
+	return &http.Response{
+		Status: "401 Unauthorized", StatusCode: http.StatusUnauthorized, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(strings.NewReader("unauthorized\n")), Request: req,
+	}
 }
 
 // protocolHeaders are set by the SDK and never overridden by configuration.
@@ -42,6 +64,9 @@ var protocolHeaders = map[string]bool{
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp := t.refused(req); resp != nil {
+		return resp, nil
+	}
 	req = req.Clone(req.Context()) // a RoundTripper must not modify its request
 	for k, v := range t.headers {
 		if !protocolHeaders[http.CanonicalHeaderKey(k)] {
@@ -61,6 +86,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.mu.Lock()
 		t.lastStatus = resp.StatusCode
 		if resp.StatusCode == http.StatusUnauthorized {
+			t.authHeader = resp.Header.Get("WWW-Authenticate")
 			t.authReason = "the server answered 401 Unauthorized"
 			if c := resp.Header.Get("WWW-Authenticate"); c != "" {
 				t.authReason += " (WWW-Authenticate: " + c + ")"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -211,6 +212,9 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 	}
 	// No retries: calls fail fast without a request.
 	n := len(rec.requests())
+	if n != 1 {
+		t.Errorf("the server was asked %d times before needs-auth, want once: %v", n, rec.requests())
+	}
 	for range 3 {
 		if _, err := u.Call(context.Background(), "echo", nil); !errors.Is(err, ErrNeedsAuth) {
 			t.Errorf("call while needs-auth: %v", err)
@@ -300,5 +304,54 @@ func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
 	}
 	if st := u.Status(); st.Connects != 1 {
 		t.Errorf("connects = %d, want 1 (the stream survived)", st.Connects)
+	}
+}
+
+// TestOlderServerAskedOnceNextTime: a server on an older protocol than the
+// SDK's server/discover probe is probed at the first connect only; later
+// connects go straight to initialize.
+func TestOlderServerAskedOnceNextTime(t *testing.T) {
+	old := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		return mcp.NewServer(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-06-18"}})
+	}, nil)
+	var mu sync.Mutex
+	var methods []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct{ Method string }
+			_ = json.Unmarshal(body, &msg)
+			mu.Lock()
+			methods = append(methods, msg.Method)
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		old.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	p := newPool(t, nil)
+	u := p.Upstream(&registry.Server{Name: "old", URL: ts.URL, Hash: "old"})
+	count := func(method string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, m := range methods {
+			if m == method {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 3 {
+		snap, err := u.Reconnect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.ProtocolVersion != "2025-06-18" {
+			t.Fatalf("connect %d: protocol %q", i, snap.ProtocolVersion)
+		}
+	}
+	if d, in := count("server/discover"), count("initialize"); d > 1 || in != 3 {
+		t.Errorf("three connects sent %d server/discover and %d initialize; want at most 1 and 3", d, in)
 	}
 }

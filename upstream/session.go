@@ -19,6 +19,10 @@ import (
 // server/discover probe the SDK sends first for protocol 2026-07-28.
 const legacyProtocolVersion = "2025-11-25"
 
+// sessionlessProtocol is the first protocol version the SDK probes for
+// with server/discover before initialize.
+const sessionlessProtocol = "2026-07-28"
+
 // A session is one live connection to an upstream.
 type session struct {
 	cs     *mcp.ClientSession

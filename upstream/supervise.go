@@ -94,7 +94,9 @@ func (u *Upstream) runAttempt(att *attempt) {
 		u.sess = s
 		u.failures = 0
 		u.nextRetry = time.Time{}
-		u.pinned = s.pinned
+		// A server that negotiated an older protocol than the probe's
+		// gets initialize straight away next time: one request, not two.
+		u.pinned = s.pinned || snap.ProtocolVersion < sessionlessProtocol
 		if s.kind != kindStdio {
 			u.httpKind = s.kind
 		}
