@@ -25,6 +25,7 @@ type routedClient struct {
 	sampled  atomic.Int32
 	elicited atomic.Int32
 	progress chan any // the token of each progress notification
+	logs     atomic.Int32
 }
 
 func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
@@ -42,6 +43,7 @@ func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			rc.progress <- req.Params.ProgressToken
 		},
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { rc.logs.Add(1) },
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///projects/" + name, Name: name})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, nil)
@@ -162,5 +164,51 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLogsReachSessionsAtTheirLevels: an upstream's log messages during
+// one session's call reach every session using the server, each filtered by
+// the level that session set.
+func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	}, nil)
+	d := startDaemonProc(t, dir, config)
+	a, b := connectRouted(t, d, "alice"), connectRouted(t, d, "bob")
+	ctx := context.Background()
+	setLevel := func(rc *routedClient, level string) {
+		if err := rc.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waitLogs waits, bounded, until rc has n messages.
+	waitLogs := func(rc *routedClient, n int32) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for rc.logs.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := rc.logs.Load(); got != n {
+			t.Fatalf("%s has %d log messages, want %d", rc.name, got, n)
+		}
+	}
+	setLevel(a, "debug")
+	setLevel(b, "error")
+	if got, isErr := a.text(t, "fixtures_test_tool_with_logging", nil); isErr || got != "Logging test completed" {
+		t.Fatalf("logging tool = %q (error %v)", got, isErr)
+	}
+	waitLogs(a, 3) // three info messages
+	setLevel(b, "info")
+	if got, isErr := b.text(t, "fixtures_test_tool_with_logging", nil); isErr || got != "Logging test completed" {
+		t.Fatalf("logging tool = %q (error %v)", got, isErr)
+	}
+	waitLogs(b, 3)
+	waitLogs(a, 6)
+	// Bob's first call found Bob at "error": none of its info messages
+	// reached him, then or later.
+	if got := b.logs.Load(); got != 3 {
+		t.Errorf("bob has %d log messages, want 3", got)
 	}
 }

@@ -126,6 +126,16 @@ func addConformanceTools(s *mcp.Server) {
 		return result(&mcp.TextContent{Text: "Logging test completed"}), nil
 	})
 	addClientRequestTools(s)
+	tool("test_large_content", "Returns a 1 MiB image, 1 MiB of audio and a 1 MiB blob, with _meta.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{
+			Meta: mcp.Meta{"io.mcpgw.test/marker": "large"},
+			Content: []mcp.Content{
+				&mcp.ImageContent{Data: LargeBytes(1<<20, 1), MIMEType: "image/png"},
+				&mcp.AudioContent{Data: LargeBytes(1<<20, 2), MIMEType: "audio/wav"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://large-blob", MIMEType: "application/octet-stream", Blob: LargeBytes(1<<20, 3)}},
+			},
+		}, nil
+	})
 	s.AddTool(&mcp.Tool{Name: "test_wait", Description: "Reports progress 0 of 1, then waits for ms milliseconds or until cancelled.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"ms": map[string]any{"type": "integer"}}}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -289,4 +299,18 @@ func addClientRequestTools(s *mcp.Server) {
 			"additionalProperties": false,
 		}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+}
+
+// LargeBytes returns n bytes of a sequence determined by seed, which no
+// compression or text conversion leaves unchanged by accident.
+func LargeBytes(n int, seed uint32) []byte {
+	b := make([]byte, n)
+	x := seed*2654435761 + 1
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return b
 }
