@@ -193,9 +193,7 @@ func (p *Pool) clientHandlers(u *Upstream, opts *mcp.ClientOptions) {
 	}
 }
 
-// rootsMiddleware answers the upstream's roots/list with the roots of the
-// peer it is for, or, when that is not one peer, of every peer using the
-// upstream (Options.Roots).
+// rootsMiddleware answers the upstream's roots/list (listRoots).
 func (p *Pool) rootsMiddleware(u *Upstream) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -206,23 +204,30 @@ func (p *Pool) rootsMiddleware(u *Upstream) mcp.Middleware {
 			if params, ok := req.GetParams().(*mcp.ListRootsParams); ok && params != nil {
 				meta = params.Meta
 			}
-			if peer, err := u.peerFor(ctx, meta, method); err == nil {
-				roots, err := peer.Roots(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return &mcp.ListRootsResult{Roots: nonNil(roots)}, nil
-			}
-			var roots []*mcp.Root
-			if p.opts.Roots != nil {
-				u.mu.Lock()
-				srv := u.srv
-				u.mu.Unlock()
-				roots = p.opts.Roots(ctx, srv)
-			}
-			return &mcp.ListRootsResult{Roots: nonNil(roots)}, nil
+			return u.listRoots(ctx, meta)
 		}
 	}
+}
+
+// listRoots answers roots/list with the roots of the peer it is for, or,
+// when that is not one peer, of every peer using the upstream
+// (Options.Roots).
+func (u *Upstream) listRoots(ctx context.Context, meta mcp.Meta) (*mcp.ListRootsResult, error) {
+	if peer, err := u.peerFor(ctx, meta, "roots/list"); err == nil {
+		roots, err := peer.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ListRootsResult{Roots: nonNil(roots)}, nil
+	}
+	var roots []*mcp.Root
+	if f := u.pool.opts.Roots; f != nil {
+		u.mu.Lock()
+		srv := u.srv
+		u.mu.Unlock()
+		roots = f(ctx, srv)
+	}
+	return &mcp.ListRootsResult{Roots: nonNil(roots)}, nil
 }
 
 func nonNil(roots []*mcp.Root) []*mcp.Root {

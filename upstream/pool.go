@@ -418,6 +418,9 @@ func (p *Pool) processExited(pr *process) {
 func (p *Pool) newClient(u *Upstream) *mcp.Client {
 	opts := &mcp.ClientOptions{
 		Logger: u.logger(),
+		// Calls answer input requests themselves (roundTrips), through
+		// the caller's peer.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			u.requestRelist(req.Session)
 		},

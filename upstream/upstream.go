@@ -362,7 +362,12 @@ func (u *Upstream) CallWith(ctx context.Context, tool string, args any, opts *Ca
 			params.SetProgressToken(token)
 		}
 		var err error
-		res, err = s.cs.CallTool(ctx, params)
+		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+			params.InputResponses, params.RequestState = in, state
+			return s.cs.CallTool(ctx, params)
+		}, func(r *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
+			return r.InputRequests, r.RequestState, r.NeedsInput()
+		})
 		return err
 	})
 	return res, err
@@ -422,8 +427,14 @@ func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationPa
 func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
 	err := u.do(ctx, fmt.Sprintf("getting prompt %q", name), func(ctx context.Context, s *session) error {
+		params := &mcp.GetPromptParams{Name: name, Arguments: args}
 		var err error
-		res, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+			params.InputResponses, params.RequestState = in, state
+			return s.cs.GetPrompt(ctx, params)
+		}, func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string, bool) {
+			return r.InputRequests, r.RequestState, r.NeedsInput()
+		})
 		return err
 	})
 	return res, err
@@ -459,8 +470,14 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
 	err := u.do(ctx, fmt.Sprintf("reading resource %q", uri), func(ctx context.Context, s *session) error {
+		params := &mcp.ReadResourceParams{URI: uri}
 		var err error
-		res, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			params.InputResponses, params.RequestState = in, state
+			return s.cs.ReadResource(ctx, params)
+		}, func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string, bool) {
+			return r.InputRequests, r.RequestState, r.NeedsInput()
+		})
 		return err
 	})
 	return res, err

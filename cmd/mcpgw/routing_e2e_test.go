@@ -110,12 +110,6 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 				t.Errorf("%s: %s elicitation = %q (error %v), want it to contain %s", server, rc.name, got, isErr, want)
 			}
 			got, isErr = rc.text(t, server+"_test_roots", nil)
-			if server == "new" {
-				// A 2026-07-28 server asks for roots inside the call's
-				// result, which the SDK's client answers with its own
-				// (none) rather than through a handler.
-				continue
-			}
 			if want := "Roots: file:///projects/" + rc.name; isErr || got != want {
 				t.Errorf("%s: %s roots = %q (error %v), want %q", server, rc.name, got, isErr, want)
 			}
