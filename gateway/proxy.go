@@ -21,7 +21,7 @@ import (
 // The `mcp` tool replaces every upstream schema the model would otherwise
 // see, so its name, description and schema together are kept well under
 // 1,000 bytes (TestProxyToolSize).
-const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list a server's tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) show parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect.`
+const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list a server's tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) show parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect; mcp({prompts:true}) list prompts; mcp({prompt:"name",args:{...}}) get one.`
 
 const proxySchema = `{"type":"object","properties":{` +
 	`"tool":{"type":"string","description":"Tool to call"},` +
@@ -31,7 +31,9 @@ const proxySchema = `{"type":"object","properties":{` +
 	`"includeSchemas":{"type":"boolean"},` +
 	`"describe":{"type":"string","description":"Tool to describe"},` +
 	`"server":{"type":"string","description":"List or narrow to this server"},` +
-	`"connect":{"type":"string","description":"Server to connect"}}}`
+	`"connect":{"type":"string","description":"Server to connect"},` +
+	`"prompts":{"type":"boolean"},` +
+	`"prompt":{"type":"string","description":"Prompt to get"}}}`
 
 func proxyTool() *mcp.Tool {
 	return &mcp.Tool{Name: "mcp", Description: proxyDescription, InputSchema: json.RawMessage(proxySchema)}
@@ -48,6 +50,8 @@ type proxyArgs struct {
 	Describe       string          `json:"describe"`
 	Server         string          `json:"server"`
 	Connect        string          `json:"connect"`
+	Prompts        bool            `json:"prompts"`
+	Prompt         string          `json:"prompt"`
 }
 
 func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -62,19 +66,24 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	case a.Tool != "":
 		v := ss.view()
 		return gw.callTool(ctx, req, v, ss.resolveName(v, a.Tool), a.Args, false), nil
+	case a.Prompt != "":
+		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
+		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
 	case len(a.Args) > 0 && !isEmptyJSON(a.Args):
 		return errorResult("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"})."), nil
 	case a.Connect != "":
 		return gw.connect(ctx, ss.view(), a.Connect), nil
 	}
-	if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 && a.Describe == "" && a.Search == "" && a.Server == "" {
-		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server or connect; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
+	if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 && a.Describe == "" && a.Search == "" && a.Server == "" && !a.Prompts {
+		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts or prompt+args; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
 	}
 	// Answers about tools wait, bounded, for servers still being
 	// discovered, and say which ones are still missing.
 	v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 	var res *mcp.CallToolResult
 	switch {
+	case a.Prompts:
+		res = gw.listPrompts(v, a.Server)
 	case a.Describe != "":
 		res = gw.describe(v, ss.resolveName(v, a.Describe))
 	case a.Search != "":
@@ -84,7 +93,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	default:
 		res = textResult(gw.statusText(v))
 	}
-	if note := gw.discoveryNote(gw.catalog.ViewFor(v.Config)); note != "" && a.Server == "" {
+	if note := gw.discoveryNote(gw.catalog.ViewFor(v.Config)); note != "" && (a.Server == "" || a.Prompts) {
 		appendText(res, note)
 	}
 	return res, nil
@@ -110,7 +119,7 @@ func unknownKeys(raw json.RawMessage) []string {
 	var out []string
 	for k := range m {
 		switch k {
-		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect":
+		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt":
 		default:
 			out = append(out, strconv.Quote(k))
 		}

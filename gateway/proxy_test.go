@@ -28,7 +28,7 @@ func TestProxyToolSize(t *testing.T) {
 		t.Fatalf("proxy schema is not JSON: %v", err)
 	}
 	props := schema["properties"].(map[string]any)
-	for _, k := range []string{"tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect"} {
+	for _, k := range []string{"tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt"} {
 		if _, ok := props[k]; !ok {
 			t.Errorf("proxy schema lacks %q", k)
 		}
@@ -236,5 +236,28 @@ func TestGuardOutput(t *testing.T) {
 	u := guardOutput(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 100)}}}, 51)
 	if s := u.Content[0].(*mcp.TextContent).Text; !utf8.ValidString(s) || len(s) != 50 {
 		t.Errorf("cut = %d bytes, valid %v", len(s), utf8.ValidString(s))
+	}
+}
+
+// TestProxyPrompts lists and gets prompts through the mcp tool.
+func TestProxyPrompts(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
+	connectNow(t, gw, "alpha")
+	c := connect(t, gw, SessionOptions{})
+	got, isErr := c.call(t, "mcp", map[string]any{"prompts": true})
+	if isErr || !strings.Contains(got, "- alpha_greet(name (required)): Greets someone.") || !strings.HasPrefix(got, "1 prompt(s)") {
+		t.Errorf("prompts list = %q (error %v)", got, isErr)
+	}
+	got, isErr = c.call(t, "mcp", map[string]any{"prompts": true, "server": "nope"})
+	if isErr || got != "Server nope has no prompts." {
+		t.Errorf("prompts of an unknown server = %q (error %v)", got, isErr)
+	}
+	got, isErr = c.call(t, "mcp", map[string]any{"prompt": "alpha_greet", "args": map[string]any{"name": "Ada"}})
+	if isErr || got != "[user] Say hello to Ada." {
+		t.Errorf("prompt get = %q (error %v)", got, isErr)
+	}
+	got, isErr = c.call(t, "mcp", map[string]any{"prompt": "greet"})
+	if !isErr || !strings.Contains(got, "Did you mean: alpha_greet?") {
+		t.Errorf("unknown prompt = %q (error %v), want a suggestion", got, isErr)
 	}
 }
