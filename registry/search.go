@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Doc is one tool as the search index sees it.
@@ -76,9 +77,14 @@ type Index struct {
 	lowerText []string         // name, server_name and description, lower-cased; "" unless ASCII
 	server    []int32          // server[doc] is the id of the doc's server
 	servers   map[string]int32 // server name → id
-	rank      []int32          // rank[doc] is the doc's position in name order, for ties
-	byName    []int32          // docs in name order
-	pool      sync.Pool
+	// serverWords maps the distinctive stems of server names (not "mcp",
+	// "server", words most servers share) to the servers named so.
+	serverWords map[string][]int32
+	nameTerms   []int32 // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
+	nameStart   []int32
+	rank        []int32 // rank[doc] is the doc's position in name order, for ties
+	byName      []int32 // docs in name order
+	pool        sync.Pool
 }
 
 type searchField uint8
@@ -115,6 +121,9 @@ type rankParams struct {
 	typo      float64 // weight of a word one edit away from an unknown query word
 	typoWords int     // most content words a query may have for typo matching
 	segCover  float64 // share of a compound word that known words must cover
+	clause    float64 // weight of the best clause in a query of several
+	named     float64 // score boost of the tools of a server the query names
+	cover     float64 // score boost of a tool whose name words the query all has
 }
 
 var defaultParams = rankParams{
@@ -124,7 +133,7 @@ var defaultParams = rankParams{
 		fieldNameExact:         0.5,
 		fieldNamePair:          3,
 		fieldServer:            1.5,
-		fieldDescription:       1,
+		fieldDescription:       1.5,
 		fieldParam:             0.6,
 		fieldParamDescription:  0.3,
 		fieldServerDescription: 0.4,
@@ -141,15 +150,18 @@ var defaultParams = rankParams{
 	},
 	synonym:   0.8,
 	related:   0.5,
-	soft:      0.2,
+	soft:      0.4,
 	prefix:    0.6,
-	pair:      1,
+	pair:      0.3,
 	minPrefix: 4,
 	maxPrefix: 24,
 	minShare:  0.05,
 	typo:      0.7,
 	typoWords: 4,
 	segCover:  0.75,
+	clause:    0.5,
+	named:     0.3,
+	cover:     0.15,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -162,18 +174,30 @@ type searchScratch struct {
 	alts    []termAlt
 	words   []string
 	keys    []uint64 // rank keys of the matches, see rankKey
+	named   []int32  // servers the query names
+	mark    []uint32 // per term: gen when the query has it (markQuery)
+	gen     uint32
 }
 
 // toolAcc accumulates one tool's score during a search.
 type toolAcc struct {
-	score   float32
-	best    float32 // the best match of the current query word
-	sum     float32 // the sum of the current query word's matches
-	matched uint32  // query words matched
+	score      float32
+	best       float32 // the best match of the current query word
+	sum        float32 // the sum of the current query word's matches
+	matched    uint32  // query words matched
+	clause     float32 // the score of the current clause
+	bestClause float32 // the best clause's score
+	clauseW    float32 // the weight of bestClause in the final score (0: one clause)
 }
 
-func newSearchScratch(n int) *searchScratch {
-	return &searchScratch{acc: make([]toolAcc, n)}
+// final is the tool's score: the whole query's, blended with its best
+// clause's when the query has several.
+func (t *toolAcc) final() float32 {
+	return (1-t.clauseW)*t.score + t.clauseW*t.bestClause
+}
+
+func newSearchScratch(tools, terms int) *searchScratch {
+	return &searchScratch{acc: make([]toolAcc, tools), mark: make([]uint32, terms)}
 }
 
 // queryGroup is one query word and what it matches: the word's stem,
@@ -197,6 +221,7 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	if opts.Regex {
 		return ix.searchRegex(query, opts)
 	}
+	query = capQuery(query)
 	server := int32(-1) // no filter
 	if opts.Server != "" {
 		id, ok := ix.servers[opts.Server]
@@ -220,51 +245,27 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 		return ix.all(opts), nil
 	}
 
-	for _, g := range groups {
-		if len(g.alts) == 1 {
-			a := g.alts[0]
-			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
-				d := ix.postDoc[k]
-				t := &s.acc[d]
-				if t.matched == 0 {
-					s.touched = append(s.touched, d)
-				}
-				t.score += a.w * ix.postScore[k]
-				t.matched++
-			}
-			continue
-		}
-		// A tool scores the best of a word's alternatives plus a small share
-		// of the others, so synonyms back a match up but never outweigh it.
-		for _, a := range g.alts {
-			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
-				d := ix.postDoc[k]
-				v := a.w * ix.postScore[k]
-				t := &s.acc[d]
-				if t.sum == 0 {
-					s.group = append(s.group, d)
-				}
-				t.sum += v
-				t.best = max(t.best, v)
-			}
-		}
-		soft := float32(ix.p.soft)
-		for _, d := range s.group {
-			t := &s.acc[d]
-			if t.matched == 0 {
-				s.touched = append(s.touched, d)
-			}
-			t.score += t.best + soft*(t.sum-t.best)
-			t.matched++
-			t.best, t.sum = 0, 0
-		}
-		s.group = s.group[:0]
+	ix.accumulate(groups, s, false)
+	if ix.p.clause > 0 {
+		ix.scoreClauses(query, s)
 	}
 
+	named := ix.namedServers(query, s)
+	var gen uint32
+	if ix.p.cover > 0 {
+		gen = ix.markQuery(query, s)
+	}
 	keys := s.keys[:0]
 	var best float32
 	for _, d := range s.touched {
-		if sc := s.acc[d].score; server < 0 || ix.server[d] == server {
+		sc := s.acc[d].final()
+		if len(named) > 0 && slices.Contains(named, ix.server[d]) {
+			sc *= 1 + float32(ix.p.named)
+		}
+		if ix.p.cover > 0 {
+			sc *= 1 + float32(ix.p.cover)*ix.nameCoverage(d, s, gen)
+		}
+		if server < 0 || ix.server[d] == server {
 			keys = append(keys, ix.rankKey(d, sc))
 			best = max(best, sc)
 		}
@@ -286,6 +287,172 @@ func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
 	out := ix.top(keys, opts.Limit)
 	s.keys = keys[:0]
 	return out, nil
+}
+
+// accumulate adds the scores of groups' matches to the tools: to their
+// score, or, for a clause, to their clause score (every tool a clause
+// matches was matched by the whole query already).
+func (ix *Index) accumulate(groups []queryGroup, s *searchScratch, clause bool) {
+	add := func(d int32, v float32) {
+		t := &s.acc[d]
+		if clause {
+			t.clause += v
+			return
+		}
+		if t.matched == 0 {
+			s.touched = append(s.touched, d)
+		}
+		t.score += v
+		t.matched++
+	}
+	for _, g := range groups {
+		if len(g.alts) == 1 {
+			a := g.alts[0]
+			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
+				add(ix.postDoc[k], a.w*ix.postScore[k])
+			}
+			continue
+		}
+		// A tool scores the best of a word's alternatives plus a small share
+		// of the others, so synonyms back a match up but never outweigh it.
+		for _, a := range g.alts {
+			for k := ix.postStart[a.term]; k < ix.postStart[a.term+1]; k++ {
+				d := ix.postDoc[k]
+				v := a.w * ix.postScore[k]
+				t := &s.acc[d]
+				if t.sum == 0 {
+					s.group = append(s.group, d)
+				}
+				t.sum += v
+				t.best = max(t.best, v)
+			}
+		}
+		soft := float32(ix.p.soft)
+		for _, d := range s.group {
+			t := &s.acc[d]
+			v := t.best + soft*(t.sum-t.best)
+			t.best, t.sum = 0, 0
+			add(d, v)
+		}
+		s.group = s.group[:0]
+	}
+}
+
+// scoreClauses scores each clause of a query of several (splitClauses) and
+// keeps each tool's best; final blends it with the whole query's score.
+func (ix *Index) scoreClauses(query string, s *searchScratch) {
+	clauses := splitClauses(query)
+	if len(clauses) < 2 {
+		return
+	}
+	w := float32(ix.p.clause)
+	for _, c := range clauses {
+		groups, _ := ix.parseQuery(c, s, false)
+		if len(groups) == 0 {
+			continue
+		}
+		ix.accumulate(groups, s, true)
+		for _, d := range s.touched {
+			t := &s.acc[d]
+			t.bestClause = max(t.bestClause, t.clause)
+			t.clause = 0
+		}
+	}
+	for _, d := range s.touched {
+		s.acc[d].clauseW = w
+	}
+}
+
+// markQuery marks, in s.mark, the terms of the query's words and of their
+// synonyms, for nameCoverage; it returns the mark.
+func (ix *Index) markQuery(query string, s *searchScratch) uint32 {
+	s.gen++
+	if s.gen == 0 { // wrapped: old marks could collide
+		clear(s.mark)
+		s.gen = 1
+	}
+	mark := func(w string) bool {
+		st := ix.stem(w)
+		id, ok := ix.terms[st]
+		if ok {
+			s.mark[id] = s.gen
+		}
+		for _, syn := range synonymsOf[st] {
+			if id, ok := ix.terms[syn]; ok {
+				s.mark[id] = s.gen
+			}
+		}
+		return ok
+	}
+	// A word as written ("GitHub"), or, when the catalogue does not
+	// have it, its parts.
+	splitTokens(query, func(tok string, parts []string) {
+		if len(parts) == 1 || !mark(tok) {
+			for _, w := range parts {
+				mark(w)
+			}
+		}
+	})
+	return s.gen
+}
+
+// nameCoverage is the share of the words of d's name that the query has
+// (marked gen by markQuery).
+func (ix *Index) nameCoverage(d int32, s *searchScratch, gen uint32) float32 {
+	words := ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]]
+	if len(words) == 0 {
+		return 0
+	}
+	n := 0
+	for _, id := range words {
+		if s.mark[id] == gen {
+			n++
+		}
+	}
+	return float32(n) / float32(len(words))
+}
+
+// namedServers returns the servers whose names the query uses a
+// distinctive word of ("on Obsidian, ...", "linear create issue").
+func (ix *Index) namedServers(query string, s *searchScratch) []int32 {
+	named := s.named[:0]
+	if len(ix.serverWords) == 0 {
+		return named
+	}
+	// Words as written: "GitHub" does not name a server called "git".
+	splitTokens(query, func(tok string, _ []string) {
+		if isStopWord(tok) {
+			return
+		}
+		for _, id := range ix.serverWords[ix.stem(tok)] {
+			if !slices.Contains(named, id) {
+				named = append(named, id)
+			}
+		}
+	})
+	s.named = named[:0]
+	return named
+}
+
+// Bounds of a query: a request of a few paragraphs is searched whole; a
+// pasted blob (a base64 image, a log) is cut, so that no query costs more
+// than a few of the usual kind.
+const (
+	maxQueryBytes = 4096
+	maxQueryWords = 128 // content words
+	maxWordBytes  = 64  // longer "words" are data, not words
+)
+
+// capQuery cuts query to maxQueryBytes, at a rune boundary.
+func capQuery(query string) string {
+	if len(query) <= maxQueryBytes {
+		return query
+	}
+	cut := maxQueryBytes
+	for cut > 0 && !utf8.RuneStart(query[cut]) {
+		cut--
+	}
+	return query[:cut]
 }
 
 // all returns every tool that passes the server filter, in name order.
@@ -438,7 +605,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 	words := s.words[:0]
 	splitWords(query, func(w string) {
 		hadWords = true
-		if keepStop || !isStopWord(w) {
+		if len(words) < maxQueryWords && len(w) <= maxWordBytes && (keepStop || !isStopWord(w)) {
 			words = append(words, w)
 		}
 	})

@@ -55,6 +55,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	// Terms: stems, compound parts of name words, and pairs of name words.
 	type fieldTerms [numFields][]int32
 	all := make([]fieldTerms, len(docs))
+	ix.nameStart = make([]int32, len(docs)+1)
 	var lenSum [numFields]float64
 	for i := range raw {
 		f := &raw[i]
@@ -86,6 +87,10 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 		for j, w := range f[fieldName] {
 			stems[j] = ix.stem(w)
 		}
+		for _, st := range stems {
+			ix.nameTerms = append(ix.nameTerms, ix.termID(st))
+		}
+		ix.nameStart[i+1] = int32(len(ix.nameTerms))
 		for j, w := range f[fieldName] {
 			if stems[j] != w {
 				all[i][fieldNameExact] = append(all[i][fieldNameExact], ix.termID("="+w))
@@ -189,7 +194,8 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	for r, d := range ix.byName {
 		ix.rank[d] = int32(r)
 	}
-	ix.pool.New = func() any { return newSearchScratch(len(docs)) }
+	ix.serverWords = serverWords(docs, ix)
+	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
 	return ix
 }
 

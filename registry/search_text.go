@@ -229,3 +229,16 @@ var fileExtensions = wordSet("md", "txt", "go", "py", "rs", "java", "rb", "php",
 	"ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "mp4", "wav",
 	"html", "css", "sh", "sql", "log", "zip", "tar", "gz", "ipynb", "c", "h", "cpp",
 	"tsx", "jsx", "swift", "kt", "env", "ini", "conf", "lock")
+
+// splitTokens calls emit with each run of letters and digits of text as
+// written (lower-cased), and with its parts ("GitHub" gives "github"; the
+// parts "git" and "hub" go to parts), so that a caller can prefer the word
+// the user wrote over the pieces of it.
+func splitTokens(text string, emit func(token string, parts []string)) {
+	var parts []string
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		parts = parts[:0]
+		splitWords(tok, func(w string) { parts = append(parts, w) })
+		emit(strings.ToLower(tok), parts)
+	}
+}
