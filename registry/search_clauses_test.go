@@ -55,3 +55,25 @@ func TestNamedServerAndClauses(t *testing.T) {
 		t.Errorf("capQuery kept %d bytes, want %d", len(got), maxQueryBytes)
 	}
 }
+
+// TestExplainAgreesWithSearch: Explain's score is Search's, and its term
+// matches add up to the whole query's part of it.
+func TestExplainAgreesWithSearch(t *testing.T) {
+	docs := synthCatalog(300)
+	ix := NewIndex(docs)
+	for _, q := range []string{"create an issue", "list repos, then delete the branch", "screnshot", "github pull request review comments"} {
+		hits, err := ix.Search(q, SearchOptions{Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			ex := ix.Explain(q, h.Doc)
+			if d := ex.Score - h.Score; d > 1e-3*h.Score || d < -1e-3*h.Score {
+				t.Errorf("%q, %s: Explain score %.4f, Search %.4f", q, docs[h.Doc].Name, ex.Score, h.Score)
+			}
+			if len(ex.Matches) == 0 {
+				t.Errorf("%q, %s: no term matches", q, docs[h.Doc].Name)
+			}
+		}
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // NewIndex builds the index of docs. The index keeps docs (not a copy):
@@ -18,29 +20,51 @@ func NewIndex(docs []Doc) *Index {
 // docWords are one tool's words, by field, before they become terms.
 type docWords [numFields][]string
 
+// docsWords splits every tool's fields into words, on every CPU: most of an
+// index's build time is reading schemas and splitting words.
+func docsWords(docs []Doc) []docWords {
+	raw := make([]docWords, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(docs)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(docs); i += workers {
+				d := &docs[i]
+				f := &raw[i]
+				f[fieldName] = textWords(d.Name)
+				if len(f[fieldName]) == 0 {
+					// A name of stop words alone ("help", "who_am_i")
+					// keeps them, so that a query of those words finds it.
+					f[fieldName] = allWords(d.Name)
+				}
+				f[fieldServer] = textWords(d.Server)
+				f[fieldDescription] = textWords(d.Description)
+				f[fieldServerDescription] = textWords(d.ServerDescription)
+				f[fieldParam], f[fieldParamDescription] = schemaWords(d.Schema)
+			}
+		}()
+	}
+	wg.Wait()
+	return raw
+}
+
 func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
 
 	// Words of every field; the surface vocabulary splits compound names.
-	raw := make([]docWords, len(docs))
+	raw := docsWords(docs)
+	wordTerm := make(map[string]int32) // word → the term of its stem
 	for i := range docs {
-		d := &docs[i]
 		f := &raw[i]
-		f[fieldName] = textWords(d.Name)
-		if len(f[fieldName]) == 0 {
-			// A name of stop words alone ("help", "who_am_i") keeps them,
-			// so that a query of those words finds it.
-			f[fieldName] = allWords(d.Name)
-		}
-		f[fieldServer] = textWords(d.Server)
-		f[fieldDescription] = textWords(d.Description)
-		f[fieldServerDescription] = textWords(d.ServerDescription)
-		f[fieldParam], f[fieldParamDescription] = schemaWords(d.Schema)
 		for fl, ws := range f {
 			for _, w := range ws {
-				if _, ok := ix.stems[w]; !ok {
-					ix.stems[w] = stem(w)
+				if _, ok := wordTerm[w]; !ok {
+					st := stem(w)
+					ix.stems[w] = st
+					wordTerm[w] = ix.termID(st)
 				}
 				if len(w) >= 3 {
 					ix.surface[w] = struct{}{}
@@ -75,9 +99,13 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			if fl == fieldNamePair || fl == fieldNameExact {
 				continue
 			}
-			var ids []int32
+			ids := make([]int32, 0, len(src))
 			for _, w := range src {
-				ids = append(ids, ix.termID(ix.stem(w)))
+				id, ok := wordTerm[w]
+				if !ok { // a part of a compound
+					id = ix.termID(ix.stem(w))
+				}
+				ids = append(ids, id)
 			}
 			all[i][fl] = ids
 		}

@@ -26,9 +26,13 @@ type BenchReport struct {
 	P50, P99, Max time.Duration // per query, Search with Limit K
 }
 
-// BenchOptions tune RunSearchBenchWith; nil means defaults.
+// BenchOptions tune RunSearchBench; nil means defaults.
 type BenchOptions struct {
 	K int // result limit of the timed searches; 0 = 10
+	// Explain, if positive, writes that many of the queries whose first
+	// result is not relevant, each with the explanation of that result
+	// and of the best-ranked relevant tool.
+	Explain int
 }
 
 // RunSearchBench measures the search ranking on a catalog in the metadata
@@ -37,12 +41,7 @@ type BenchOptions struct {
 // is a hit at k when any relevant tool is among the first k results. It
 // builds the index with NewIndex and searches with Index.Search, as the
 // gateway does, and writes a summary to out.
-func RunSearchBench(catalog, queries io.Reader, out io.Writer) (*BenchReport, error) {
-	return RunSearchBenchWith(catalog, queries, out, nil)
-}
-
-// RunSearchBenchWith is RunSearchBench with options.
-func RunSearchBenchWith(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
+func RunSearchBench(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
 	k := 10
 	if opts != nil && opts.K > 0 {
 		k = opts.K
@@ -55,7 +54,49 @@ func RunSearchBenchWith(catalog, queries io.Reader, out io.Writer, opts *BenchOp
 	if err != nil {
 		return nil, err
 	}
-	return runSearchBench(docs, servers, qs, k, &defaultParams, out)
+	rep, err := runSearchBench(docs, servers, qs, k, &defaultParams, out)
+	if err == nil && opts != nil && opts.Explain > 0 && out != nil {
+		explainMisses(docs, qs, opts.Explain, out)
+	}
+	return rep, err
+}
+
+// explainMisses writes up to n queries whose first result is not relevant,
+// with the explanations of that result and of the first relevant one.
+func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
+	ix := NewIndex(docs)
+	ids := make(map[string]int, len(docs))
+	for i, d := range docs {
+		ids[d.Server+"/"+d.Name] = i
+	}
+	name := func(d int) string { return docs[d].Server + "/" + docs[d].Name }
+	for _, q := range qs {
+		if n == 0 {
+			return
+		}
+		hits, err := ix.Search(q.Query, SearchOptions{})
+		if err != nil || len(hits) == 0 {
+			continue
+		}
+		rank := -1
+		for r, h := range hits {
+			if slices.Contains(q.Relevant, name(h.Doc)) {
+				rank = r
+				break
+			}
+		}
+		if rank == 0 {
+			continue
+		}
+		n--
+		fmt.Fprintf(out, "\nmiss: %s\n", q.Query)
+		fmt.Fprintf(out, "#1 %s: %s\n", name(hits[0].Doc), ix.Explain(q.Query, hits[0].Doc))
+		if rank > 0 {
+			fmt.Fprintf(out, "#%d %s (relevant): %s\n", rank+1, name(hits[rank].Doc), ix.Explain(q.Query, hits[rank].Doc))
+		} else if d, ok := ids[q.Relevant[0]]; ok {
+			fmt.Fprintf(out, "unranked %s (relevant): %s\n", q.Relevant[0], ix.Explain(q.Query, d))
+		}
+	}
 }
 
 type benchQuery struct {

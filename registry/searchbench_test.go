@@ -31,7 +31,7 @@ func TestRunSearchBench(t *testing.T) {
 {"query": "gone", "relevant": ["nosuch/tool"]}
 `
 	var out bytes.Buffer
-	rep, err := RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), &out)
+	rep, err := RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestRunSearchBench(t *testing.T) {
 		}
 	}
 
-	rep, err = RunSearchBenchWith(strings.NewReader(catalog), strings.NewReader(queries), nil, &BenchOptions{K: 1})
+	rep, err = RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), nil, &BenchOptions{K: 1})
 	if err != nil || rep.K != 1 || rep.RecallAtK != 4.0/6 {
 		t.Errorf("K 1: %+v, %v", rep, err)
 	}
@@ -65,7 +65,7 @@ func TestRunSearchBench(t *testing.T) {
 		{catalog, "{\"query\": \"x\"}\nnot json\n", "line 2"},
 		{catalog, "\n", "no queries"},
 	} {
-		_, err := RunSearchBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil)
+		_, err := RunSearchBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("RunSearchBench(%.30q, %.30q) error = %v, want it to say %q", tt.catalog, tt.queries, err, tt.err)
 		}
@@ -97,7 +97,7 @@ func TestMetatoolBench(t *testing.T) {
 		{"queries-multi.jsonl", 0.85, 0},
 	} {
 		var out bytes.Buffer
-		rep, err := RunSearchBench(openMetatool(t, "catalog.json"), openMetatool(t, tt.queries), &out)
+		rep, err := RunSearchBench(openMetatool(t, "catalog.json"), openMetatool(t, tt.queries), &out, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestMCPBench(t *testing.T) {
 	}
 	defer queries.Close()
 	var out bytes.Buffer
-	rep, err := RunSearchBench(catalog, queries, &out)
+	rep, err := RunSearchBench(catalog, queries, &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestMSCBench(t *testing.T) {
 		{"queries-multi.jsonl", 0.97, 0.925},
 	} {
 		var out bytes.Buffer
-		rep, err := RunSearchBench(open("catalog.json"), open(tt.queries), &out)
+		rep, err := RunSearchBench(open("catalog.json"), open(tt.queries), &out, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

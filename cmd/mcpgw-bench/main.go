@@ -1,7 +1,7 @@
-// Command mcpgw-bench measures mcpgw: the search ranking on a retrieval set
-// (search) and what a tool call through a running daemon costs next to the
-// same call made directly (proxy). It also serves the test upstream the
-// proxy bench runs (testserver), so that none of this ships in mcpgw.
+// Command mcpgw-bench measures what a tool call through a running mcpgw
+// daemon costs next to the same call made directly (proxy). It also serves
+// the test upstream the proxy bench runs (testserver), so that none of this
+// ships in mcpgw. (The search ranking is measured by mcpgw bench search.)
 package main
 
 import (
@@ -23,7 +23,6 @@ var version = "0.1.0-dev"
 const usage = `mcpgw-bench — measure mcpgw
 
 Usage:
-  mcpgw-bench search --catalog FILE --queries FILE [--k 10]
   mcpgw-bench proxy [--mcpgw PATH] [--duration 10s] [--rounds 5] [--json]
   mcpgw-bench testserver        the test MCP server on stdin/stdout
 
@@ -46,8 +45,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return errors.New("no command given")
 	}
 	switch args[0] {
-	case "search":
-		return benchSearch(args[1:], stdout)
 	case "proxy":
 		return benchProxy(ctx, args[1:], stdin, stdout, stderr)
 	case "testserver":

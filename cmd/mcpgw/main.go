@@ -51,6 +51,7 @@ Usage:
   mcpgw untrust DIR                             stop trusting DIR
   mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
   mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
+  mcpgw bench search --catalog F --queries F    measure the search ranking on your own catalogue
   mcpgw version
 
 Run "mcpgw COMMAND -h" for a command's flags.
@@ -84,6 +85,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return deploy.ServiceCommand(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, rest, stdout, stderr)
+	case "bench":
+		return benchCmd(rest, stdout)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mcpgw", version)
 		return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,28 @@ func TestBenchSearch(t *testing.T) {
 	} {
 		if err := benchSearch(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("benchSearch(%q) succeeded, want an error", args)
+		}
+	}
+}
+
+// TestBenchSearchExplain: --explain shows a missed query with why its
+// first result and the relevant tool scored as they did.
+func TestBenchSearchExplain(t *testing.T) {
+	dir := t.TempDir()
+	catalog := filepath.Join(dir, "catalog.json")
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(catalog, []byte(`{"version":1,"servers":{"github":{"tools":[
+		{"name":"create_issue","description":"Create a new issue."},
+		{"name":"list_issues","description":"List issues of a repository."}]}}}`), 0o600)
+	os.WriteFile(queries, []byte(`{"query":"list the issues","relevant":["github/create_issue"]}
+`), 0o600)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "search", "--catalog", catalog, "--queries", queries, "--explain", "3"}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"miss: list the issues", "#1 github/list_issues: score ", "#2 github/create_issue (relevant): score ", "  list "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

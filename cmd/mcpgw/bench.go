@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+const benchUsage = `usage: mcpgw bench search --catalog FILE --queries FILE [--k 10] [--explain N]
+
+Measures the search ranking that ToolSearch and mcp({search}) use on your
+own catalogue: R@1, R@5, R@10 and MRR over the queries, and the latency of
+one search. The catalogue is in the metadata cache's shape
+({"version":1,"servers":{NAME:{"tools":[...]}}}, e.g. mcpgw's own cache
+file); queries are JSON Lines of {"query": "...", "relevant": ["server/tool"]}.
+--explain N shows, for N queries whose first result is not relevant, why
+that result and the relevant tool scored what they did, term by term.
+
+Example:
+  mcpgw bench search --catalog ~/.cache/mcpgw/cache.json --queries mine.jsonl --explain 5
+`
+
+// benchCmd is `mcpgw bench search`.
+func benchCmd(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "search" {
+		fmt.Fprint(stdout, benchUsage)
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return flag.ErrHelp
+		}
+		return errors.New("mcpgw bench: say what to measure: mcpgw bench search ...")
+	}
+	return benchSearch(args[1:], stdout)
+}
+
+func benchSearch(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench search", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, benchUsage); fs.PrintDefaults() }
+	catalog := fs.String("catalog", "", "catalog file in the metadata-cache shape")
+	queries := fs.String("queries", "", "queries, JSON Lines of {\"query\", \"relevant\": [\"server/tool\"]}")
+	k := fs.Int("k", 10, "result limit of the timed searches")
+	explain := fs.Int("explain", 0, "explain this many queries whose first result is not relevant")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *catalog == "" || *queries == "" {
+		return errors.New("usage: mcpgw bench search --catalog FILE --queries FILE [--k 10] [--explain N]")
+	}
+	cf, err := os.Open(*catalog)
+	if err != nil {
+		return err
+	}
+	defer cf.Close()
+	qf, err := os.Open(*queries)
+	if err != nil {
+		return err
+	}
+	defer qf.Close()
+	if _, err := registry.RunSearchBench(cf, qf, stdout, &registry.BenchOptions{K: *k, Explain: *explain}); err != nil {
+		return fmt.Errorf("bench search: %w", err)
+	}
+	return nil
+}
