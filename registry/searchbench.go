@@ -24,6 +24,16 @@ type BenchReport struct {
 
 	Build         time.Duration // NewIndex
 	P50, P99, Max time.Duration // per query, Search with Limit K
+
+	// ByLevel has R@5 and MRR per "level" of the queries that have one.
+	ByLevel map[int]*LevelFigures
+}
+
+// LevelFigures are the figures of the queries of one level.
+type LevelFigures struct {
+	Queries   int
+	RecallAt5 float64
+	MRR       float64
 }
 
 // BenchOptions tune RunSearchBench; nil means defaults.
@@ -102,6 +112,7 @@ func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
 type benchQuery struct {
 	Query    string   `json:"query"`
 	Relevant []string `json:"relevant"`
+	Level    *int     `json:"level"` // a class of query, when the file labels them
 }
 
 func readBenchCatalog(r io.Reader) (docs []Doc, servers int, err error) {
@@ -175,6 +186,17 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	var hits1, hits5, hits10, hitsK int
 	var rr float64
 	for _, q := range qs {
+		var lv *LevelFigures
+		if q.Level != nil {
+			if rep.ByLevel == nil {
+				rep.ByLevel = map[int]*LevelFigures{}
+			}
+			if lv = rep.ByLevel[*q.Level]; lv == nil {
+				lv = &LevelFigures{}
+				rep.ByLevel[*q.Level] = lv
+			}
+			lv.Queries++
+		}
 		clear(relevant)
 		for _, name := range q.Relevant {
 			if i, ok := ids[name]; ok {
@@ -192,6 +214,12 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 		for rank, h := range hits {
 			if relevant[h.Doc] {
 				rr += 1 / float64(rank+1)
+				if lv != nil {
+					lv.MRR += 1 / float64(rank+1)
+					if rank < 5 {
+						lv.RecallAt5++
+					}
+				}
 				if rank < 1 {
 					hits1++
 				}
@@ -212,6 +240,10 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	rep.RecallAt1, rep.RecallAt5 = float64(hits1)/n, float64(hits5)/n
 	rep.RecallAt10, rep.RecallAtK = float64(hits10)/n, float64(hitsK)/n
 	rep.MRR = rr / n
+	for _, lv := range rep.ByLevel {
+		lv.RecallAt5 /= float64(lv.Queries)
+		lv.MRR /= float64(lv.Queries)
+	}
 
 	// Latency: the search the gateway makes, with a result limit.
 	lat := make([]time.Duration, len(qs))
@@ -245,6 +277,15 @@ func (r *BenchReport) write(w io.Writer) {
 		fmt.Fprintf(w, "  R@%d %.3f", r.K, r.RecallAtK)
 	}
 	fmt.Fprintf(w, "  MRR %.3f\n", r.MRR)
+	levels := make([]int, 0, len(r.ByLevel))
+	for l := range r.ByLevel {
+		levels = append(levels, l)
+	}
+	slices.Sort(levels)
+	for _, l := range levels {
+		lv := r.ByLevel[l]
+		fmt.Fprintf(w, "  level %d  %d queries  R@5 %.3f  MRR %.3f\n", l, lv.Queries, lv.RecallAt5, lv.MRR)
+	}
 	fmt.Fprintf(w, "latency   p50 %v  p99 %v  max %v  (per query, limit %d)\n",
 		r.P50.Round(100*time.Nanosecond), r.P99.Round(100*time.Nanosecond), r.Max.Round(100*time.Nanosecond), r.K)
 }

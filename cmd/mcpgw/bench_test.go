@@ -16,7 +16,7 @@ func TestBenchSearch(t *testing.T) {
 	os.WriteFile(catalog, []byte(`{"version":1,"servers":{"github":{"tools":[
 		{"name":"create_issue","description":"Create a new issue."},
 		{"name":"list_commits","description":"List commits of a branch."}]}}}`), 0o600)
-	os.WriteFile(queries, []byte(`{"query":"open a new issue","relevant":["github/create_issue"]}
+	os.WriteFile(queries, []byte(`{"query":"open a new issue","relevant":["github/create_issue"],"level":2}
 {"query":"commits","relevant":["github/list_commits"]}
 `), 0o600)
 
@@ -24,7 +24,8 @@ func TestBenchSearch(t *testing.T) {
 	if err := benchSearch([]string{"--catalog", catalog, "--queries", queries, "--k", "1"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"catalog   2 tools, 1 servers", "queries   2", "R@1 1.000  R@5 1.000  R@10 1.000  MRR 1.000", "limit 1)"} {
+	for _, want := range []string{"catalog   2 tools, 1 servers", "queries   2", "R@1 1.000  R@5 1.000  R@10 1.000  MRR 1.000", "limit 1)",
+		"  level 2  1 queries  R@5 1.000  MRR 1.000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
