@@ -282,11 +282,11 @@ var (
 		"command", "args", "env", "cwd", "url", "headers", "auth", "bearerToken",
 		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
-		"excludeTools", "toolPrefix", "description", "directTools", "isolation",
+		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth",
 	}
 	serverFieldsForeign = []string{
 		"socket", "inheritEnv", "caFile", "requestHeadersCommand", "bearerTokenStore",
-		"oauth", "searchKeywords", "approveTools", "debug", "trace", "httpTransport",
+		"searchKeywords", "approveTools", "debug", "trace", "httpTransport",
 		"pluginDataDir", "literalEnv", "protocolVersion", "tasks", "type",
 	}
 
@@ -575,6 +575,8 @@ func (p *configParser) transportMember(st *serverParse, m jsonMember, f string) 
 		}
 	case "auth":
 		p.auth(st, m, f)
+	case "oauth":
+		p.oauth(st, m, f)
 	case "bearerToken":
 		if _, ok := p.str(v, f); ok {
 			st.bearer = &m

@@ -413,7 +413,7 @@ func TestLoadWarnings(t *testing.T) {
 		`settings.idleTimout: unknown field (did you mean "idleTimeout"?)`,
 		`servers.github.comand: unknown field (did you mean "command"?)`,
 		`servers.github.Args: unknown field (did you mean "args"?)`,
-		`servers.github.oauth: not supported by mcpgw; ignored`,
+		`servers.github.oauth: only used with url; ignored`,
 		`servers.github.headers: only used with url; ignored`,
 		`servers.github.idleTimeout: ignored for keep-alive servers`,
 		`servers.remote.env: only used with command; ignored`,

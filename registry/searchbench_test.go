@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func TestRunSearchBench(t *testing.T) {
 		RecallAt1: 4.0 / 6, RecallAt5: 4.0 / 6, RecallAt10: 4.0 / 6, RecallAtK: 4.0 / 6, MRR: 4.0 / 6}
 	got := *rep
 	got.Build, got.P50, got.P99, got.Max = 0, 0, 0, 0
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("report = %+v\nwant     %+v", got, want)
 	}
 	if rep.P50 <= 0 || rep.P99 < rep.P50 || rep.Max < rep.P99 {

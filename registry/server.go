@@ -120,6 +120,7 @@ type Server struct {
 	URL             string
 	Headers         map[string]string
 	Auth            string
+	OAuth           *OAuth // the "oauth" block; nil when absent (Auth "oauth" discovers everything)
 	BearerToken     string
 	BearerTokenEnv  string
 	ExposeResources *bool

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // HTTP transports of an upstream with a URL.
@@ -30,6 +31,13 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	bearer  string
+
+	// OAuth servers: the stored token, the server's name for the login
+	// hint, and an interactive login (nil in the daemon, which never
+	// starts one: it says which command to run).
+	tokens    *oauth.Source
+	server    string
+	authorize func(ctx context.Context, challenge *http.Response) error
 
 	mu         sync.Mutex
 	lastStatus int    // last status >= 400
@@ -67,16 +75,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp := t.refused(req); resp != nil {
 		return resp, nil
 	}
-	req = req.Clone(req.Context()) // a RoundTripper must not modify its request
-	for k, v := range t.headers {
-		if !protocolHeaders[http.CanonicalHeaderKey(k)] {
-			req.Header.Set(k, v)
-		}
+	resp, err := t.send(req)
+	if err == nil && t.tokens != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		resp, err = t.reauthorize(req, resp)
 	}
-	if t.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+t.bearer)
-	}
-	resp, err := t.base.RoundTrip(req)
 	if err == nil && req.Method == http.MethodPost && t.up != nil {
 		if peer := PeerFrom(req.Context()); peer != nil {
 			tagRelatedStream(resp, t.up.peerTag(peer))
@@ -85,19 +87,132 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && resp.StatusCode >= 400 {
 		t.mu.Lock()
 		t.lastStatus = resp.StatusCode
-		if resp.StatusCode == http.StatusUnauthorized {
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden && t.tokens != nil {
 			t.authHeader = resp.Header.Get("WWW-Authenticate")
-			t.authReason = "the server answered 401 Unauthorized"
-			if c := resp.Header.Get("WWW-Authenticate"); c != "" {
-				t.authReason += " (WWW-Authenticate: " + c + ")"
-			}
-			if t.bearer == "" {
-				t.authReason += "; no bearer token is configured (bearerToken or bearerTokenEnv)"
+			if t.authReason == "" {
+				t.authReason = t.refusal(resp)
 			}
 		}
 		t.mu.Unlock()
 	}
 	return resp, err
+}
+
+// send sends a copy of req with the configured headers and credentials. A
+// server that needs an OAuth login we lack is answered here with a 401,
+// without asking it.
+func (t *headerTransport) send(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context()) // a RoundTripper must not modify its request
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	for k, v := range t.headers {
+		if !protocolHeaders[http.CanonicalHeaderKey(k)] {
+			r.Header.Set(k, v)
+		}
+	}
+	if t.bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+t.bearer)
+	}
+	if t.tokens != nil {
+		tok, err := t.tokens.Token()
+		switch {
+		case err == nil:
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		case t.authorize != nil && (errors.Is(err, oauth.ErrNotLoggedIn) || errors.Is(err, oauth.ErrLoginExpired)):
+			// Ask without: the server's challenge starts the login.
+		default:
+			t.mu.Lock()
+			t.authReason = fmt.Sprintf("%v; run: mcpgw login %s", err, t.server)
+			t.mu.Unlock()
+			return t.refused(req), nil
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// reauthorize handles a 401 or 403 from an OAuth server: a refused access
+// token is refreshed and the request sent again, once; then an
+// interactive login, if there is one, runs and the request is sent again.
+func (t *headerTransport) reauthorize(req *http.Request, resp *http.Response) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return resp, nil // cannot send it again
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		t.tokens.Invalidate()
+		if _, err := t.tokens.Token(); err == nil {
+			drain(resp)
+			var err error
+			if resp, err = t.send(req); err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+				return resp, err
+			}
+		}
+	}
+	if t.authorize == nil {
+		return resp, nil
+	}
+	if err := t.authorize(req.Context(), resp); err != nil {
+		t.mu.Lock()
+		t.authReason = fmt.Sprintf("the OAuth login failed: %v", err)
+		t.mu.Unlock()
+		return resp, nil
+	}
+	drain(resp)
+	return t.send(req)
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// refusal says why the server refused us, and what to do about it.
+func (t *headerTransport) refusal(resp *http.Response) string {
+	c := resp.Header.Get("WWW-Authenticate")
+	if t.tokens != nil {
+		why := "the server refused the stored login"
+		switch {
+		case resp.StatusCode == http.StatusForbidden && strings.Contains(c, "insufficient_scope"):
+			why = "the server needs more scope"
+			if scope := challengeParam(c, "scope"); scope != "" {
+				why += " (" + scope + ")"
+			}
+		case resp.StatusCode == http.StatusUnauthorized:
+			why = "the server asks for an OAuth login"
+		}
+		return fmt.Sprintf("%s; run: mcpgw login %s", why, t.server)
+	}
+	reason := "the server answered 401 Unauthorized"
+	if c != "" {
+		reason += " (WWW-Authenticate: " + c + ")"
+	}
+	if t.bearer == "" {
+		reason += "; no bearer token is configured (bearerToken or bearerTokenEnv)"
+	}
+	return reason
+}
+
+// challengeParam returns a parameter of a WWW-Authenticate challenge.
+func challengeParam(challenge, name string) string {
+	i := strings.Index(challenge, name+"=")
+	if i < 0 {
+		return ""
+	}
+	v := challenge[i+len(name)+1:]
+	if strings.HasPrefix(v, `"`) {
+		if j := strings.IndexByte(v[1:], '"'); j >= 0 {
+			return v[1 : j+1]
+		}
+		return v[1:]
+	}
+	if j := strings.IndexAny(v, ", "); j >= 0 {
+		return v[:j]
+	}
+	return v
 }
 
 // takeStatus returns and clears the last error status.
@@ -119,7 +234,27 @@ func (t *headerTransport) unauthorized() (string, bool) {
 // newHeaderTransport builds the transport of srv, whose secrets are
 // resolved (resolveSecrets).
 func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTransport {
-	return &headerTransport{up: u, base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken}
+	t := &headerTransport{up: u, base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken, server: srv.Name}
+	if srv.Auth == registry.AuthOAuth {
+		t.tokens = p.oauthSource(srv)
+		switch {
+		case srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials && p.opts.OAuthStore != nil:
+			// A machine account: no person involved, so the daemon
+			// gets its tokens itself.
+			t.authorize = func(ctx context.Context, challenge *http.Response) error {
+				_, err := oauth.ClientCredentials(ctx, oauth.LoginOptions{
+					ServerURL: srv.URL, Client: OAuthClient(srv), Store: p.opts.OAuthStore,
+					Challenge: challenge, HTTPClient: &http.Client{Transport: p.httpBase},
+				})
+				return err
+			}
+		case p.opts.Authorize != nil:
+			t.authorize = func(ctx context.Context, challenge *http.Response) error {
+				return p.opts.Authorize(ctx, srv, challenge)
+			}
+		}
+	}
+	return t
 }
 
 // dialHTTP connects to srv.URL: Streamable HTTP first (or the transport that
@@ -253,4 +388,17 @@ func (c *cancelConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
 	return err
+}
+
+// OAuthClient is how mcpgw identifies itself to srv's authorization
+// server: its "oauth" block.
+func OAuthClient(srv *registry.Server) oauth.Client {
+	o := srv.OAuth
+	if o == nil {
+		return oauth.Client{}
+	}
+	return oauth.Client{
+		ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
+		Scope: o.Scope, RedirectURI: o.RedirectURI, AuthorizationParams: o.AuthorizationParams,
+	}
 }

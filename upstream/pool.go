@@ -25,8 +25,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // Options configures a Pool. A nil *Options means defaults.
@@ -60,6 +62,14 @@ type Options struct {
 	// Roots answers an upstream's roots/list that is not for one peer (see
 	// Peer): the roots of the sessions that use srv. Nil answers none.
 	Roots func(ctx context.Context, srv *registry.Server) []*mcp.Root
+	// OAuthStore holds the logins of servers with "auth": "oauth"; nil
+	// makes them needs-auth.
+	OAuthStore *oauth.Store
+	// Authorize, if set, runs an interactive OAuth login for srv after it
+	// refused us (challenge is its 401 or 403) and returns once the new
+	// credentials are stored; the request is then sent again. The daemon
+	// leaves it nil: it never opens a browser; `mcpgw login` does.
+	Authorize func(ctx context.Context, srv *registry.Server, challenge *http.Response) error
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are
@@ -75,6 +85,9 @@ type Pool struct {
 
 	httpBase *http.Transport
 	reaper   reaper
+
+	oauthMu      sync.Mutex
+	oauthSources map[string]*oauth.Source // by server URL: one refresh at a time
 
 	mu sync.Mutex
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
@@ -455,4 +468,25 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, opts)
 	c.AddReceivingMiddleware(p.rootsMiddleware(u))
 	return c
+}
+
+// oauthSource returns the token source of an OAuth server, shared by every
+// connection to its URL, so that refreshes are serialized.
+func (p *Pool) oauthSource(srv *registry.Server) *oauth.Source {
+	store := p.opts.OAuthStore
+	if store == nil {
+		store = &oauth.Store{} // no directory: never logged in
+	}
+	p.oauthMu.Lock()
+	defer p.oauthMu.Unlock()
+	if p.oauthSources == nil {
+		p.oauthSources = map[string]*oauth.Source{}
+	}
+	src := p.oauthSources[srv.URL]
+	if src == nil {
+		ctx := context.WithValue(p.ctx, oauth2.HTTPClient, &http.Client{Transport: p.httpBase})
+		src = store.Source(ctx, srv.URL)
+		p.oauthSources[srv.URL] = src
+	}
+	return src
 }

@@ -4,8 +4,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // conformanceClientScenarios are the client scenarios of the MCP
@@ -23,6 +27,31 @@ var conformanceClientScenarios = []string{
 	"tools_call",
 	"elicitation-sep1034-client-defaults",
 	"sse-retry",
+	// OAuth: the login `mcpgw login` runs, and the pool's use of its
+	// tokens (refresh, step-up). Not run: auth/client-credentials-jwt and
+	// auth/cross-app-access-complete-flow (grants mcpgw does not offer, as
+	// the go-sdk does not), and auth/2025-03-26-oauth-metadata-backcompat,
+	// whose authorization-server metadata the go-sdk's discovery refuses
+	// (its issuer is not the URL it is served for).
+	"auth/metadata-default",
+	"auth/metadata-var1",
+	"auth/metadata-var2",
+	"auth/metadata-var3",
+	"auth/basic-cimd",
+	"auth/scope-from-www-authenticate",
+	"auth/scope-from-scopes-supported",
+	"auth/scope-omitted-when-undefined",
+	"auth/scope-step-up",
+	"auth/scope-retry-limit",
+	"auth/token-endpoint-auth-basic",
+	"auth/token-endpoint-auth-post",
+	"auth/token-endpoint-auth-none",
+	"auth/pre-registration",
+	"auth/2025-03-26-oauth-endpoint-fallback",
+	"auth/resource-mismatch",
+	"auth/offline-access-scope",
+	"auth/offline-access-not-supported",
+	"auth/client-credentials-basic",
 }
 
 // TestConformanceClient runs the suite's client scenarios against mcpgw's
@@ -43,9 +72,27 @@ func TestConformanceClient(t *testing.T) {
 // filled in, so that the schema's defaults apply.
 func conformanceClientMain(url string) error {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
-	pool := upstream.New(&upstream.Options{ClientName: "mcpgw-conformance-client", ClientVersion: "1.0.0"})
-	defer pool.Close()
+	opts := &upstream.Options{ClientName: "mcpgw-conformance-client", ClientVersion: "1.0.0"}
 	srv := &registry.Server{Name: "conformance", URL: url, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "conformance"}
+	if strings.HasPrefix(scenario, "auth/") {
+		dir, err := os.MkdirTemp("", "mcpgw-oauth-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		opts.OAuthStore = &oauth.Store{Dir: dir}
+		srv.Auth = registry.AuthOAuth
+		if strings.HasPrefix(scenario, "auth/client-credentials") {
+			// A machine account, configured as a user would: the pool
+			// gets the token itself.
+			sc := conformanceContext()
+			srv.OAuth = &registry.OAuth{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, GrantType: registry.GrantClientCredentials}
+		} else {
+			opts.Authorize = conformanceLogin(opts.OAuthStore)
+		}
+	}
+	pool := upstream.New(opts)
+	defer pool.Close()
 	u := pool.Upstream(srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -65,6 +112,10 @@ func conformanceClientMain(url string) error {
 	case "sse-retry":
 		tool = "test_reconnection"
 	default:
+		if strings.HasPrefix(scenario, "auth/") {
+			tool = "test-tool"
+			break
+		}
 		return fmt.Errorf("unknown scenario %q", scenario)
 	}
 	res, err := u.Call(ctx, tool, args)
@@ -92,3 +143,33 @@ func (acceptingPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResu
 func (acceptingPeer) ElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) {}
 
 func (acceptingPeer) Roots(context.Context) ([]*mcp.Root, error) { return nil, nil }
+
+// conformanceLogin logs in as `mcpgw login` does, with the suite's
+// client: its authorization server consents at once, so the "browser"
+// follows the redirect; a pre-registered client comes from the scenario's
+// context.
+func conformanceLogin(store *oauth.Store) func(context.Context, *registry.Server, *http.Response) error {
+	sc := conformanceContext()
+	return func(ctx context.Context, srv *registry.Server, challenge *http.Response) error {
+		_, err := oauth.Login(ctx, oauth.LoginOptions{
+			ServerURL: srv.URL,
+			Client: oauth.Client{
+				ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
+				ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
+			},
+			Store:     store,
+			Browser:   oauth.FollowRedirects(http.DefaultClient, ""),
+			Challenge: challenge,
+		})
+		return err
+	}
+}
+
+// conformanceContext is the scenario's context: a pre-registered client.
+func conformanceContext() (sc struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}) {
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &sc)
+	return sc
+}

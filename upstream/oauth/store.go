@@ -1,0 +1,264 @@
+// Package oauth keeps the OAuth credentials of remote upstream servers and
+// runs the login that obtains them. The daemon only reads and refreshes
+// stored credentials; a login, which needs a browser, is run by `mcpgw
+// login`, never by the daemon on its own.
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Credentials are what a login leaves for one server URL: the client the
+// authorization server knows (registered dynamically, pre-registered, or a
+// metadata document), its endpoints, and the tokens. They never appear in
+// logs, status or errors.
+type Credentials struct {
+	ServerURL    string        `json:"serverUrl"`
+	Issuer       string        `json:"issuer,omitempty"`
+	ClientID     string        `json:"clientId"`
+	ClientSecret string        `json:"clientSecret,omitempty"`
+	AuthURL      string        `json:"authUrl,omitempty"`
+	TokenURL     string        `json:"tokenUrl"`
+	AuthStyle    int           `json:"authStyle,omitempty"`
+	RedirectURL  string        `json:"redirectUrl,omitempty"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	Token        *oauth2.Token `json:"token,omitempty"`
+	// Registered marks a client registered dynamically by a login, which
+	// the next login reuses.
+	Registered bool `json:"registered,omitempty"`
+	// Grant is "client_credentials" for a machine account, whose tokens
+	// are renewed with the same grant; else the authorization code flow's.
+	Grant    string `json:"grant,omitempty"`
+	Resource string `json:"resource,omitempty"` // RFC 8707 resource indicator
+}
+
+func (c *Credentials) config() *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     c.ClientID,
+		ClientSecret: c.ClientSecret,
+		Endpoint:     oauth2.Endpoint{AuthURL: c.AuthURL, TokenURL: c.TokenURL, AuthStyle: oauth2.AuthStyle(c.AuthStyle)},
+		RedirectURL:  c.RedirectURL,
+		Scopes:       c.Scopes,
+	}
+}
+
+// A Store keeps Credentials in files of mode 0600, one per server URL, in a
+// directory of mode 0700. Writes are atomic (a temporary file renamed), so
+// the daemon and a login in another process never see half a file.
+type Store struct {
+	Dir string
+}
+
+// DefaultDir is where a daemon and `mcpgw login` keep credentials, under
+// stateDir.
+func DefaultDir(stateDir string) string { return filepath.Join(stateDir, "oauth") }
+
+func (s *Store) path(serverURL string) string {
+	sum := sha256.Sum256([]byte(serverURL))
+	return filepath.Join(s.Dir, hex.EncodeToString(sum[:12])+".json")
+}
+
+// ErrNotLoggedIn is returned for a server with no stored token.
+var ErrNotLoggedIn = errors.New("not logged in")
+
+// Load returns the credentials of serverURL; ErrNotLoggedIn when there are
+// none. Credentials stored for another URL (a hash collision, a hand-copied
+// file) are never returned.
+func (s *Store) Load(serverURL string) (*Credentials, error) {
+	data, err := os.ReadFile(s.path(serverURL))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotLoggedIn
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Credentials
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("reading stored credentials: %w", err)
+	}
+	if c.ServerURL != serverURL {
+		return nil, ErrNotLoggedIn
+	}
+	return &c, nil
+}
+
+// Save stores c.
+func (s *Store) Save(c *Credentials) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.Dir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path(c.ServerURL))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// Forget removes serverURL's tokens, keeping a registered client for the
+// next login unless all.
+func (s *Store) Forget(serverURL string, all bool) error {
+	c, err := s.Load(serverURL)
+	if errors.Is(err, ErrNotLoggedIn) {
+		return nil
+	}
+	if err != nil || all {
+		if rerr := os.Remove(s.path(serverURL)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return rerr
+		}
+		return nil
+	}
+	c.Token = nil
+	return s.Save(c)
+}
+
+// A Source gives the access token of one server: the stored one, refreshed
+// when it expires (one refresh at a time, the new tokens stored before the
+// new access token is used). It re-reads the store when the file changes,
+// so a login in another process takes effect at the next request.
+type Source struct {
+	store     *Store
+	serverURL string
+	ctx       context.Context // for refreshes: the HTTP client to use
+
+	mu      sync.Mutex
+	creds   *Credentials
+	modTime time.Time
+}
+
+// Source returns the token source of serverURL. ctx carries the HTTP client
+// refreshes use (oauth2.HTTPClient), if any.
+func (s *Store) Source(ctx context.Context, serverURL string) *Source {
+	return &Source{store: s, serverURL: serverURL, ctx: ctx}
+}
+
+// ErrLoginExpired is returned when the authorization server refused the
+// stored refresh token (revoked, expired): only a new login helps.
+var ErrLoginExpired = errors.New("the login has expired (the refresh token was refused)")
+
+// expiryMargin is how long before its expiry a token is refreshed.
+const expiryMargin = 30 * time.Second
+
+// Token returns a valid access token; ErrNotLoggedIn or ErrLoginExpired when
+// a login is needed.
+func (src *Source) Token() (*oauth2.Token, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if err := src.reload(); err != nil {
+		return nil, err
+	}
+	c := src.creds
+	if c == nil || c.Token == nil || c.Token.AccessToken == "" {
+		return nil, ErrNotLoggedIn
+	}
+	if c.Token.Expiry.IsZero() || time.Until(c.Token.Expiry) > expiryMargin {
+		return c.Token, nil
+	}
+	if c.Grant == "client_credentials" {
+		tok, err := c.clientCredentials(src.ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		c.Token = tok
+		if err := src.store.Save(c); err != nil {
+			return nil, fmt.Errorf("storing the new token: %w", err)
+		}
+		src.stat()
+		return tok, nil
+	}
+	if c.Token.RefreshToken == "" {
+		return nil, ErrLoginExpired
+	}
+	old := *c.Token
+	old.Expiry = time.Now().Add(-time.Minute) // make the library refresh
+	tok, err := c.config().TokenSource(src.ctx, &old).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.Response != nil && re.Response.StatusCode == 400) {
+			c.Token = nil
+			_ = src.store.Save(c) // no retry loop: the next request finds no token
+			return nil, ErrLoginExpired
+		}
+		return nil, fmt.Errorf("refreshing the access token: %v", err)
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = old.RefreshToken
+	}
+	c.Token = tok
+	if err := src.store.Save(c); err != nil {
+		return nil, fmt.Errorf("storing the refreshed token: %w", err)
+	}
+	src.stat()
+	return tok, nil
+}
+
+// reload re-reads the credentials when the file changed.
+func (src *Source) reload() error {
+	fi, err := os.Stat(src.store.path(src.serverURL))
+	if errors.Is(err, os.ErrNotExist) {
+		src.creds = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if src.creds != nil && fi.ModTime().Equal(src.modTime) {
+		return nil
+	}
+	c, err := src.store.Load(src.serverURL)
+	if errors.Is(err, ErrNotLoggedIn) {
+		src.creds = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	src.creds, src.modTime = c, fi.ModTime()
+	return nil
+}
+
+func (src *Source) stat() {
+	if fi, err := os.Stat(src.store.path(src.serverURL)); err == nil {
+		src.modTime = fi.ModTime()
+	}
+}
+
+// Invalidate forgets the cached access token after the server refused it,
+// so that the next Token refreshes.
+func (src *Source) Invalidate() {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.creds != nil && src.creds.Token != nil {
+		t := *src.creds.Token
+		t.Expiry = time.Now().Add(-time.Hour)
+		src.creds.Token = &t
+	}
+}
