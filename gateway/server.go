@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 var pid = os.Getpid()
@@ -48,6 +49,9 @@ type Options struct {
 	// so that a session resumed after a daemon restart goes on where it
 	// was; "" disables it.
 	SessionDir string
+	// OAuthStore holds the logins of servers with "auth": "oauth" (mcpgw
+	// login writes them); nil leaves those servers needing one.
+	OAuthStore *oauth.Store
 	// DirectTools selects tools every session lists under their own names
 	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
 	// in addition to servers' directTools settings.
@@ -126,6 +130,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		OnLog:             s.onLog,
 		OnResourceUpdated: s.onResourceUpdated,
 		Roots:             s.rootsFor,
+		OAuthStore:        s.opts.OAuthStore,
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

@@ -369,6 +369,9 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 				}
 				msg += " Did you mean: " + strings.Join(sugg, ", ") + "?"
 			}
+			// It may be a tool of a server that is not available
+			// (failed, or needs a login): say which and why.
+			msg += ss.gw.discoveryNote(v)
 		}
 		return errorResult("%s", msg), nil
 	}

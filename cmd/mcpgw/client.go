@@ -187,7 +187,7 @@ func callProxy(ctx context.Context, c *clientFlags, args map[string]any) (*mcp.C
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-cli", Version: version}, nil)
 	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             strings.TrimRight(c.url, "/") + "/mcp",
+		Endpoint:             strings.TrimRight(c.url, "/") + "/mcp?mode=proxy", // the mcp tool, whatever the config's mode
 		HTTPClient:           httpClient,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,

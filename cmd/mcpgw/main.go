@@ -45,6 +45,8 @@ Usage:
   mcpgw describe TOOL                           show a tool's parameters
   mcpgw call TOOL '{"arg":"value"}'             call a tool
   mcpgw connect SERVER                          connect a server now
+  mcpgw login SERVER [--paste]                  log in to a remote server that uses OAuth
+  mcpgw logout SERVER [--all]                   forget that login
   mcpgw reload                                  reload the config
   mcpgw check [--config FILE] [--project DIR]   validate the config and its imports, list the servers
   mcpgw trust DIR | --list                      let DIR's project files (.mcp.json, .pi/mcp.json) start servers
@@ -87,6 +89,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return healthcheck(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(rest, stdout)
+	case "login":
+		return loginCmd(ctx, rest, stdin, stdout, stderr)
+	case "logout":
+		return logoutCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mcpgw", version)
 		return nil

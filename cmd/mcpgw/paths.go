@@ -1,6 +1,11 @@
 package main
 
-import "github.com/mcpgw/mcpgw/deploy"
+import (
+	"os"
+
+	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
+)
 
 // sessionDir is where the daemon keeps shim sessions' state across
 // restarts; none for a private --stdio session.
@@ -9,4 +14,12 @@ func sessionDir(private bool) string {
 		return ""
 	}
 	return deploy.SessionDir()
+}
+
+// oauthStore is where the daemon and mcpgw login keep OAuth logins.
+func oauthStore() *oauth.Store {
+	if d := os.Getenv("MCPGW_OAUTH_DIR"); d != "" {
+		return &oauth.Store{Dir: d}
+	}
+	return &oauth.Store{Dir: oauth.DefaultDir(deploy.StateDir())}
 }

@@ -176,6 +176,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
 		SessionDir:  sessionDir(f.stdio),
+		OAuthStore:  oauthStore(),
 	})
 	return w, nil
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
+)
+
+// loginCmd is `mcpgw login SERVER`: the OAuth login of a remote server,
+// stored where the daemon reads it; then the daemon reconnects the server.
+func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("login", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: mcpgw login [--paste] [--timeout 5m] SERVER
+
+Logs in to SERVER, a remote server with "auth": "oauth", and stores the
+login where the daemon finds it, so that every session can use the server
+across daemon restarts. The authorization URL opens with $BROWSER, else
+xdg-open or open, and is always printed. On a machine without a browser
+(SSH), --paste: open the URL anywhere, then paste the address the browser
+ends on (it starts with the redirect URI).
+
+Example:
+  mcpgw login linear
+`)
+		fs.PrintDefaults()
+	}
+	var c clientFlags
+	c.register(fs)
+	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	paste := fs.Bool("paste", false, "paste the redirect URL instead of receiving it")
+	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for the login")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("login: name one server")
+	}
+	srv, err := oauthServer(*config, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	opts := oauth.LoginOptions{ServerURL: srv.URL, Client: upstream.OAuthClient(srv), Store: oauthStore()}
+	if srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials {
+		_, err = oauth.ClientCredentials(ctx, opts)
+	} else {
+		opts.Browser = loginBrowser(*paste, stdin, stdout)
+		_, err = oauth.Login(ctx, opts)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("login: no login within %v", *timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("login %s: %w", srv.Name, err)
+	}
+	fmt.Fprintf(stdout, "Logged in to %s.\n", srv.Name)
+	res, err := callProxy(ctx, &c, map[string]any{"connect": srv.Name})
+	switch {
+	case err != nil:
+		fmt.Fprintf(stdout, "The daemon will use it at its next connect (%v).\n", firstLine(err.Error()))
+	case res.IsError:
+		fmt.Fprintf(stdout, "The daemon could not connect %s yet: %s\n", srv.Name, resultText(res))
+	default:
+		fmt.Fprintf(stdout, "The daemon has reconnected %s.\n", srv.Name)
+	}
+	return nil
+}
+
+// logoutCmd is `mcpgw logout SERVER`.
+func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	all := fs.Bool("all", false, "also forget the client registered with the authorization server")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: mcpgw logout [--all] SERVER")
+	}
+	srv, err := oauthServer(*config, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if err := oauthStore().Forget(srv.URL, *all); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Logged out of %s.\n", srv.Name)
+	return nil
+}
+
+// oauthServer finds name in the config: a remote server.
+func oauthServer(config, name string) (*registry.Server, error) {
+	cfg, err := registry.Load(config, &registry.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	srv, ok := cfg.Servers[name]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("no server %q in %s", name, cfg.Path)
+	case srv.URL == "":
+		return nil, fmt.Errorf("%s is a stdio server: only remote servers log in", name)
+	case srv.Auth != registry.AuthOAuth:
+		return nil, fmt.Errorf(`%s does not use OAuth: add "auth": "oauth" to its entry in %s`, name, cfg.Path)
+	}
+	return srv, nil
+}
+
+// loginBrowser shows the authorization URL: printed always, opened in a
+// browser unless paste, and returns the redirect: received by the
+// callback listener, or pasted.
+func loginBrowser(paste bool, stdin io.Reader, stdout io.Writer) oauth.Browser {
+	return func(ctx context.Context, authURL string, redirect <-chan *url.URL) (*url.URL, error) {
+		fmt.Fprintf(stdout, "Open this URL to log in:\n\n  %s\n\n", authURL)
+		if paste {
+			fmt.Fprint(stdout, "Then paste the address your browser ends on: ")
+			line, err := bufio.NewReader(stdin).ReadString('\n')
+			if err != nil && line == "" {
+				return nil, fmt.Errorf("reading the pasted URL: %w", err)
+			}
+			return url.Parse(strings.TrimSpace(line))
+		}
+		if err := deploy.OpenBrowser(authURL); err != nil {
+			fmt.Fprintf(stdout, "(could not open a browser: %v)\n", err)
+		}
+		fmt.Fprintln(stdout, "Waiting for the browser…")
+		select {
+		case u := <-redirect:
+			return u, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// resultText is the text of a tool result, on one line.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return firstLine(strings.Join(parts, " "))
+}

@@ -1,0 +1,105 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// TestOAuthLoginThroughDaemon: a remote server behind OAuth, through the
+// real daemon. Before a login its calls fail with the command to run and
+// no browser opens; `mcpgw login` (with a $BROWSER script that follows the
+// redirect) logs in; calls work, across a daemon restart without another
+// login; a refused access token is refreshed silently; a revoked refresh
+// token makes the server need a login again, without a browser.
+func TestOAuthLoginThroughDaemon(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	as := upstreamtest.NewOAuthServer(time.Hour)
+	ts := httptest.NewServer(as.Handler())
+	defer ts.Close()
+	as.URL = ts.URL
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth"},
+	}, map[string]any{"mode": "direct"})
+	browser := filepath.Join(dir, "browser.sh")
+	os.WriteFile(browser, []byte("#!/bin/sh\nexec curl -fsS -L --max-redirs 3 -o /dev/null \"$1\"\n"), 0o700)
+	env := append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "BROWSER="+browser)
+
+	call := func(d *daemon) (string, bool) {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remote_echo", Arguments: map[string]any{"message": "through oauth"}})
+		if err != nil {
+			return err.Error(), true
+		}
+		var text []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text = append(text, tc.Text)
+			}
+		}
+		return strings.Join(text, "\n"), res.IsError
+	}
+
+	d := startDaemonProc(t, dir, config)
+	if got, isErr := call(d); !isErr || !strings.Contains(got, "mcpgw login remote") {
+		t.Errorf("before login: %q (error %v), want the login command", got, isErr)
+	}
+	if n := as.Authorizations.Load(); n != 0 {
+		t.Fatalf("%d authorizations before any login: the daemon must never start one", n)
+	}
+
+	login := exec.Command(buildMcpgw(t), "login", "--config", config, "--url", d.url, "--timeout", "30s", "remote")
+	login.Env = env
+	out, err := login.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Logged in to remote.") || !strings.Contains(string(out), ts.URL+"/authorize?") {
+		t.Fatalf("mcpgw login: %v\n%s", err, out)
+	}
+	if got, isErr := call(d); isErr || got != "through oauth" {
+		t.Errorf("after login: %q (error %v)\nlogin said:\n%s", got, isErr, out)
+	}
+
+	d.proc.stop()
+	d = startDaemonProc(t, dir, config)
+	if got, isErr := call(d); isErr || got != "through oauth" {
+		t.Errorf("after a restart: %q (error %v)", got, isErr)
+	}
+
+	as.ExpireAccessTokens()
+	if got, isErr := call(d); isErr || got != "through oauth" {
+		t.Errorf("after the access token expired: %q (error %v)", got, isErr)
+	}
+	if n := as.Refreshes.Load(); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+
+	as.ExpireAccessTokens()
+	as.RevokeRefreshTokens()
+	if got, isErr := call(d); !isErr || !strings.Contains(got, "mcpgw login remote") {
+		t.Errorf("after the refresh token was revoked: %q (error %v), want the login command", got, isErr)
+	}
+	if n := as.Authorizations.Load(); n != 1 {
+		t.Errorf("%d authorizations, want only the one login", n)
+	}
+}
