@@ -50,6 +50,10 @@ type ServerReport struct {
 	SharedWith []string `json:"sharedWith,omitempty"`
 	// Upstream is the name the shared upstream's logs and metrics use.
 	Upstream string `json:"upstream,omitempty"`
+	// Login is an OAuth server's login: "none", "logged in", "expired"
+	// (a refresh is due), with TokenExpiry when the token has one.
+	Login       string    `json:"login,omitempty"`
+	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
 }
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
@@ -105,6 +109,9 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 	if srv.IsRemote() {
 		sr.Transport = "http"
 	}
+	if srv.Auth == registry.AuthOAuth {
+		sr.Login, sr.TokenExpiry = s.login(srv)
+	}
 	if sv.Listing != nil {
 		sr.Listing = sv.Listing.Source
 	}
@@ -148,4 +155,22 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(s.Status())
+}
+
+// login describes srv's stored OAuth login, never its tokens.
+func (s *Server) login(srv *registry.Server) (string, time.Time) {
+	if s.opts.OAuthStore == nil {
+		return "none", time.Time{}
+	}
+	c, err := s.opts.OAuthStore.Load(srv.URL)
+	switch {
+	case err != nil || c.Token == nil || c.Token.AccessToken == "":
+		return "none", time.Time{}
+	case !c.Token.Expiry.IsZero() && time.Now().After(c.Token.Expiry):
+		if c.Token.RefreshToken == "" && c.Grant == "" {
+			return "expired", c.Token.Expiry
+		}
+		return "logged in (refresh due)", c.Token.Expiry
+	}
+	return "logged in", c.Token.Expiry
 }

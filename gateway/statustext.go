@@ -55,6 +55,14 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 		if s.Upstream != "" && s.Upstream != s.Name {
 			state += ", same as " + s.Upstream
 		}
+		switch {
+		case s.Login == "none":
+			state += ", not logged in (mcpgw login " + s.Name + ")"
+		case s.Login != "" && !s.TokenExpiry.IsZero() && s.TokenExpiry.After(now):
+			state += ", " + s.Login + ", token for " + since(s.TokenExpiry, now)
+		case s.Login != "":
+			state += ", " + s.Login
+		}
 		lastErr := s.LastError
 		if lastErr == "" {
 			lastErr = "-"

@@ -69,6 +69,17 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 	if n := as.Authorizations.Load(); n != 0 {
 		t.Fatalf("%d authorizations before any login: the daemon must never start one", n)
 	}
+	loginState := func(d *daemon) string {
+		for _, sr := range d.report(t).Servers {
+			if sr.Name == "remote" {
+				return sr.State + " / " + sr.Login
+			}
+		}
+		return "missing"
+	}
+	if got := loginState(d); got != "needs-auth / none" {
+		t.Errorf("status before login: %q, want needs-auth / none", got)
+	}
 
 	login := exec.Command(buildMcpgw(t), "login", "--config", config, "--url", d.url, "--timeout", "30s", "remote")
 	login.Env = env
@@ -80,6 +91,9 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 		t.Errorf("after login: %q (error %v)\nlogin said:\n%s", got, isErr, out)
 	}
 
+	if got := loginState(d); got != "connected / logged in" {
+		t.Errorf("status after login: %q", got)
+	}
 	d.proc.stop()
 	d = startDaemonProc(t, dir, config)
 	if got, isErr := call(d); isErr || got != "through oauth" {
