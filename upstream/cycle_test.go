@@ -119,7 +119,7 @@ func BenchmarkCallStdio(b *testing.B) {
 	args := map[string]any{"message": "hello"}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := u.Call(context.Background(), "echo", args); err != nil {
+		if _, err := u.Call(context.Background(), "echo", args, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func BenchmarkCallStdioParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		args := map[string]any{"message": "hello"}
 		for pb.Next() {
-			if _, err := u.Call(context.Background(), "echo", args); err != nil {
+			if _, err := u.Call(context.Background(), "echo", args, nil); err != nil {
 				b.Error(err)
 				return
 			}

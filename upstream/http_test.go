@@ -198,7 +198,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 	p := newPool(t, rec2.options(nil))
 	u := p.Upstream(srv)
 
-	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"})
+	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
 	var ae *AuthError
 	if !errors.As(err, &ae) || !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), `Bearer realm="test"`) {
 		t.Fatalf("err = %v, want an AuthError with the challenge", err)
@@ -216,7 +216,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 		t.Errorf("the server was asked %d times before needs-auth, want once: %v", n, rec.requests())
 	}
 	for range 3 {
-		if _, err := u.Call(context.Background(), "echo", nil); !errors.Is(err, ErrNeedsAuth) {
+		if _, err := u.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrNeedsAuth) {
 			t.Errorf("call while needs-auth: %v", err)
 		}
 	}
@@ -233,7 +233,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 
 	// A token revoked mid-session: the call fails, the upstream needs auth.
 	want.Store("Bearer better")
-	if _, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}); !errors.Is(err, ErrNeedsAuth) {
+	if _, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil); !errors.Is(err, ErrNeedsAuth) {
 		t.Errorf("call with a revoked token: %v, want ErrNeedsAuth", err)
 	}
 	if st := u.Status(); st.State != StateNeedsAuth {

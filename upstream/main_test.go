@@ -154,7 +154,7 @@ func resultText(res *mcp.CallToolResult) string {
 
 func call(t testing.TB, u *Upstream, tool string, args any) string {
 	t.Helper()
-	res, err := u.Call(context.Background(), tool, args)
+	res, err := u.Call(context.Background(), tool, args, nil)
 	if err != nil {
 		t.Fatalf("Call(%s): %v", tool, err)
 	}

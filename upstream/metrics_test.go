@@ -73,7 +73,7 @@ func TestMetricsStdio(t *testing.T) {
 	}
 
 	// A crash, then a reconnect: one restart; still one process.
-	if _, err := u.Call(context.Background(), "crash", nil); err == nil {
+	if _, err := u.Call(context.Background(), "crash", nil, nil); err == nil {
 		t.Fatal("crash: no error")
 	}
 	wantMetric(t, reg, "mcpgw_upstream_processes", nil, 0)
@@ -109,7 +109,7 @@ func TestMetricsIdleAndFailures(t *testing.T) {
 		wantMetric(t, reg, "mcpgw_upstream_state", map[string]string{"server": "lazy", "state": "idle"}, 1)
 
 		d.setFail(errors.New("refused"))
-		u.Call(context.Background(), "echo", nil)
+		u.Call(context.Background(), "echo", nil, nil)
 		wantMetric(t, reg, "mcpgw_upstream_connects_total", map[string]string{"server": "lazy", "outcome": "failure"}, 1)
 		wantMetric(t, reg, "mcpgw_upstream_state", map[string]string{"server": "lazy", "state": "failed"}, 1)
 		wantMetric(t, reg, "mcpgw_upstream_restarts_total", map[string]string{"server": "lazy"}, 0)

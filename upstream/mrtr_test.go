@@ -75,7 +75,7 @@ func TestRoundTrips(t *testing.T) {
 	}
 	u := p.Upstream(&registry.Server{Name: "mrtr", Command: "in-memory", Hash: "mrtr"})
 	ctx := WithPeer(context.Background(), answeringPeer{"ann"})
-	res, err := u.Call(ctx, "three", nil)
+	res, err := u.Call(ctx, "three", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestRoundTrips(t *testing.T) {
 		err    string
 	}{{"greedy", maxRoundTrips, "still needed input after 10 rounds"}, {"busy", maxLoadShedding, "asked to retry 3 times"}} {
 		rounds.Store(0)
-		_, err := u.Call(ctx, c.tool, nil)
+		_, err := u.Call(ctx, c.tool, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), c.err) || rounds.Load() != c.rounds {
 			t.Errorf("%s: err = %v after %d rounds; want %q after %d", c.tool, err, rounds.Load(), c.err, c.rounds)
 		}

@@ -22,13 +22,13 @@ func runPoolHelper() {
 	p := New(nil)
 	srv := upstreamtest.Server("child", nil)
 	u := p.Upstream(srv)
-	res, err := u.Call(context.Background(), "pid", nil)
+	res, err := u.Call(context.Background(), "pid", nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)
 	}
 	server := resultText(res)
-	res, err = u.Call(context.Background(), "spawn", nil)
+	res, err = u.Call(context.Background(), "spawn", nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)

@@ -27,7 +27,7 @@ func TestReconcile(t *testing.T) {
 	// A call in flight on the removed server finishes before it closes.
 	done := make(chan error, 1)
 	go func() {
-		res, err := ud.Call(context.Background(), "sleep", map[string]any{"ms": 300})
+		res, err := ud.Call(context.Background(), "sleep", map[string]any{"ms": 300}, nil)
 		if err == nil && textOf(t, res) != "slept 300 ms" {
 			err = errors.New("unexpected result " + textOf(t, res))
 		}
@@ -45,7 +45,7 @@ func TestReconcile(t *testing.T) {
 	if st := ud.Status(); st.State != StateClosed {
 		t.Errorf("removed upstream state = %s, want closed", st.State)
 	}
-	if _, err := ud.Call(context.Background(), "pid", nil); !errors.Is(err, ErrClosed) {
+	if _, err := ud.Call(context.Background(), "pid", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("call on removed upstream: %v, want ErrClosed", err)
 	}
 	if p.Upstream(&keep2) != uk || call(t, uk, "pid", nil) != keepPID {

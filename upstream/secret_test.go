@@ -62,7 +62,7 @@ func TestSecretCommandRefused(t *testing.T) {
 	srv := upstreamtest.Server("refused", map[string]string{"TOKEN": "!touch " + marker})
 	srv.Source = "/home/u/.cursor/mcp.json"
 	u := newPool(t, nil).Upstream(srv)
-	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"})
+	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
 	if !errors.Is(err, ErrSecretCommandRefused) || !strings.Contains(err.Error(), "env.TOKEN") || !strings.Contains(err.Error(), ".cursor/mcp.json") {
 		t.Fatalf("err = %v, want ErrSecretCommandRefused naming env.TOKEN and the file", err)
 	}
@@ -75,7 +75,7 @@ func TestSecretCommandRefused(t *testing.T) {
 func TestSecretCommandFailure(t *testing.T) {
 	srv := upstreamtest.Server("failing", map[string]string{"TOKEN": "!echo secret-out; echo vault locked >&2; exit 3"})
 	srv.SecretCommands = true
-	_, err := newPool(t, nil).Upstream(srv).Call(context.Background(), "echo", map[string]any{"message": "x"})
+	_, err := newPool(t, nil).Upstream(srv).Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "vault locked") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Fatalf("err = %v, want the command's stderr and status", err)
 	}
@@ -113,7 +113,7 @@ func TestBearerTokenEnvReadAtConnect(t *testing.T) {
 func TestConnectErrorMasksURLSecrets(t *testing.T) {
 	srv := &registry.Server{Name: "leaky", URL: "http://127.0.0.1:1/mcp?api_key=sekrit123&region=eu", Hash: "leaky"}
 	u := newPool(t, nil).Upstream(srv)
-	_, err := u.Call(context.Background(), "echo", nil)
+	_, err := u.Call(context.Background(), "echo", nil, nil)
 	if err == nil {
 		t.Fatal("connecting to a closed port succeeded")
 	}

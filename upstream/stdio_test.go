@@ -44,11 +44,11 @@ func TestCallStdio(t *testing.T) {
 	if got := call(t, u, "cwd", nil); got != dir {
 		t.Errorf("cwd = %q, want %q", got, dir)
 	}
-	res, err := u.Call(context.Background(), "fail", map[string]any{"message": "nope"})
+	res, err := u.Call(context.Background(), "fail", map[string]any{"message": "nope"}, nil)
 	if err != nil || !res.IsError || textOf(t, res) != "nope" {
 		t.Errorf("fail = %+v, %v; want an IsError result %q", res, err, "nope")
 	}
-	res, err = u.Call(context.Background(), "image", nil)
+	res, err = u.Call(context.Background(), "image", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCallStdio(t *testing.T) {
 	}
 
 	// An unknown tool is an error from the server, not a lost connection.
-	if _, err := u.Call(context.Background(), "no-such-tool", nil); err == nil {
+	if _, err := u.Call(context.Background(), "no-such-tool", nil, nil); err == nil {
 		t.Error("calling an unknown tool: no error")
 	}
 	if st := u.Status(); st.State != StateConnected || st.Errors != 1 || st.PID != pid {
@@ -90,7 +90,7 @@ func TestSingleFlightConnect(t *testing.T) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			res, err := u.Call(context.Background(), "pid", nil)
+			res, err := u.Call(context.Background(), "pid", nil, nil)
 			errs[i] = err
 			if err == nil {
 				got[i] = textOf(t, res)
@@ -218,12 +218,12 @@ func TestCrashFailsOnlyItsCalls(t *testing.T) {
 	// A call in flight when the process dies fails too.
 	inflight := make(chan error, 1)
 	go func() {
-		_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 60000})
+		_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 60000}, nil)
 		inflight <- err
 	}()
 	waitInFlight(t, u, 1)
 
-	_, err := u.Call(context.Background(), "crash", nil)
+	_, err := u.Call(context.Background(), "crash", nil, nil)
 	var exit *ExitError
 	if !errors.As(err, &exit) {
 		t.Fatalf("crash: err = %v, want an *ExitError", err)
@@ -315,7 +315,7 @@ func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
 		StartupTimeout: 500 * time.Millisecond}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
-	_, err = u.Call(context.Background(), "version", nil)
+	_, err = u.Call(context.Background(), "version", nil, nil)
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Op != "connect" {
 		t.Fatalf("first call: %v, want a connect timeout (the probe is never answered)", err)
@@ -350,7 +350,7 @@ func TestCloseEndsProcessGroup(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}); !errors.Is(err, ErrClosed) {
+	if _, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("call after Close: %v, want ErrClosed", err)
 	}
 	if st := u.Status(); st.State != StateClosed {
@@ -369,7 +369,7 @@ func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
 	}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
-	_, err := u.Call(context.Background(), "echo", nil)
+	_, err := u.Call(context.Background(), "echo", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "fatal: config missing") || !strings.Contains(err.Error(), "exit status 2") {
 		t.Fatalf("err = %v, want exit status 2 and the stderr line", err)
 	}
@@ -378,7 +378,7 @@ func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
 		t.Errorf("status = %+v, want failed with NextRetry and the stderr line", st)
 	}
 	// Backing off: fail fast, start nothing.
-	_, err = u.Call(context.Background(), "echo", nil)
+	_, err = u.Call(context.Background(), "echo", nil, nil)
 	var be *BackoffError
 	if !errors.As(err, &be) || !errors.Is(err, ErrBackingOff) || !be.NextRetry.Equal(st.NextRetry) {
 		t.Fatalf("second call: %v, want a BackoffError until %v", err, st.NextRetry)
@@ -413,7 +413,7 @@ func TestUntrustedNeverStarts(t *testing.T) {
 	p := newPool(t, nil)
 	p.Reconcile([]*registry.Server{srv})
 	u := p.Upstream(srv)
-	if _, err := u.Call(context.Background(), "echo", nil); !errors.Is(err, ErrUntrusted) {
+	if _, err := u.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrUntrusted) {
 		t.Errorf("call: %v, want ErrUntrusted", err)
 	}
 	if _, err := u.Connect(context.Background()); !errors.Is(err, ErrUntrusted) {
@@ -490,7 +490,7 @@ func TestWedgedUpstreamIsRecycled(t *testing.T) {
 	srv, pidFile := testServer(t, "wedged", nil)
 	srv.RequestTimeout = 500 * time.Millisecond
 	u := newPool(t, nil).Upstream(srv)
-	_, err := u.Call(context.Background(), "freeze", nil)
+	_, err := u.Call(context.Background(), "freeze", nil, nil)
 	var te *TimeoutError
 	if !errors.As(err, &te) {
 		t.Fatalf("call on a frozen server: %v, want a TimeoutError", err)

@@ -99,7 +99,7 @@ func TestIdleCloseNeverDuringCall(t *testing.T) {
 		// A call lasting five idle timeouts keeps the connection.
 		done := make(chan error, 1)
 		go func() {
-			_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 5 * 60 * 1000})
+			_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 5 * 60 * 1000}, nil)
 			done <- err
 		}()
 		time.Sleep(4 * time.Minute)
@@ -190,7 +190,7 @@ func TestBackoffGrowsAndCaps(t *testing.T) {
 		var waits []time.Duration
 		for i := 1; i <= 12; i++ {
 			start := time.Now()
-			if _, err := u.Call(ctx, "echo", nil); err == nil || !strings.Contains(err.Error(), "connection refused") {
+			if _, err := u.Call(ctx, "echo", nil, nil); err == nil || !strings.Contains(err.Error(), "connection refused") {
 				t.Fatalf("attempt %d: %v, want the dial error", i, err)
 			}
 			if n := d.dials.Load(); n != int32(i) {
@@ -205,13 +205,13 @@ func TestBackoffGrowsAndCaps(t *testing.T) {
 			waits = append(waits, wait)
 
 			// While backing off, calls fail fast and dial nothing.
-			_, err := u.Call(ctx, "echo", nil)
+			_, err := u.Call(ctx, "echo", nil, nil)
 			var be *BackoffError
 			if !errors.As(err, &be) || be.Failures != i || !be.NextRetry.Equal(st.NextRetry) {
 				t.Fatalf("attempt %d: call while backing off: %v", i, err)
 			}
 			time.Sleep(time.Until(st.NextRetry) - time.Millisecond)
-			if _, err := u.Call(ctx, "echo", nil); !errors.Is(err, ErrBackingOff) {
+			if _, err := u.Call(ctx, "echo", nil, nil); !errors.Is(err, ErrBackingOff) {
 				t.Fatalf("attempt %d: 1ms before the retry: %v, want ErrBackingOff", i, err)
 			}
 			if n := d.dials.Load(); n != int32(i) {
@@ -323,7 +323,7 @@ func TestRequestTimeout(t *testing.T) {
 		errc := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			_, err := us.Call(context.Background(), "sleep", map[string]any{"ms": 3600 * 1000})
+			_, err := us.Call(context.Background(), "sleep", map[string]any{"ms": 3600 * 1000}, nil)
 			errc <- err
 		}()
 		synctest.Wait()
@@ -361,7 +361,7 @@ func TestStartupTimeout(t *testing.T) {
 		srv := memServer("hung")
 		srv.StartupTimeout = 5 * time.Second
 		u := p.Upstream(srv)
-		_, err := u.Call(context.Background(), "echo", nil)
+		_, err := u.Call(context.Background(), "echo", nil, nil)
 		var te *TimeoutError
 		if !errors.As(err, &te) || te.Op != "connect" || te.After != 5*time.Second {
 			t.Fatalf("err = %v, want a connect TimeoutError after 5s", err)
@@ -386,12 +386,12 @@ func TestCallerCancelDoesNotAbortSharedConnect(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		first := make(chan error, 1)
 		go func() {
-			_, err := u.Call(ctx, "echo", map[string]any{"message": "x"})
+			_, err := u.Call(ctx, "echo", map[string]any{"message": "x"}, nil)
 			first <- err
 		}()
 		second := make(chan error, 1)
 		go func() {
-			_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"})
+			_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
 			second <- err
 		}()
 		synctest.Wait()

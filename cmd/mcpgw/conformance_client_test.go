@@ -118,7 +118,7 @@ func conformanceClientMain(url string) error {
 		}
 		return fmt.Errorf("unknown scenario %q", scenario)
 	}
-	res, err := u.Call(ctx, tool, args)
+	res, err := u.Call(ctx, tool, args, nil)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,14 @@
 package registry
 
+// The ranking's signals beyond BM25F: the clauses of a long request, the
+// servers a request names, how much of a tool's name it covers, and the
+// bounds of a query.
+
 import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Long requests describe several steps ("get the forecast for the cell,
@@ -138,4 +143,96 @@ func ownWord(ix *Index, st string, ids []int32) bool {
 		}
 	}
 	return float64(in) >= 0.6*float64(all)
+}
+
+// markQuery marks, in s.mark, the terms of the query's words and of their
+// synonyms, for nameCoverage; it returns the mark.
+func (ix *Index) markQuery(query string, s *searchScratch) uint32 {
+	s.gen++
+	if s.gen == 0 { // wrapped: old marks could collide
+		clear(s.mark)
+		s.gen = 1
+	}
+	mark := func(w string) bool {
+		st := ix.stem(w)
+		id, ok := ix.terms[st]
+		if ok {
+			s.mark[id] = s.gen
+		}
+		for _, syn := range synonymsOf[st] {
+			if id, ok := ix.terms[syn]; ok {
+				s.mark[id] = s.gen
+			}
+		}
+		return ok
+	}
+	// A word as written ("GitHub"), or, when the catalogue does not
+	// have it, its parts.
+	splitTokens(query, func(tok string, parts []string) {
+		if len(parts) == 1 || !mark(tok) {
+			for _, w := range parts {
+				mark(w)
+			}
+		}
+	})
+	return s.gen
+}
+
+// nameCoverage is the share of the words of d's name that the query has
+// (marked gen by markQuery).
+func (ix *Index) nameCoverage(d int32, s *searchScratch, gen uint32) float32 {
+	words := ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]]
+	if len(words) == 0 {
+		return 0
+	}
+	n := 0
+	for _, id := range words {
+		if s.mark[id] == gen {
+			n++
+		}
+	}
+	return float32(n) / float32(len(words))
+}
+
+// namedServers returns the servers whose names the query uses a
+// distinctive word of ("on Obsidian, ...", "linear create issue").
+func (ix *Index) namedServers(query string, s *searchScratch) []int32 {
+	named := s.named[:0]
+	if len(ix.serverWords) == 0 {
+		return named
+	}
+	// Words as written: "GitHub" does not name a server called "git".
+	splitTokens(query, func(tok string, _ []string) {
+		if isStopWord(tok) {
+			return
+		}
+		for _, id := range ix.serverWords[ix.stem(tok)] {
+			if !slices.Contains(named, id) {
+				named = append(named, id)
+			}
+		}
+	})
+	s.named = named[:0]
+	return named
+}
+
+// Bounds of a query: a request of a few paragraphs is searched whole; a
+// pasted blob (a base64 image, a log) is cut, so that no query costs more
+// than a few of the usual kind.
+const (
+	maxQueryBytes = 4096
+	maxQueryWords = 128 // content words
+	maxWordBytes  = 64  // longer "words" are data, not words
+)
+
+// capQuery cuts query to maxQueryBytes, at a rune boundary.
+func capQuery(query string) string {
+	if len(query) <= maxQueryBytes {
+		return query
+	}
+	cut := maxQueryBytes
+	for cut > 0 && !utf8.RuneStart(query[cut]) {
+		cut--
+	}
+	return query[:cut]
 }

@@ -1,0 +1,360 @@
+package gateway
+
+// The `mcp` tool's answers about servers and tools: status, lists,
+// search, descriptions.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Unknown tool %q.", name)
+	if sugg := v.Suggest(name, 5); len(sugg) > 0 {
+		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
+	} else if hits, err := v.Search(name, registry.SearchOptions{Limit: 5}); err == nil && len(hits) > 0 {
+		names := make([]string, len(hits))
+		for i, h := range hits {
+			names[i] = h.Name
+		}
+		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(names, ", "))
+	}
+	b.WriteString(" Use mcp({search:\"words\"}) to find tools.")
+	if len(v.Tools) == 0 {
+		b.WriteString(" No tools are known yet: mcp({}) shows the servers, mcp({connect:\"server\"}) lists one's tools.")
+	}
+	return errorResult("%s", b.String())
+}
+
+func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+	sv, ok := v.Server(name)
+	if !ok {
+		return gw.unknownServer(v, name)
+	}
+	if !sv.Server.Enabled {
+		return errorResult("Server %q is disabled in %s.", name, sv.Server.Source)
+	}
+	snap, err := gw.pool.Upstream(sv.Server).Reconnect(ctx)
+	if err != nil {
+		return errorResult("Connecting %s: %v", name, err)
+	}
+	gw.catalog.SetListing(sv.Server.Hash, liveListing(snap, time.Now()))
+	return gw.listServer(ctx, gw.catalog.ViewFor(v.Config), name)
+}
+
+func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
+	names := make([]string, len(v.Servers))
+	for i, sv := range v.Servers {
+		names[i] = sv.Server.Name
+	}
+	if len(names) == 0 {
+		return errorResult("Unknown server %q: no servers are configured.", name)
+	}
+	return errorResult("Unknown server %q. Servers: %s.", name, strings.Join(names, ", "))
+}
+
+func (gw *Server) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+	sv, ok := v.Server(name)
+	if !ok {
+		return gw.unknownServer(v, name)
+	}
+	var b strings.Builder
+	if sv.Listing == nil && sv.Server.Enabled {
+		// Nothing known about its tools: listing them needs a connection.
+		if err := gw.connectNow(ctx, sv.Server); err != nil {
+			fmt.Fprintf(&b, "Connecting %s to list its tools: %v\n", name, err)
+		}
+		v = gw.catalog.ViewFor(v.Config)
+		sv, _ = v.Server(name)
+	}
+	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))
+	for _, t := range sv.Tools {
+		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
+	}
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
+	if a.Server != "" {
+		if _, ok := v.Server(a.Server); !ok {
+			return gw.unknownServer(v, a.Server)
+		}
+	}
+	hits, err := v.Search(a.Search, registry.SearchOptions{Regex: a.Regex, Server: a.Server})
+	if err != nil {
+		return errorResult("Search %q: %v", a.Search, err)
+	}
+	const max = 20
+	var b strings.Builder
+	switch {
+	case len(hits) == 0:
+		fmt.Fprintf(&b, "No tools match %q.", a.Search)
+		if len(v.Tools) == 0 {
+			b.WriteString(" No tools are known yet: mcp({}) shows the servers.")
+		}
+		return textResult(b.String())
+	case len(hits) > max:
+		fmt.Fprintf(&b, "%d tools match %q (best %d shown):\n", len(hits), a.Search, max)
+		hits = hits[:max]
+	default:
+		fmt.Fprintf(&b, "%d tools match %q:\n", len(hits), a.Search)
+	}
+	for _, t := range hits {
+		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 120))
+		if a.IncludeSchemas {
+			b.WriteString(indent(paramsBody(t), "    "))
+		}
+	}
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+func (gw *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
+	t, ok := v.Lookup(name)
+	if !ok {
+		return gw.unknownTool(v, name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (server %s, tool %s)\n", t.Name, t.Server, t.Original)
+	if d := strings.TrimSpace(t.Description()); d != "" {
+		b.WriteString(d)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(paramsText(t))
+	return textResult(strings.TrimRight(b.String(), "\n"))
+}
+
+// statusText renders mcp({}).
+func (gw *Server) statusText(v *registry.View) string {
+	enabled, connected := 0, 0
+	var lines []string
+	for _, sv := range v.Servers {
+		if sv.Server.Enabled {
+			enabled++
+		}
+		state := gw.serverState(sv)
+		if state == "connected" {
+			connected++
+		}
+		line := fmt.Sprintf("- %s: %s", sv.Server.Name, state)
+		if sv.Server.Enabled && sv.Listing != nil {
+			line += fmt.Sprintf(", %d tools", len(sv.Tools))
+		}
+		lines = append(lines, line)
+	}
+	head := fmt.Sprintf("MCP: %d/%d servers, %d tools", connected, enabled, len(v.Tools))
+	if rl := gw.reloadInfo(); rl != nil && !rl.OK {
+		head += "\nConfig reload failed " + ago(rl.At) + " (still running the last good config): " + rl.Error
+	}
+	if len(lines) == 0 {
+		path := v.Config.Path
+		if path == "" {
+			path = "the config file"
+		}
+		return head + "\nNo servers configured: add them under \"mcpServers\" in " + path + "."
+	}
+	return head + "\n" + strings.Join(lines, "\n")
+}
+
+// serverState is the state shown in status and lists, with the reason
+// and next retry for failures.
+func (gw *Server) serverState(sv *registry.ServerView) string {
+	sr := gw.serverReport(sv)
+	switch sr.State {
+	case "failed":
+		s := "failed " + ago(sr.Since)
+		if !sr.NextRetry.IsZero() {
+			if d := time.Until(sr.NextRetry); d > 0 {
+				s += ", retry in " + roundDur(d)
+			}
+		}
+		if sr.LastError != "" {
+			s += ": " + shorten(firstLine(sr.LastError), 160)
+		}
+		return s
+	case "untrusted":
+		return "untrusted (from " + sv.Server.Source + "; `mcpgw trust` the project to use it)"
+	case "needs-auth":
+		if sr.LastError != "" {
+			return "needs-auth: " + shorten(firstLine(sr.LastError), 160)
+		}
+	}
+	return sr.State
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "just now"
+	}
+	return roundDur(time.Since(t)) + " ago"
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// shorten cuts s to at most n runes, at a word boundary when one is near.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > n*2/3 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,.;:") + "…"
+}
+
+func indent(s, prefix string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// schemaProps returns the properties object of a JSON schema in any of the
+// shapes the SDK hands us (map, json.RawMessage, *jsonschema.Schema...).
+func schemaProps(schema any) map[string]any {
+	m := registry.SchemaMap(schema)
+	props, _ := m["properties"].(map[string]any)
+	return props
+}
+
+// paramsText renders a tool's parameters for the model.
+func paramsText(t *registry.Tool) string {
+	body := paramsBody(t)
+	if body == "" {
+		return fmt.Sprintf("Parameters of %s: none.", t.Name)
+	}
+	return fmt.Sprintf("Parameters of %s:\n%s", t.Name, strings.TrimRight(body, "\n"))
+}
+
+// paramsBody lists parameters one per line: name (type, required): description [enum] [default].
+func paramsBody(t *registry.Tool) string {
+	m := registry.SchemaMap(t.Def.InputSchema)
+	props, _ := m["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	required := map[string]bool{}
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	// Required first, then alphabetical: what the model must supply leads.
+	slices.SortFunc(names, func(a, b string) int {
+		if required[a] != required[b] {
+			if required[a] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var b strings.Builder
+	for _, name := range names {
+		p, _ := props[name].(map[string]any)
+		fmt.Fprintf(&b, "- %s (%s", name, schemaType(p))
+		if required[name] {
+			b.WriteString(", required")
+		}
+		b.WriteString(")")
+		if d, _ := p["description"].(string); d != "" {
+			b.WriteString(": ")
+			b.WriteString(strings.Join(strings.Fields(d), " "))
+		}
+		if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
+			b.WriteString(" [one of: ")
+			for i, e := range enum {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(jsonText(e))
+			}
+			b.WriteString("]")
+		}
+		if def, ok := p["default"]; ok {
+			b.WriteString(" [default: " + jsonText(def) + "]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func schemaType(p map[string]any) string {
+	switch t := p["type"].(type) {
+	case string:
+		if t == "array" {
+			if items, ok := p["items"].(map[string]any); ok {
+				if it := schemaType(items); it != "any" {
+					return it + "[]"
+				}
+			}
+		}
+		return t
+	case []any:
+		parts := make([]string, 0, len(t))
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "|")
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := p[k].([]any); ok {
+			var parts []string
+			for _, alt := range alts {
+				if am, ok := alt.(map[string]any); ok {
+					parts = append(parts, schemaType(am))
+				}
+			}
+			return strings.Join(parts, "|")
+		}
+	}
+	if _, ok := p["enum"]; ok {
+		return "enum"
+	}
+	return "any"
+}
+
+func jsonText(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
+}
