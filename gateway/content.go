@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +24,7 @@ func convertResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 	}
 	if res.StructuredContent != nil {
 		data, err := json.Marshal(res.StructuredContent)
-		if err == nil && !hasText(out.Content, data) {
+		if err == nil && !hasText(out.Content, data) && !carries(out.Content, res.StructuredContent) {
 			out.Content = append(out.Content, &mcp.TextContent{Text: string(data)})
 		}
 	}
@@ -30,6 +32,64 @@ func convertResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 		out.Content = []mcp.Content{}
 	}
 	return out
+}
+
+// carries reports whether the text blocks already say what structured
+// says: every string and number in it, with at least one string of some
+// length (server-filesystem's read_text_file returns the file as text and
+// as {"content": ...}), so that the model reads it once, not twice. A
+// structure of numbers alone is too easily "found" in unrelated text.
+func carries(cs []mcp.Content, structured any) bool {
+	var text strings.Builder
+	for _, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(t.Text)
+			text.WriteByte('\n')
+		}
+	}
+	if text.Len() == 0 {
+		return false
+	}
+	var leaves []string
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if !walk(x) {
+					return false
+				}
+			}
+		case string:
+			if v != "" {
+				leaves = append(leaves, v)
+			}
+		case float64:
+			leaves = append(leaves, strconv.FormatFloat(v, 'f', -1, 64))
+		}
+		return len(leaves) <= 256
+	}
+	// As JSON decodes it: maps, slices, strings, float64.
+	data, err := json.Marshal(structured)
+	var generic any
+	if err != nil || json.Unmarshal(data, &generic) != nil || !walk(generic) || len(leaves) == 0 {
+		return false
+	}
+	all := text.String()
+	substantial := false
+	for _, l := range leaves {
+		if !strings.Contains(all, l) {
+			return false
+		}
+		substantial = substantial || len(l) >= 8 && strings.ContainsFunc(l, unicode.IsLetter)
+	}
+	return substantial
 }
 
 // hasText reports whether some text block holds the same JSON value as data.

@@ -191,6 +191,24 @@ func TestConvertResult(t *testing.T) {
 	if len(dup.Content) != 1 {
 		t.Errorf("duplicate structured content added: %d blocks", len(dup.Content))
 	}
+	// Nor when the text says the same in its own words (a file's text and
+	// {"content": the text}, as server-filesystem's read_text_file does).
+	file := "first line of the file\nsecond line"
+	same := convertResult(&mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
+		StructuredContent: map[string]any{"content": file},
+	})
+	if len(same.Content) != 1 {
+		t.Errorf("structured content the text carries was added: %d blocks", len(same.Content))
+	}
+	// But it is, when the text leaves something out.
+	more := convertResult(&mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
+		StructuredContent: map[string]any{"content": file, "path": "/tmp/notes.txt"},
+	})
+	if len(more.Content) != 2 {
+		t.Errorf("structured content with more than the text: %d blocks, want 2", len(more.Content))
+	}
 }
 
 func TestGuardOutput(t *testing.T) {

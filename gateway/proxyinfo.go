@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +77,7 @@ func (gw *Server) listServer(ctx context.Context, v *registry.View, name string)
 		v = gw.catalog.ViewFor(v.Config)
 		sv, _ = v.Server(name)
 	}
-	fmt.Fprintf(&b, "%s: %s, %d tools\n", name, gw.serverState(sv), len(sv.Tools))
+	fmt.Fprintf(&b, "%s: %s, %s\n", name, gw.serverState(sv), count(len(sv.Tools), "tool", "tools"))
 	for _, t := range sv.Tools {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
 	}
@@ -106,7 +107,7 @@ func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 		fmt.Fprintf(&b, "%d tools match %q (best %d shown):\n", len(hits), a.Search, max)
 		hits = hits[:max]
 	default:
-		fmt.Fprintf(&b, "%d tools match %q:\n", len(hits), a.Search)
+		fmt.Fprintf(&b, "%s %q:\n", count(len(hits), "tool matches", "tools match"), a.Search)
 	}
 	for _, t := range hits {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 120))
@@ -147,11 +148,11 @@ func (gw *Server) statusText(v *registry.View) string {
 		}
 		line := fmt.Sprintf("- %s: %s", sv.Server.Name, state)
 		if sv.Server.Enabled && sv.Listing != nil {
-			line += fmt.Sprintf(", %d tools", len(sv.Tools))
+			line += ", " + count(len(sv.Tools), "tool", "tools")
 		}
 		lines = append(lines, line)
 	}
-	head := fmt.Sprintf("MCP: %d/%d servers, %d tools", connected, enabled, len(v.Tools))
+	head := fmt.Sprintf("MCP: %d/%d servers, %s", connected, enabled, count(len(v.Tools), "tool", "tools"))
 	if rl := gw.reloadInfo(); rl != nil && !rl.OK {
 		head += "\nConfig reload failed " + ago(rl.At) + " (still running the last good config): " + rl.Error
 	}
@@ -357,4 +358,12 @@ func schemaType(p map[string]any) string {
 func jsonText(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// count is "1 tool" or "3 tools".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

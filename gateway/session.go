@@ -242,11 +242,21 @@ func (ss *session) close() {
 	}
 }
 
+// resourceTools reports whether a server's resources are listed as tools
+// outside the mcp tool: only when its config says "exposeResources": true.
+func resourceTools(v *registry.View, server string) bool {
+	srv := v.Config.Servers[server]
+	return srv != nil && srv.ExposeResources != nil && *srv.ExposeResources
+}
+
 // wanted returns the upstream tools the session should list, by gateway name.
 func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 	out := make(map[string]*registry.Tool)
 	for _, t := range v.Tools {
 		switch {
+		case t.Resource != nil && !resourceTools(v, t.Server):
+			// Resources reach the session as resources; as tools only in
+			// proxy mode (the mcp tool), or where the server asks for it.
 		case ss.mode == ModeDirect:
 			out[t.Name] = t
 		case ss.mode == ModeToolSearch && ss.activated[t.Name]:
