@@ -281,7 +281,7 @@ var (
 		"command", "args", "env", "cwd", "url", "headers", "auth", "bearerToken",
 		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
-		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth",
+		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth", "maxConcurrency",
 	}
 	serverFieldsForeign = []string{
 		"socket", "inheritEnv", "caFile", "requestHeadersCommand", "bearerTokenStore",

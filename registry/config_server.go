@@ -171,6 +171,14 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, LifecycleLazy, LifecycleEager, LifecycleKeepAlive, lifecycleLazyKeepAlive) {
 			st.lifecycle = x
 		}
+	case "maxConcurrency":
+		if n, ok := p.number(v, f, ""); ok {
+			if n < 1 || n != float64(int(n)) || n > 1<<16 {
+				p.failf(v, f, "must be a whole number from 1 to 65536")
+				break
+			}
+			s.MaxConcurrency = int(n)
+		}
 	case "isolation":
 		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, IsolationShared, IsolationSession) {
 			s.Isolation = x

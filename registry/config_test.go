@@ -629,3 +629,21 @@ func TestIsolation(t *testing.T) {
 		t.Errorf("bad isolation: err = %v", err)
 	}
 }
+
+func TestMaxConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := Load(writeFile(t, dir, "mcp.json", `{"mcpServers": {"a": {"command": "x", "maxConcurrency": 4}, "b": {"command": "y"}}}`), testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Servers["a"].MaxConcurrency, cfg.Servers["b"].MaxConcurrency; a != 4 || b != 0 {
+		t.Errorf("MaxConcurrency a=%d b=%d, want 4 and 0", a, b)
+	}
+	for _, bad := range []string{`0`, `1.5`, `-2`, `"8"`} {
+		_, err := Load(writeFile(t, dir, "bad.json", `{"mcpServers": {"a": {"command": "x", "maxConcurrency": `+bad+`}}}`), testOptions(nil))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "servers.a.maxConcurrency" {
+			t.Errorf("maxConcurrency %s: err = %v", bad, err)
+		}
+	}
+}

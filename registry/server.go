@@ -131,6 +131,7 @@ type Server struct {
 	Enabled        bool          // default true
 	Lifecycle      string        // LifecycleLazy (default), LifecycleEager, LifecycleKeepAlive
 	Isolation      string        // IsolationSession, or IsolationShared ("" too: the default)
+	MaxConcurrency int           // calls in flight at once; 0 = the pool's default
 	IdleTimeout    time.Duration // resolved: server value, else settings, else 10 min; 0 = never
 	RequestTimeout time.Duration // requestTimeoutMs; 0 = settings default
 	StartupTimeout time.Duration // startupTimeoutMs; 0 = settings default

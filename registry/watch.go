@@ -256,7 +256,7 @@ func Changes(old, new *Config) (added, changed, removed []string) {
 }
 
 func sameBehaviour(a, b *Server) bool {
-	return a.Enabled == b.Enabled && a.Untrusted == b.Untrusted && a.Lifecycle == b.Lifecycle && a.Isolation == b.Isolation &&
+	return a.Enabled == b.Enabled && a.Untrusted == b.Untrusted && a.Lifecycle == b.Lifecycle && a.Isolation == b.Isolation && a.MaxConcurrency == b.MaxConcurrency &&
 		a.IdleTimeout == b.IdleTimeout && a.RequestTimeout == b.RequestTimeout &&
 		a.StartupTimeout == b.StartupTimeout && a.ToolPrefix == b.ToolPrefix &&
 		a.Description == b.Description && slices.Equal(a.DirectTools, b.DirectTools) &&

@@ -202,7 +202,13 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 			u.mu.Unlock()
 		}
 	}()
-	if peer := PeerFrom(ctx); peer != nil {
+	peer := PeerFrom(ctx)
+	leave, err := u.gate.enter(ctx, peer)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if peer != nil {
 		u.addPeer(peer)
 		defer u.removePeer(peer)
 	}

@@ -25,6 +25,7 @@ type Upstream struct {
 	pool    *Pool
 	hash    string
 	m       *metrics // nil (no series) for a private upstream
+	gate    *fairGate
 	session string   // the session a private upstream serves ("": shared)
 
 	progressMu sync.Mutex
@@ -95,6 +96,7 @@ func newUpstream(p *Pool, srv *registry.Server, session string) *Upstream {
 		pool:    p,
 		hash:    srv.Hash,
 		m:       p.metrics,
+		gate:    newFairGate(maxConcurrency(srv)),
 		session: session,
 		srv:     srv,
 		log:     p.log.With("server", srv.Name),
@@ -227,6 +229,9 @@ func (u *Upstream) settleNames(group []*registry.Server) *registry.Server {
 // updateLocked applies a newer config with the same identity and name.
 func (u *Upstream) updateLocked(srv *registry.Server) {
 	lifecycleChanged := u.srv.Lifecycle != srv.Lifecycle
+	if maxConcurrency(u.srv) != maxConcurrency(srv) {
+		u.gate.setLimit(maxConcurrency(srv))
+	}
 	u.srv = srv
 	u.armIdleLocked()
 	if lifecycleChanged {
@@ -492,4 +497,11 @@ func startupTimeout(srv *registry.Server) time.Duration {
 		return srv.StartupTimeout
 	}
 	return DefaultStartupTimeout
+}
+
+func maxConcurrency(srv *registry.Server) int {
+	if srv.MaxConcurrency > 0 {
+		return srv.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
 }
