@@ -26,7 +26,7 @@ type Upstream struct {
 	hash    string
 	m       *metrics // nil (no series) for a private upstream
 	gate    *fairGate
-	session string   // the session a private upstream serves ("": shared)
+	session string // the session a private upstream serves ("": shared)
 
 	progressMu sync.Mutex
 	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
