@@ -20,6 +20,9 @@ type Report struct {
 	Tools      int            `json:"tools"`
 	LastReload *ReloadInfo    `json:"lastReload,omitempty"`
 	Servers    []ServerReport `json:"servers"`
+	// Warnings are the config's: misspelt and ignored fields, unset
+	// variables, fields mcpgw does not act on.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ReloadInfo is the outcome of the last configuration reload.
@@ -87,6 +90,7 @@ func (s *Server) Status() *Report {
 		Tools:      len(v.Tools),
 		LastReload: s.reloadInfo(),
 		Servers:    []ServerReport{},
+		Warnings:   v.Config.Warnings,
 	}
 	if s.opts.Cache != nil {
 		r.Cache = s.opts.Cache.Path()

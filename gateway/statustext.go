@@ -39,6 +39,7 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 	}
 	if len(r.Servers) == 0 {
 		fmt.Fprintln(w, "\nNo servers configured.")
+		r.writeWarnings(w)
 		return
 	}
 	fmt.Fprintln(w)
@@ -71,6 +72,18 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 			clip(firstLine(lastErr), 50), tildePath(s.Source))
 	}
 	tw.Flush()
+	r.writeWarnings(w)
+}
+
+// writeWarnings lists the config's warnings, if any.
+func (r *Report) writeWarnings(w io.Writer) {
+	if len(r.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nconfig warnings:\n")
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  %s\n", warn)
+	}
 }
 
 // tildePath writes the home directory as ~, as people do.

@@ -331,18 +331,37 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
+	// Durations as people write them ("1.5s", "42ms") in every format:
+	// the JSON handler would print nanoseconds.
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationText}
 	switch strings.ToLower(format) {
 	case "auto", "":
 		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly})), nil
+			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, ReplaceAttr: durationText})), nil
 		}
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	case "text", "logfmt":
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want auto, text or json", format)
+}
+
+// durationText writes a duration as a Go duration string, rounded to
+// what a person reads.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		d := a.Value.Duration()
+		switch {
+		case d >= time.Second:
+			d = d.Round(time.Millisecond)
+		case d >= time.Millisecond:
+			d = d.Round(10 * time.Microsecond)
+		}
+		return slog.String(a.Key, d.String())
+	}
+	return a
 }
 
 type nopWriteCloser struct{ io.Writer }
