@@ -54,6 +54,7 @@ Usage:
   mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
   mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
   mcpgw bench search --catalog F --queries F    measure the search ranking on your own catalogue
+  mcpgw completion bash|zsh|fish                shell completion, server names included
   mcpgw version
 
 Run "mcpgw COMMAND -h" for a command's flags.
@@ -89,6 +90,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return healthcheck(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(rest, stdout)
+	case "completion":
+		return completionCmd(rest, stdout)
+	case "__servers":
+		return serverNames(stdout)
 	case "login":
 		return loginCmd(ctx, rest, stdin, stdout, stderr)
 	case "logout":
