@@ -124,10 +124,16 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
 	}
 	mux.Handle("GET /-/status", control(s.serveStatus))
+	mux.Handle("GET /{$}", control(s.servePage))
+	mux.Handle("POST /-/connect", control(s.serveConnect))
+	mux.Handle("GET /-/logs", control(s.serveLogs))
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			if err := o.Reload(); err != nil {
+			if err := o.Reload(); isForm(r) {
+				http.Redirect(w, r, "/", http.StatusSeeOther) // the page shows the outcome
+				return
+			} else if err != nil {
 				w.WriteHeader(http.StatusUnprocessableEntity)
 				_, _ = w.Write([]byte(err.Error() + "\n"))
 				return

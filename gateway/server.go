@@ -79,6 +79,8 @@ type Server struct {
 	metrics *metrics
 	started time.Time
 
+	serverLogs serverLogs // the daemon's recent lines about each server
+
 	reconcileMu sync.Mutex // one reconcile at a time
 
 	mu         sync.Mutex
@@ -114,6 +116,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(&teeHandler{Handler: s.log.Handler(), logs: &s.serverLogs})
 	s.version = s.opts.Version
 	if s.version == "" {
 		s.version = "dev"

@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommands completion offers.
 var commands = []string{
-	"serve", "stdio", "status", "tools", "search", "describe", "call", "connect", "reload",
+	"serve", "stdio", "status", "ui", "logs", "tools", "search", "describe", "call", "connect", "reload",
 	"check", "trust", "untrust", "login", "logout", "service", "healthcheck", "bench",
 	"completion", "version", "help",
 }
@@ -40,7 +40,7 @@ func completionCmd(args []string, stdout io.Writer) error {
 		return
 	fi
 	case "${COMP_WORDS[1]}" in
-	connect|login|logout)
+	connect|login|logout|logs)
 		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "$(mcpgw __servers 2>/dev/null)" -- "$cur")) ;;
 	tools|search)
 		[ "$prev" = "--server" ] && COMPREPLY=($(compgen -W "$(mcpgw __servers 2>/dev/null)" -- "$cur")) ;;
@@ -57,7 +57,7 @@ complete -F _mcpgw mcpgw
 	case "fish":
 		fmt.Fprintf(stdout, `complete -c mcpgw -f
 complete -c mcpgw -n __fish_use_subcommand -a %q
-complete -c mcpgw -n '__fish_seen_subcommand_from connect login logout' -a '(mcpgw __servers 2>/dev/null)'
+complete -c mcpgw -n '__fish_seen_subcommand_from connect login logout logs' -a '(mcpgw __servers 2>/dev/null)'
 complete -c mcpgw -n '__fish_seen_subcommand_from tools search' -l server -a '(mcpgw __servers 2>/dev/null)'
 complete -c mcpgw -n '__fish_seen_subcommand_from service' -a 'install uninstall status'
 complete -c mcpgw -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'

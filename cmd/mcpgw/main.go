@@ -40,6 +40,8 @@ Usage:
   mcpgw serve --stdio                           one private session on stdin/stdout
   mcpgw stdio                                   connect a stdio MCP client to the daemon (starts it if needed)
   mcpgw status [--json]                         what the running daemon is doing
+  mcpgw ui                                      open the status page (http://127.0.0.1:7332/)
+  mcpgw logs [-f] SERVER                        the daemon's lines about a server, and its stderr
   mcpgw tools [--server S]                      list tools
   mcpgw search WORDS...                         find tools
   mcpgw describe TOOL                           show a tool's parameters
@@ -90,6 +92,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return healthcheck(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(rest, stdout)
+	case "logs":
+		return logsCmd(ctx, rest, stdout, stderr)
+	case "ui":
+		return uiCmd(ctx, rest, stdout, stderr)
 	case "completion":
 		return completionCmd(rest, stdout)
 	case "__servers":
