@@ -3,10 +3,15 @@ package gateway
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // The status page: http://127.0.0.1:7332/ on the daemon's listener, with
@@ -21,26 +26,54 @@ var (
 	pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 )
 
-// pageData is what the page shows.
+// pageData is what the page shows; GET / with Accept: application/json
+// returns it as JSON.
 type pageData struct {
 	*Report
-	Uptime    string
-	Connected int
-	CSS       template.CSS
-	Servers   []pageServer
-	now       time.Time
+	Uptime      string        `json:"-"`
+	Connected   int           `json:"connected"`
+	CSS         template.CSS  `json:"-"`
+	Servers     []pageServer  `json:"servers"`
+	SessionList []pageSession `json:"sessionList"`
+	Query       string        `json:"query,omitempty"`
+	Results     []pageResult  `json:"results,omitempty"`
+	now         time.Time
+}
+
+// pageSession is one live downstream session.
+type pageSession struct {
+	Client    string `json:"client"` // name and version from initialize
+	Mode      string `json:"mode"`
+	Dir       string `json:"dir,omitempty"` // its project directory, when known
+	Activated int    `json:"activated"`     // tools ToolSearch activated
+}
+
+// pageResult is one search result of the playground, with why it ranked.
+type pageResult struct {
+	Tool        string  `json:"tool"`
+	Description string  `json:"description"`
+	Score       float64 `json:"score"`
+	Why         string  `json:"why"`
 }
 
 // Ago is how long ago t was, as the page writes it.
 func (d pageData) Ago(t time.Time) string { return since(d.now, t) }
 
-// pageServer is one server's row and log.
+// pageServer is one server's row, log and tools.
 type pageServer struct {
 	ServerReport
-	Class      string   // ok, bad, wait or off: the state's colour
-	Actionable bool     // may be (re)connected from the page
-	Stderr     []string // its last stderr lines
-	Daemon     []string // the daemon's last lines about it
+	Class      string     `json:"-"`                // ok, bad, wait or off: the state's colour
+	Actionable bool       `json:"-"`                // may be (re)connected from the page
+	Stderr     []string   `json:"stderr,omitempty"` // its last stderr lines
+	Daemon     []string   `json:"log,omitempty"`    // the daemon's last lines about it
+	ToolList   []pageTool `json:"toolList,omitempty"`
+}
+
+// pageTool is one tool as the page lists it.
+type pageTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Params      string `json:"params"`
 }
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
@@ -65,11 +98,37 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		default:
 			ps.Class = "off"
 		}
-		if sv, ok := v.Server(sr.Name); ok && sv.Server.Enabled && !sv.Server.Untrusted {
-			ps.Actionable = true
-			ps.Stderr = s.pool.Upstream(sv.Server).Stderr(20)
+		if sv, ok := v.Server(sr.Name); ok {
+			if sv.Server.Enabled && !sv.Server.Untrusted {
+				ps.Actionable = true
+				ps.Stderr = s.pool.Upstream(sv.Server).Stderr(20)
+			}
+			for _, t := range sv.Tools {
+				ps.ToolList = append(ps.ToolList, pageTool{Name: t.Name, Description: firstLine(t.Description()), Params: paramsLine(t)})
+			}
 		}
 		d.Servers = append(d.Servers, ps)
+	}
+	for _, ss := range s.sessionList() {
+		d.SessionList = append(d.SessionList, ss.pageSession())
+	}
+	if q := r.URL.Query().Get("q"); q != "" {
+		d.Query = q
+		ix := v.Index()
+		hits, err := ix.Search(q, registry.SearchOptions{Limit: 10})
+		if err == nil {
+			for _, h := range hits {
+				t := v.Tools[h.Doc]
+				d.Results = append(d.Results, pageResult{Tool: t.Name, Description: shorten(firstLine(t.Description()), 160), Score: h.Score, Why: ix.Explain(q, h.Doc).String()})
+			}
+		}
+	}
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(d)
+		return
 	}
 	var buf bytes.Buffer
 	if err := pageTmpl.Execute(&buf, d); err != nil {
@@ -136,4 +195,41 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 func isForm(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	return ct == "application/x-www-form-urlencoded" || r.Header.Get("Sec-Fetch-Mode") == "navigate"
+}
+
+// pageSession describes a session for the page.
+func (ss *session) pageSession() pageSession {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	p := pageSession{Mode: ss.mode, Dir: ss.opts.Cwd, Activated: len(ss.activated)}
+	if ss.ss != nil {
+		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
+			p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version
+		}
+	}
+	return p
+}
+
+// paramsLine lists a tool's parameters on one line: "owner*, repo*, page".
+func paramsLine(t *registry.Tool) string {
+	props := schemaProps(t.Def.InputSchema)
+	req := map[string]bool{}
+	if m, ok := t.Def.InputSchema.(map[string]any); ok {
+		if list, ok := m["required"].([]any); ok {
+			for _, r := range list {
+				if s, ok := r.(string); ok {
+					req[s] = true
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		if req[n] {
+			n += "*"
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }

@@ -1,0 +1,91 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestStatusPageInChromium drives the page in headless Chromium: a failing
+// server shows its stderr; once what it lacked is there, its Reconnect
+// button brings it back and the page shows it connected without being
+// reloaded; the search box returns ranked tools. MCPGW_SCREENSHOT=FILE
+// saves a screenshot of the page.
+func TestStatusPageInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed (apt-get install chromium)")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	script := filepath.Join(dir, "flaky.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nif [ ! -e "+ready+" ]; then echo 'fatal: the database is not reachable' >&2; exit 1; fi\nexec "+testServerBin+" testserver\n"), 0o700)
+	config := writeConfig(t, dir, map[string]any{
+		"flaky":  map[string]any{"command": script, "lifecycle": "eager"},
+		"steady": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+	}, nil)
+	d := startDaemonProc(t, dir, config)
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	// The first action starts the browser: no timeout on its context.
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+	tctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	if err := chromedp.Do(tctx, chromedp.WaitVisible(`tr#server-flaky.state-bad`)); err != nil {
+		t.Fatalf("the page never showed flaky failing: %v", err)
+	}
+	stderr, err := chromedp.Run(tctx, chromedp.Text(`#log-flaky`))
+	if err != nil || !strings.Contains(stderr, "fatal: the database is not reachable") {
+		t.Errorf("flaky's log on the page lacks its stderr (%v):\n%s", err, stderr)
+	}
+	if path := os.Getenv("MCPGW_SCREENSHOT"); path != "" {
+		if png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100)); err == nil {
+			os.WriteFile(path, png, 0o644)
+		}
+	}
+
+	os.WriteFile(ready, nil, 0o600)
+	if _, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tctx,
+		chromedp.Click(`tr#server-flaky button`),
+		chromedp.WaitVisible(`tr#server-flaky.state-ok`),
+	); err != nil {
+		t.Fatalf("Reconnect did not bring flaky back on the page: %v", err)
+	}
+	if same, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !same {
+		t.Errorf("the page was reloaded (%v); it should update in place", err)
+	}
+
+	if err := chromedp.Do(tctx,
+		chromedp.SetValue(`#search input[name=q]`, "echo a message"),
+		chromedp.Submit(`#search input[name=q]`),
+		chromedp.WaitVisible(`#results li`),
+	); err != nil {
+		t.Fatalf("search: %v", err)
+	}
+	results, err := chromedp.Run(tctx, chromedp.Text(`#results`))
+	if err != nil || !strings.Contains(results, "echo") || !strings.Contains(results, "why") {
+		t.Errorf("search results (%v):\n%s", err, results)
+	}
+}
