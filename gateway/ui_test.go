@@ -35,7 +35,7 @@ func TestPageRenders(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	var data struct {
 		Servers []struct {
-			Name     string `json:"name"`
+			Name     string                  `json:"name"`
 			ToolList []struct{ Name string } `json:"toolList"`
 		} `json:"servers"`
 		SessionList []struct{ Mode string } `json:"sessionList"`
