@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -125,6 +126,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	}
 	mux.Handle("GET /-/status", control(s.serveStatus))
 	mux.Handle("GET /{$}", control(s.servePage))
+	mux.Handle("POST /{$}", control(s.servePage)) // the token form, when one is set
 	mux.Handle("POST /-/connect", control(s.serveConnect))
 	mux.Handle("GET /-/logs", control(s.serveLogs))
 	if o.Reload != nil {
@@ -202,11 +204,37 @@ func requireToken(token string, next http.Handler) http.Handler {
 		// as good as "Bearer x".
 		scheme, cred, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 		got := []byte(strings.TrimSpace(cred))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got, want) != 1 {
+		ok := strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(got, want) == 1
+		if c, err := r.Cookie(tokenCookie); !ok && err == nil {
+			// A browser on the status page, which asked for the token once.
+			ok = subtle.ConstantTimeCompare([]byte(c.Value), want) == 1
+		}
+		if !ok {
+			if r.URL.Path == "/" {
+				askToken(w, r, token)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenCookie keeps the daemon's token in a browser that opened the status
+// page: same-site only, not readable by scripts.
+const tokenCookie = "mcpgw_token"
+
+// askToken answers the status page without the token with a form asking
+// for it; posted, the right token is kept in the cookie and the page shown.
+func askToken(w http.ResponseWriter, r *http.Request, token string) {
+	if t := r.PostFormValue("token"); r.Method == http.MethodPost && t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprint(w, `<!doctype html><title>mcpgw</title><form method="post" action="/"><p>This mcpgw daemon needs its token (--token, $MCPGW_TOKEN):</p><input type="password" name="token" autofocus> <button>Open</button></form>`)
 }
