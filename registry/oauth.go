@@ -19,6 +19,9 @@ type OAuth struct {
 	GrantType             string // "authorization_code" (default) or "client_credentials"
 	AuthServerMetadataURL string // skip discovery of the authorization server
 	AuthorizationParams   map[string]string
+	// AllowPrivateNetwork lets OAuth endpoints (metadata, registration,
+	// tokens) be on private addresses other than loopback.
+	AllowPrivateNetwork bool
 }
 
 // OAuth grant types.
@@ -66,6 +69,10 @@ func (p *configParser) oauth(st *serverParse, m jsonMember, f string) {
 			if x, ok := p.str(v, of); ok && p.oneOf(v, of, x, GrantAuthorizationCode, GrantClientCredentials) {
 				o.GrantType = x
 			}
+		case "allowPrivateNetwork":
+			if b, ok := p.boolean(v, of); ok {
+				o.AllowPrivateNetwork = b
+			}
 		case "authorizationParams":
 			if params, ok := p.stringMap(v, of); ok {
 				o.AuthorizationParams = maps.Clone(params)
@@ -84,4 +91,4 @@ func (p *configParser) oauth(st *serverParse, m jsonMember, f string) {
 	st.httpOnly = append(st.httpOnly, m)
 }
 
-var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scope", "redirectUri", "grantType", "authServerMetadataUrl", "authorizationParams"}
+var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scope", "redirectUri", "grantType", "authServerMetadataUrl", "authorizationParams", "allowPrivateNetwork"}

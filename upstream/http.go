@@ -244,7 +244,7 @@ func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTran
 			t.authorize = func(ctx context.Context, challenge *http.Response) error {
 				_, err := oauth.ClientCredentials(ctx, oauth.LoginOptions{
 					ServerURL: srv.URL, Client: OAuthClient(srv), Store: p.opts.OAuthStore,
-					Challenge: challenge, HTTPClient: &http.Client{Transport: p.httpBase},
+					Challenge: challenge,
 				})
 				return err
 			}
@@ -400,5 +400,6 @@ func OAuthClient(srv *registry.Server) oauth.Client {
 	return oauth.Client{
 		ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
 		Scope: o.Scope, RedirectURI: o.RedirectURI, AuthorizationParams: o.AuthorizationParams,
+		AllowPrivateNetwork: o.AllowPrivateNetwork,
 	}
 }

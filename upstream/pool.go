@@ -484,7 +484,7 @@ func (p *Pool) oauthSource(srv *registry.Server) *oauth.Source {
 	}
 	src := p.oauthSources[srv.URL]
 	if src == nil {
-		ctx := context.WithValue(p.ctx, oauth2.HTTPClient, &http.Client{Transport: p.httpBase})
+		ctx := context.WithValue(p.ctx, oauth2.HTTPClient, oauth.HTTPClient(srv.OAuth != nil && srv.OAuth.AllowPrivateNetwork))
 		src = store.Source(ctx, srv.URL)
 		p.oauthSources[srv.URL] = src
 	}

@@ -22,7 +22,7 @@ import (
 func ClientCredentials(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = HTTPClient(opts.Client.AllowPrivateNetwork)
 	}
 	if opts.Client.ClientID == "" {
 		return nil, fmt.Errorf("the client credentials grant needs oauth.clientId")

@@ -25,6 +25,7 @@ type Client struct {
 	Scope               string
 	RedirectURI         string
 	AuthorizationParams map[string]string
+	AllowPrivateNetwork bool // see HTTPClient
 }
 
 // A Browser shows the user an authorization URL and returns the URL the
@@ -45,7 +46,7 @@ type LoginOptions struct {
 	// first). Ignored when Client.RedirectURI is set and not loopback.
 	CallbackAddr string
 	// HTTPClient makes the requests to the server and the authorization
-	// server; nil is http.DefaultClient.
+	// server; nil is HTTPClient(Client.AllowPrivateNetwork).
 	HTTPClient *http.Client
 	// Challenge, if set, is the server's 401 or 403 that asked for this
 	// login (with its Request); else Login asks the server itself. A 403
@@ -65,7 +66,7 @@ const callbackPath = "/oauth/callback"
 func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = HTTPClient(opts.Client.AllowPrivateNetwork)
 	}
 	prev, _ := opts.Store.Load(opts.ServerURL)
 
