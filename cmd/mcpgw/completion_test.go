@@ -17,7 +17,12 @@ func TestBashCompletion(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	bin := buildMcpgw(t)
+	// The script calls mcpgw by name: put it on PATH as that (a race
+	// build has another name).
+	binDir := t.TempDir()
+	if err := os.Symlink(buildMcpgw(t), filepath.Join(binDir, "mcpgw")); err != nil {
+		t.Fatal(err)
+	}
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".config", "mcpgw"), 0o700)
 	os.WriteFile(filepath.Join(home, ".config", "mcpgw", "mcp.json"),
@@ -29,7 +34,7 @@ complete_line mcpgw login li
 complete_line mcpgw tools --server ""
 complete_line mcpgw service u`
 	cmd := exec.Command(bash, "-c", script)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "PATH="+binDir+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
