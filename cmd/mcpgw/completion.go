@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -27,45 +27,12 @@ func completionCmd(args []string, stdout io.Writer) error {
 			"  zsh:  add  source <(mcpgw completion zsh)  to ~/.zshrc\n" +
 			"  fish: mcpgw completion fish > ~/.config/fish/completions/mcpgw.fish")
 	}
-	words := strings.Join(commands, " ")
-	switch args[0] {
-	case "bash", "zsh":
-		if args[0] == "zsh" {
-			fmt.Fprintln(stdout, "autoload -U +X bashcompinit && bashcompinit")
-		}
-		fmt.Fprintf(stdout, `_mcpgw() {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W %q -- "$cur"))
-		return
-	fi
-	case "${COMP_WORDS[1]}" in
-	connect|login|logout|logs)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "$(mcpgw __servers 2>/dev/null)" -- "$cur")) ;;
-	tools|search)
-		[ "$prev" = "--server" ] && COMPREPLY=($(compgen -W "$(mcpgw __servers 2>/dev/null)" -- "$cur")) ;;
-	service)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "install uninstall status" -- "$cur")) ;;
-	completion)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
-	help)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W %q -- "$cur")) ;;
-	esac
-}
-complete -F _mcpgw mcpgw
-`, words, words)
-	case "fish":
-		fmt.Fprintf(stdout, `complete -c mcpgw -f
-complete -c mcpgw -n __fish_use_subcommand -a %q
-complete -c mcpgw -n '__fish_seen_subcommand_from connect login logout logs' -a '(mcpgw __servers 2>/dev/null)'
-complete -c mcpgw -n '__fish_seen_subcommand_from tools search' -l server -a '(mcpgw __servers 2>/dev/null)'
-complete -c mcpgw -n '__fish_seen_subcommand_from service' -a 'install uninstall status'
-complete -c mcpgw -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
-`, words)
-	default:
-		return fmt.Errorf("completion: %q is not bash, zsh or fish", args[0])
+	script, err := deploy.CompletionScript(args[0], commands)
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = io.WriteString(stdout, script)
+	return err
 }
 
 // serverNames is `mcpgw __servers`, for completion: the config's server

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
@@ -61,7 +59,7 @@ Example:
 	if srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials {
 		_, err = oauth.ClientCredentials(ctx, opts)
 	} else {
-		opts.Browser = loginBrowser(*paste, stdin, stdout)
+		opts.Browser = oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser)
 		_, err = oauth.Login(ctx, opts)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -122,33 +120,6 @@ func oauthServer(config, name string) (*registry.Server, error) {
 		return nil, fmt.Errorf(`%s does not use OAuth: add "auth": "oauth" to its entry in %s`, name, cfg.Path)
 	}
 	return srv, nil
-}
-
-// loginBrowser shows the authorization URL: printed always, opened in a
-// browser unless paste, and returns the redirect: received by the
-// callback listener, or pasted.
-func loginBrowser(paste bool, stdin io.Reader, stdout io.Writer) oauth.Browser {
-	return func(ctx context.Context, authURL string, redirect <-chan *url.URL) (*url.URL, error) {
-		fmt.Fprintf(stdout, "Open this URL to log in:\n\n  %s\n\n", authURL)
-		if paste {
-			fmt.Fprint(stdout, "Then paste the address your browser ends on: ")
-			line, err := bufio.NewReader(stdin).ReadString('\n')
-			if err != nil && line == "" {
-				return nil, fmt.Errorf("reading the pasted URL: %w", err)
-			}
-			return url.Parse(strings.TrimSpace(line))
-		}
-		if err := deploy.OpenBrowser(authURL); err != nil {
-			fmt.Fprintf(stdout, "(could not open a browser: %v)\n", err)
-		}
-		fmt.Fprintln(stdout, "Waiting for the browser…")
-		select {
-		case u := <-redirect:
-			return u, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 }
 
 // resultText is the text of a tool result, on one line.
