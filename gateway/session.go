@@ -55,7 +55,8 @@ type session struct {
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
 
-	rootsMu    sync.Mutex
+	rootsMu sync.Mutex
+	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
 	roots      []*mcp.Root // the client's, as last listed
 	rootsStale bool        // the client said they changed
 }
@@ -115,6 +116,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return ss.complete(ctx, req)
 		},
+		//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
 		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { ss.rootsChanged() },
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return ss.subscribe(ctx, req) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return ss.unsubscribe(ctx, req) },

@@ -61,6 +61,7 @@ type Options struct {
 	OnLog func(srv *registry.Server, p *mcp.LoggingMessageParams)
 	// Roots answers an upstream's roots/list that is not for one peer (see
 	// Peer): the roots of the sessions that use srv. Nil answers none.
+	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
 	Roots func(ctx context.Context, srv *registry.Server) []*mcp.Root
 	// OAuthStore holds the logins of servers with "auth": "oauth"; nil
 	// makes them needs-auth.

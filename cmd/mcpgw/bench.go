@@ -31,7 +31,7 @@ func benchCmd(args []string, stdout io.Writer) error {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
-		return errors.New("mcpgw bench: say what to measure: mcpgw bench search ...")
+		return errors.New("mcpgw bench: say what to measure (mcpgw bench search)")
 	}
 	return benchSearch(args[1:], stdout)
 }
