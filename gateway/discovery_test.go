@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
@@ -114,5 +116,22 @@ func TestColdCallOfUnknownNameWaits(t *testing.T) {
 	}
 	if res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "hi" {
 		t.Errorf("late_echo = %+v", res.Content)
+	}
+}
+
+// The call-duration metric counts what the caller waited for: here the
+// discovery of the server (300 ms of start-up) before the call itself.
+func TestCallDurationCountsTheWait(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{Mode: ModeProxy}, map[string]int{"a": 300}, nil)
+	c := connect(t, gw, SessionOptions{})
+	if got, isErr := c.call(t, "mcp", map[string]any{"tool": "a_echo", "args": map[string]any{"message": "hi"}}); isErr || got != "hi" {
+		t.Fatalf("call = %q (error %v)", got, isErr)
+	}
+	var m dto.Metric
+	if err := gw.metrics.callSeconds.WithLabelValues("a").(prometheus.Histogram).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum < 0.3 {
+		t.Errorf("call duration: %d observations, %.3fs; want 1 of at least the 0.3s start-up", n, sum)
 	}
 }

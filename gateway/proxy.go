@@ -180,6 +180,9 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 // sees the tool itself (direct, activated): then its structured content
 // passes through, as its output schema promises it.
 func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
+	// The call's duration counts what the caller waits for: discovery and
+	// the connect of a server whose tools were not known yet too.
+	start := time.Now()
 	t, ok := v.Lookup(name)
 	if !ok {
 		// Servers being discovered may have it.
@@ -215,7 +218,6 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		return errorResult("%v", err)
 	}
 	u := gw.upstream(ctx, srv)
-	start := time.Now()
 	var res *mcp.CallToolResult
 	if t.Resource != nil {
 		var rr *mcp.ReadResourceResult
