@@ -208,6 +208,7 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 		lookup: opts.lookup(),
 		home:   opts.home(),
 	}
+	p.data = data // errors say line and column
 	p.config(&root, cfg)
 	if err := p.errors(file); err != nil {
 		return nil, err
@@ -444,7 +445,7 @@ func (p *configParser) directTools(v *hujson.Value, field string) []string {
 }
 
 // servers reads mcpServers (or mcp-servers). Server fields are named
-// servers.NAME.FIELD in messages, whichever key the file uses.
+// KEY.NAME.FIELD in messages, with the key the file uses.
 func (p *configParser) servers(sm *jsonMember, cfg *Config) {
 	v := sm.value
 	if jsonIsNull(v) {
@@ -455,8 +456,8 @@ func (p *configParser) servers(sm *jsonMember, cfg *Config) {
 		p.failf(v, sm.name, "must be an object, got %s", jsonKindName(v))
 		return
 	}
-	for _, m := range p.members(obj, "servers") {
-		f := joinField("servers", m.name)
+	for _, m := range p.members(obj, sm.name) {
+		f := joinField(sm.name, m.name)
 		if strings.TrimSpace(m.name) == "" {
 			p.failf(m.key, f, "name must not be empty")
 			continue

@@ -64,8 +64,8 @@ func TestServerHashMalformedIgnoredFields(t *testing.T) {
 	if a == nil || b == nil || a.Hash != b.Hash || len(a.Hash) != 64 {
 		t.Errorf("hashes %+v, %+v: want equal", a, b)
 	}
-	want := "servers.a.protocolVersion: not supported by mcpgw; ignored\n" +
-		"servers.a.socket: not supported by mcpgw; ignored"
+	want := "mcpServers.a.protocolVersion: not supported by mcpgw; ignored\n" +
+		"mcpServers.a.socket: not supported by mcpgw; ignored"
 	if got := strings.Join(cfg.Warnings, "\n"); got != want {
 		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
 	}

@@ -29,41 +29,38 @@ func TestLoadInvalid(t *testing.T) {
 	}{
 		{"invalid-syntax.json", `FILE:4:5: invalid character '"' after object value (expecting ',' or '}')`},
 		{"invalid-eof.json", `FILE:4:1: unexpected end of file`},
-		{"invalid-top-level-array.json", `FILE: top-level value must be an object, got array`},
-		{"invalid-servers-array.json", `FILE: mcpServers: must be an object, got array`},
-		{"invalid-server-string.json", `FILE: servers.github: must be an object, got string`},
-		{"invalid-command-and-url.json", `FILE: servers.github.url: cannot be combined with command; set exactly one of command and url`},
-		{"invalid-no-transport.json", `FILE: servers.github: needs command or url`},
-		{"invalid-command-empty.json", `FILE: servers.github.command: must not be empty`},
-		{"invalid-url-parse.json", `FILE: servers.github.url: parse "ht!tp://x": invalid URL scheme`},
-		{"invalid-url-scheme.json", `FILE: servers.github.url: "ftp://example.com/mcp": scheme "ftp" is not http or https`},
-		{"invalid-url-no-scheme.json", `FILE: servers.github.url: "example.com/mcp" has no scheme; want http:// or https://`},
-		{"invalid-url-no-host.json", `FILE: servers.github.url: "https:///mcp" has no host`},
-		{"invalid-url-unset-var.json", `FILE: servers.github.url: environment variables MCPGW_HOST, MCPGW_KEY are not set`},
-		{"invalid-lifecycle.json", `FILE: servers.github.lifecycle: "lazzy" is not one of lazy, eager, keep-alive, lazy-keep-alive`},
-		{"invalid-server-tool-prefix.json", `FILE: servers.github.toolPrefix: "full" is not one of server, short, none, mcp`},
-		{"invalid-settings-tool-prefix.json", `FILE: settings.toolPrefix: "long" is not one of server, short, none, mcp`},
-		{"invalid-settings-mode.json", `FILE: settings.mode: "search" is not one of proxy, toolsearch, direct`},
-		{"invalid-settings-object.json", `FILE: settings: must be an object, got array`},
-		{"invalid-idle-negative.json", `FILE: servers.github.idleTimeout: must not be negative, got -5`},
-		{"invalid-timeout-string.json", `FILE: servers.github.requestTimeoutMs: must be a number of milliseconds, got string`},
-		{"invalid-timeout-huge.json", `FILE: settings.startupTimeoutMs: 1e300 is too large`},
-		{"invalid-args-string.json", `FILE: servers.github.args: must be an array of strings, got string`},
-		{"invalid-args-element.json", "FILE: servers.github.args[1]: must be a string, got number 3; quote it: \"3\"\n" +
-			"FILE: servers.github.args[2]: must be a string, got boolean true; quote it: \"true\""},
-		{"invalid-env-number.json", `FILE: servers.db.env.PORT: must be a string, got number 5432; quote it: "5432"`},
-		{"invalid-headers-array.json", `FILE: servers.api.headers: must be an object of strings, got array`},
-		{"invalid-glob.json", `FILE: servers.github.includeTools[1]: "list_[a-": syntax error in pattern`},
-		{"invalid-empty-name.json", `FILE: servers."": name must not be empty`},
-		{"invalid-auth.json", `FILE: servers.api.auth: "basic" is not one of "oauth", "bearer", false`},
-		{"invalid-auth-true.json", `FILE: servers.api.auth: must be "oauth", "bearer" or false, got boolean`},
-		{"invalid-enabled-string.json", `FILE: servers.github.enabled: must be true or false, got string`},
-		{"invalid-imports.json", `FILE: imports: must be an array of strings, got string`},
-		{"invalid-direct-tools.json", `FILE: servers.github.directTools: must be true, false or an array of tool names, got number`},
-		{"invalid-odd-name.json", `FILE: servers."my.server".lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`},
-		{"invalid-several.json", "FILE: settings.idleTimeout: must be a number of minutes, got string\n" +
-			`FILE: servers.a.lifecycle: "eagre" is not one of lazy, eager, keep-alive, lazy-keep-alive` + "\n" +
-			`FILE: servers.b.url: "http://" has no host`},
+		{"invalid-top-level-array.json", `FILE:1:1: top-level value must be an object, got array`},
+		{"invalid-servers-array.json", `FILE:1:17: mcpServers: must be an object, got array`},
+		{"invalid-server-string.json", `FILE:1:29: mcpServers.github: must be an object, got string`},
+		{"invalid-command-and-url.json", `FILE:3:41: mcpServers.github.url: cannot be combined with command; set exactly one of command and url`},
+		{"invalid-no-transport.json", `FILE:1:19: mcpServers.github: needs command or url`},
+		{"invalid-command-empty.json", `FILE:1:42: mcpServers.github.command: must not be empty`},
+		{"invalid-url-parse.json", `FILE:1:38: mcpServers.github.url: parse "ht!tp://x": invalid URL scheme`},
+		{"invalid-url-scheme.json", `FILE:1:38: mcpServers.github.url: "ftp://example.com/mcp": scheme "ftp" is not http or https`},
+		{"invalid-url-no-scheme.json", `FILE:1:38: mcpServers.github.url: "example.com/mcp" has no scheme; want http:// or https://`},
+		{"invalid-url-no-host.json", `FILE:1:38: mcpServers.github.url: "https:///mcp" has no host`},
+		{"invalid-url-unset-var.json", `FILE:1:38: mcpServers.github.url: environment variables MCPGW_HOST, MCPGW_KEY are not set`},
+		{"invalid-lifecycle.json", `FILE:1:61: mcpServers.github.lifecycle: "lazzy" is not one of lazy, eager, keep-alive, lazy-keep-alive`},
+		{"invalid-server-tool-prefix.json", `FILE:1:62: mcpServers.github.toolPrefix: "full" is not one of server, short, none, mcp`},
+		{"invalid-settings-tool-prefix.json", `FILE:1:31: settings.toolPrefix: "long" is not one of server, short, none, mcp`},
+		{"invalid-settings-mode.json", `FILE:1:25: settings.mode: "search" is not one of proxy, toolsearch, direct`},
+		{"invalid-settings-object.json", `FILE:1:15: settings: must be an object, got array`},
+		{"invalid-idle-negative.json", `FILE:1:63: mcpServers.github.idleTimeout: must not be negative, got -5`},
+		{"invalid-timeout-string.json", `FILE:1:68: mcpServers.github.requestTimeoutMs: must be a number of milliseconds, got string`},
+		{"invalid-timeout-huge.json", `FILE:1:37: settings.startupTimeoutMs: 1e300 is too large`},
+		{"invalid-args-string.json", `FILE:1:56: mcpServers.github.args: must be an array of strings, got string`},
+		{"invalid-args-element.json", "FILE:1:64: mcpServers.github.args[1]: must be a string, got number 3; quote it: \"3\"\nFILE:1:67: mcpServers.github.args[2]: must be a string, got boolean true; quote it: \"true\""},
+		{"invalid-env-number.json", `FILE:1:65: mcpServers.db.env.PORT: must be a string, got number 5432; quote it: "5432"`},
+		{"invalid-headers-array.json", `FILE:1:73: mcpServers.api.headers: must be an object of strings, got array`},
+		{"invalid-glob.json", `FILE:1:74: mcpServers.github.includeTools[1]: "list_[a-": syntax error in pattern`},
+		{"invalid-empty-name.json", `FILE:1:19: mcpServers."": name must not be empty`},
+		{"invalid-auth.json", `FILE:1:70: mcpServers.api.auth: "basic" is not one of "oauth", "bearer", false`},
+		{"invalid-auth-true.json", `FILE:1:70: mcpServers.api.auth: must be "oauth", "bearer" or false, got boolean`},
+		{"invalid-enabled-string.json", `FILE:1:59: mcpServers.github.enabled: must be true or false, got string`},
+		{"invalid-imports.json", `FILE:1:14: imports: must be an array of strings, got string`},
+		{"invalid-direct-tools.json", `FILE:1:63: mcpServers.github.directTools: must be true, false or an array of tool names, got number`},
+		{"invalid-odd-name.json", `FILE:1:63: mcpServers."my.server".lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`},
+		{"invalid-several.json", "FILE:3:32: settings.idleTimeout: must be a number of minutes, got string\nFILE:5:41: mcpServers.a.lifecycle: \"eagre\" is not one of lazy, eager, keep-alive, lazy-keep-alive\nFILE:6:19: mcpServers.b.url: \"http://\" has no host"},
 	}
 	files, err := filepath.Glob("testdata/invalid-*.json")
 	if err != nil {
@@ -97,8 +94,8 @@ func TestValidationErrorFields(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("error %v (%T) does not wrap a *ValidationError", err, err)
 	}
-	if ve.Field != "servers.github.lifecycle" || ve.Value != "lazzy" {
-		t.Errorf("Field, Value = %q, %q; want servers.github.lifecycle, lazzy", ve.Field, ve.Value)
+	if ve.Field != "mcpServers.github.lifecycle" || ve.Value != "lazzy" {
+		t.Errorf("Field, Value = %q, %q; want mcpServers.github.lifecycle, lazzy", ve.Field, ve.Value)
 	}
 
 	// Several problems: each one is reachable.
@@ -113,7 +110,7 @@ func TestValidationErrorFields(t *testing.T) {
 			fields = append(fields, ve.Field)
 		}
 	}
-	want := []string{"settings.idleTimeout", "servers.a.lifecycle", "servers.b.url"}
+	want := []string{"settings.idleTimeout", "mcpServers.a.lifecycle", "mcpServers.b.url"}
 	if !reflect.DeepEqual(fields, want) {
 		t.Errorf("fields = %q, want %q", fields, want)
 	}
@@ -391,9 +388,9 @@ func TestLoadInterpolation(t *testing.T) {
 		},
 	})
 	wantWarnings := []string{
-		`servers.stdio.args[3]: environment variable UNSET is not set; using ""`,
-		`servers.stdio.env.D: environment variable UNSET is not set; using ""`,
-		`servers.remote.headers.X-Empty: environment variable UNSET is not set; using ""`,
+		`mcpServers.stdio.args[3]: environment variable UNSET is not set; using ""`,
+		`mcpServers.stdio.env.D: environment variable UNSET is not set; using ""`,
+		`mcpServers.remote.headers.X-Empty: environment variable UNSET is not set; using ""`,
 	}
 	if !reflect.DeepEqual(cfg.Warnings, wantWarnings) {
 		t.Errorf("Warnings:\n got: %q\nwant: %q", cfg.Warnings, wantWarnings)
@@ -411,17 +408,17 @@ func TestLoadWarnings(t *testing.T) {
 		`mcp-servers: ignored because mcpServers is also set`,
 		`settings.showStatusIcon: not supported by mcpgw; ignored`,
 		`settings.idleTimout: unknown field (did you mean "idleTimeout"?)`,
-		`servers.github.comand: unknown field (did you mean "command"?)`,
-		`servers.github.Args: unknown field (did you mean "args"?)`,
-		`servers.github.oauth: only used with url; ignored`,
-		`servers.github.headers: only used with url; ignored`,
-		`servers.github.idleTimeout: ignored for keep-alive servers`,
-		`servers.remote.env: only used with command; ignored`,
-		`servers.remote.bearerTokenEnv: environment variable MISSING_TOKEN is not set`,
-		`servers.remote.directTools: "search" is not supported by mcpgw; ignored`,
-		`servers.mux.socket: socket servers are not supported by mcpgw; server skipped`,
-		`servers."my server": name has characters outside [A-Za-z0-9_-]; its tools are prefixed "my_20_server"`,
-		`servers.dup: given more than once; the last one is used`,
+		`mcpServers.github.comand: unknown field (did you mean "command"?)`,
+		`mcpServers.github.Args: unknown field (did you mean "args"?)`,
+		`mcpServers.github.oauth: only used with url; ignored`,
+		`mcpServers.github.headers: only used with url; ignored`,
+		`mcpServers.github.idleTimeout: ignored for keep-alive servers`,
+		`mcpServers.remote.env: only used with command; ignored`,
+		`mcpServers.remote.bearerTokenEnv: environment variable MISSING_TOKEN is not set`,
+		`mcpServers.remote.directTools: "search" is not supported by mcpgw; ignored`,
+		`mcpServers.mux.socket: socket servers are not supported by mcpgw; server skipped`,
+		`mcpServers."my server": name has characters outside [A-Za-z0-9_-]; its tools are prefixed "my_20_server"`,
+		`mcpServers.dup: given more than once; the last one is used`,
 	}
 	if !reflect.DeepEqual(cfg.Warnings, want) {
 		t.Errorf("Warnings:\n got: %q\nwant: %q", cfg.Warnings, want)
@@ -528,7 +525,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("got %+v", s)
 	}
 	_, err = Parse([]byte(`{"mcpServers": {"a": {"url": 1}}}`), "inline.json", nil)
-	if want := "inline.json: servers.a.url: must be a string, got number 1; quote it: \"1\""; err == nil || err.Error() != want {
+	if want := "inline.json:1:30: mcpServers.a.url: must be a string, got number 1; quote it: \"1\""; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)
 	}
 }
@@ -625,7 +622,7 @@ func TestIsolation(t *testing.T) {
 	path = writeFile(t, dir, "bad.json", `{"mcpServers": {"a": {"command": "x", "isolation": "per-session"}}}`)
 	_, err = Load(path, testOptions(nil))
 	var ve *ValidationError
-	if !errors.As(err, &ve) || ve.Field != "servers.a.isolation" || ve.Value != "per-session" {
+	if !errors.As(err, &ve) || ve.Field != "mcpServers.a.isolation" || ve.Value != "per-session" {
 		t.Errorf("bad isolation: err = %v", err)
 	}
 }
@@ -642,7 +639,7 @@ func TestMaxConcurrency(t *testing.T) {
 	for _, bad := range []string{`0`, `1.5`, `-2`, `"8"`} {
 		_, err := Load(writeFile(t, dir, "bad.json", `{"mcpServers": {"a": {"command": "x", "maxConcurrency": `+bad+`}}}`), testOptions(nil))
 		var ve *ValidationError
-		if !errors.As(err, &ve) || ve.Field != "servers.a.maxConcurrency" {
+		if !errors.As(err, &ve) || ve.Field != "mcpServers.a.maxConcurrency" {
 			t.Errorf("maxConcurrency %s: err = %v", bad, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -42,6 +44,7 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 type configChecker struct {
 	errs  []configIssue
 	warns []configIssue
+	data  []byte // the file, for line and column; nil: not known
 }
 
 type configIssue struct {
@@ -75,12 +78,27 @@ func (c *configChecker) errors(file string) error {
 	slices.SortStableFunc(c.errs, func(a, b configIssue) int { return cmp.Compare(a.offset, b.offset) })
 	errs := make([]error, len(c.errs))
 	for i, e := range c.errs {
-		errs[i] = fmt.Errorf("%s: %w", file, e.err)
+		if line, col, ok := lineCol(c.data, e.offset); ok {
+			errs[i] = fmt.Errorf("%s:%d:%d: %w", file, line, col, e.err)
+		} else {
+			errs[i] = fmt.Errorf("%s: %w", file, e.err)
+		}
 	}
 	if len(errs) == 1 {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// lineCol is the 1-based line and column (in characters) of offset in data.
+func lineCol(data []byte, offset int) (line, col int, ok bool) {
+	if data == nil || offset < 0 || offset > len(data) {
+		return 0, 0, false
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return line, col, true
 }
 
 func (c *configChecker) warnings() []string {

@@ -115,7 +115,8 @@ func TestCheckInvalid(t *testing.T) {
 	writeTestFile(t, config, `{"mcpServers": {"a": {"command": "x", "lifecycle": "sometimes"}}, "imports": ["cursor"]}`)
 	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"b": {"url": "ftp://x"}}}`)
 	out, _, err := runCmd(t, "check", "--config", config)
-	want := config + `: servers.a.lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`
+	// The user's key, and where in the file.
+	want := config + `:1:52: mcpServers.a.lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`
 	if err == nil || err.Error() != want {
 		t.Errorf("check error: %v\nwant: %s\noutput: %s", err, want, out)
 	}
