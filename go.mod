@@ -17,6 +17,7 @@ require (
 	golang.org/x/sync v0.20.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

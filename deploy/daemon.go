@@ -25,6 +25,10 @@ func DialDaemon(sock string) (net.Conn, error) {
 // StateDir()/mcpgw.log, and waits for its socket. Shims racing to do this
 // serialise on a lock; the loser finds the winner's daemon. A socket file
 // nobody answers on is stale and removed.
+// LogPath is the log of a daemon the shim started: mcpgw.log in StateDir,
+// at most 10 MB, with one older file kept beside it.
+func LogPath() string { return filepath.Join(StateDir(), "mcpgw.log") }
+
 func StartDaemon(ctx context.Context, sock string, args []string, timeout time.Duration) (net.Conn, error) {
 	dir := filepath.Dir(sock)
 	if err := EnsurePrivateDir(dir); err != nil {
@@ -50,13 +54,16 @@ func StartDaemon(ctx context.Context, sock string, args []string, timeout time.D
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(logDir, "mcpgw.log")
+	// The daemon writes its log to LogPath itself, bounded and rotated;
+	// the file also takes what the process writes before that (and a
+	// crash's trace), appended.
+	logPath := LogPath()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe, append(args, "--log-file", logPath)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlive this shim and its terminal
 	if err := cmd.Start(); err != nil {

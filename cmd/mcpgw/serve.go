@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/term"
+	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/deploy"
@@ -37,6 +38,7 @@ type serveFlags struct {
 	cache       string
 	logLevel    string
 	logFormat   string
+	logFile     string
 	noBootstrap bool
 	token       string
 	socket      string
@@ -60,7 +62,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
 	}
-	log, err := newLogger(stderr, f.logLevel, f.logFormat)
+	logOut := stderr
+	if f.logFile != "" {
+		// A daemon the shim started: its log is a file of at most 10 MB,
+		// with one older one beside it.
+		lj := &lumberjack.Logger{Filename: f.logFile, MaxSize: 10, MaxBackups: 1}
+		defer lj.Close()
+		logOut = lj
+	}
+	log, err := newLogger(logOut, f.logLevel, f.logFormat)
 	if err != nil {
 		return err
 	}
@@ -96,6 +106,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
+	fs.StringVar(&f.logFile, "log-file", "", "write the log to `FILE`, at most 10 MB, with one older file kept (FILE.*); default stderr")
 	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
 	// The token's value is never printed (not even as the flag's default
 	// in -h): it is read from the environment after parsing.
