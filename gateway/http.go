@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,7 +104,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
-	var h http.Handler = withSlot(mcpHandler)
+	var h http.Handler = withSlot(utf8Bodies(mcpHandler))
 	if o.Token != "" {
 		h = requireToken(o.Token, h)
 	} else {
@@ -164,6 +167,34 @@ func (s *Server) cancelSession(id string) {
 		}
 	}
 }
+
+// utf8Bodies answers a POST whose body is not UTF-8 with a JSON-RPC parse
+// error: JSON is UTF-8 (RFC 8259), and Go's decoder would quietly turn
+// invalid bytes into U+FFFD and pass the damage on upstream.
+func utf8Bodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+		if err != nil {
+			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if !utf8.Valid(body) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the body is not valid UTF-8"}}` + "\n"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// maxRequestBody bounds one request's body.
+const maxRequestBody = 64 << 20
 
 type sessionSlotKey struct{}
 

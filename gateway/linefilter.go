@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // lineFilter stands between a shim connection and the SDK: the SDK ends a
@@ -37,7 +38,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 const (
-	parseErrorLine     = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not valid JSON"}}` + "\n"
+	parseErrorLine     = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not valid JSON (in UTF-8)"}}` + "\n"
 	invalidRequestLine = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: a JSON-RPC message is a JSON object (or a batch)"}}` + "\n"
 )
 
@@ -66,7 +67,9 @@ func (f *lineFilter) check(line []byte) []byte {
 	switch {
 	case len(trimmed) == 0:
 		return nil
-	case !json.Valid(trimmed):
+	case !json.Valid(trimmed), !utf8.Valid(trimmed):
+		// JSON is UTF-8 (RFC 8259); Go's decoder would quietly turn
+		// invalid bytes into U+FFFD and pass the damage on upstream.
 		_, _ = f.w.Write([]byte(parseErrorLine))
 		return nil
 	case trimmed[0] != '{' && trimmed[0] != '[':

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -190,7 +191,9 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 		t.Fatalf("initialize: %v", init)
 	}
 	c.notify("notifications/initialized")
-	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42"} {
+	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42",
+		// Valid JSON but for its bytes: not passed on with U+FFFD in it.
+		`{"jsonrpc":"2.0","id":77,"method":"tools/list","params":{"cursor":"` + "\xff" + `"}}`} {
 		if _, err := c.stdin.Write([]byte(bad + "\n")); err != nil {
 			t.Fatal(err)
 		}
@@ -206,5 +209,25 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 	}
 	if m := c.answer(c.send("tools/list", map[string]any{})); m["result"] == nil {
 		t.Errorf("tools/list after malformed lines: %v", m)
+	}
+}
+
+// TestHTTPRefusesInvalidUTF8: a POST to /mcp whose JSON is not UTF-8 gets
+// a parse error instead of reaching an upstream with U+FFFD in it.
+func TestHTTPRefusesInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemonProc(t, dir, writeConfig(t, dir, map[string]any{}, nil))
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + "\xff" + `","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, d.mcpURL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), `"code":-32700`) {
+		t.Errorf("invalid UTF-8: %s\n%s", resp.Status, out)
 	}
 }
