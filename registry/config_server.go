@@ -3,11 +3,15 @@ package registry
 // Reading one server definition of mcpServers.
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpgw/mcpgw/cachefile"
 )
 
 // server resolves one server definition. It returns nil when the definition
@@ -319,4 +323,40 @@ func (p *configParser) resolveLifecycle(st *serverParse, settings *Settings) {
 	if s.StartupTimeout == 0 {
 		s.StartupTimeout = settings.StartupTimeout
 	}
+}
+
+// identityHash is cachefile.Hash of the definition as written, resolved
+// against the same environment and home directory as the rest of the file.
+// The identity is decoded from the definition itself rather than built from
+// the Server, so that it includes what the adapter hashes and mcpgw ignores
+// (protocolVersion, socket, requestHeadersCommand) and tells an explicit ""
+// from an absent field. If those ignored fields are malformed they are left
+// out (they already drew a warning).
+func (p *configParser) identityHash(sm jsonMember, field string) string {
+	env := cachefile.Env{Lookup: p.lookup, Home: p.home}
+	def := sm.value.Clone()
+	def.Standardize()
+	var id cachefile.Identity
+	err := json.Unmarshal(def.Pack(), &id)
+	if err != nil {
+		obj := def.Value.(*hujson.Object)
+		obj.Members = slices.DeleteFunc(obj.Members, func(m hujson.ObjectMember) bool {
+			switch hujsonString(m.Name) {
+			case "socket", "protocolVersion", "requestHeadersCommand":
+				return true
+			}
+			return false
+		})
+		err = json.Unmarshal(def.Pack(), &id)
+	}
+	var h string
+	if err == nil {
+		h, err = cachefile.HashEnv(id, env)
+	}
+	if err != nil {
+		// Not reached for a definition that passed validation.
+		p.failf(sm.key, field, "computing identity hash: %v", err)
+		return ""
+	}
+	return h
 }

@@ -77,10 +77,14 @@ func TestRunSearchBench(t *testing.T) {
 // repository clone.
 const metatoolDir = "../../shared/bench/toolsearch/metatool"
 
-func openMetatool(t testing.TB, name string) *os.File {
-	f, err := os.Open(filepath.Join(metatoolDir, name))
+func openMetatool(t testing.TB, name string) *os.File { return openShared(t, metatoolDir, name) }
+
+// openShared opens a file of a benchmark set in the shared folder beside
+// the clone, skipping the test when the set is not there.
+func openShared(t testing.TB, dir, name string) *os.File {
+	f, err := os.Open(filepath.Join(dir, name))
 	if os.IsNotExist(err) {
-		t.Skipf("%s: not present", filepath.Join(metatoolDir, name))
+		t.Skipf("%s: not present", filepath.Join(dir, name))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -89,24 +93,32 @@ func openMetatool(t testing.TB, name string) *os.File {
 	return f
 }
 
-func TestMetatoolBench(t *testing.T) {
-	for _, tt := range []struct {
-		queries     string
-		minR5, minM float64
-	}{
-		{"queries.jsonl", 0.70, 0.58},
-		{"queries-multi.jsonl", 0.85, 0},
-	} {
+// benchFloor is a query file of a set and the figures it must keep.
+type benchFloor struct {
+	queries     string
+	minR5, minM float64
+}
+
+// checkBenchFloors runs the bench on each query file of the set in dir.
+func checkBenchFloors(t *testing.T, dir string, floors []benchFloor) {
+	for _, tt := range floors {
 		var out bytes.Buffer
-		rep, err := RunSearchBench(openMetatool(t, "catalog.json"), openMetatool(t, tt.queries), &out, nil)
+		rep, err := RunSearchBench(openShared(t, dir, "catalog.json"), openShared(t, dir, tt.queries), &out, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s:\n%s", tt.queries, out.String())
 		if rep.RecallAt5 < tt.minR5 || rep.MRR < tt.minM {
-			t.Errorf("%s: R@5 %.3f MRR %.3f, want R@5 ≥ %.2f and MRR ≥ %.2f", tt.queries, rep.RecallAt5, rep.MRR, tt.minR5, tt.minM)
+			t.Errorf("%s: R@5 %.3f MRR %.3f, want R@5 ≥ %.3f and MRR ≥ %.3f", tt.queries, rep.RecallAt5, rep.MRR, tt.minR5, tt.minM)
 		}
 	}
+}
+
+func TestMetatoolBench(t *testing.T) {
+	checkBenchFloors(t, metatoolDir, []benchFloor{
+		{"queries.jsonl", 0.70, 0.58},
+		{"queries-multi.jsonl", 0.85, 0},
+	})
 }
 
 // TestMCPBench runs the bench on testdata/search: 99 tools of 15 MCP servers
@@ -463,34 +475,10 @@ const mscbenchDir = "../../shared/bench/toolsearch/mscbench"
 // TestMSCBench holds the ranking's figures on MSC-Bench: 2,375 tools of 491
 // real servers, 1,554 requests for one tool and 430 for several.
 func TestMSCBench(t *testing.T) {
-	open := func(name string) *os.File {
-		f, err := os.Open(filepath.Join(mscbenchDir, name))
-		if os.IsNotExist(err) {
-			t.Skipf("%s: not present", filepath.Join(mscbenchDir, name))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
-	for _, tt := range []struct {
-		queries     string
-		minR5, minM float64
-	}{
+	checkBenchFloors(t, mscbenchDir, []benchFloor{
 		{"queries.jsonl", 0.96, 0.915},
 		{"queries-multi.jsonl", 0.97, 0.925},
-	} {
-		var out bytes.Buffer
-		rep, err := RunSearchBench(open("catalog.json"), open(tt.queries), &out, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s:\n%s", tt.queries, out.String())
-		if rep.RecallAt5 < tt.minR5 || rep.MRR < tt.minM {
-			t.Errorf("%s: R@5 %.3f MRR %.3f, want R@5 ≥ %.3f and MRR ≥ %.3f", tt.queries, rep.RecallAt5, rep.MRR, tt.minR5, tt.minM)
-		}
-	}
+	})
 }
 
 // BenchmarkSearchPathological searches 10,000 tools for a pasted 18 KB

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/tailscale/hujson"
 )
 
 // Default timings of Watch.
@@ -261,4 +263,45 @@ func sameBehaviour(a, b *Server) bool {
 		a.StartupTimeout == b.StartupTimeout && a.ToolPrefix == b.ToolPrefix &&
 		a.Description == b.Description && slices.Equal(a.DirectTools, b.DirectTools) &&
 		(a.DirectTools == nil) == (b.DirectTools == nil) && a.Source == b.Source
+}
+
+// WatchFiles returns the files Load(path, opts) reads, as far as they can
+// be known without loading: the config file, the files of the imports it
+// lists (even when other parts of it are invalid) and the trust store.
+// After a failed load, watch these rather than the last good Config.Files:
+// the file that broke may be a new import's.
+func WatchFiles(path string, opts *LoadOptions) []string {
+	if path == "" {
+		path = defaultConfigPath(opts)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	files := []string{path}
+	if data, err := readConfigFile(path); err == nil {
+		if v, err := hujson.Parse(append(bytes.Clone(data), '\n')); err == nil {
+			if obj, ok := v.Value.(*hujson.Object); ok {
+				for _, m := range obj.Members {
+					if hujsonString(m.Name) != "imports" {
+						continue
+					}
+					arr, ok := m.Value.Value.(*hujson.Array)
+					if !ok {
+						continue
+					}
+					for _, e := range arr.Elements {
+						for _, c := range importCandidates(hujsonString(e), opts) {
+							files = appendNew(files, c.path)
+						}
+					}
+				}
+			}
+		}
+	}
+	if opts != nil && opts.TrustFile != "" {
+		if abs, err := filepath.Abs(opts.TrustFile); err == nil {
+			files = appendNew(files, abs)
+		}
+	}
+	return files
 }
