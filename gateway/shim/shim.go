@@ -398,7 +398,7 @@ func envelopeID(line []byte) ([]byte, bool) {
 		}
 	}
 	id := bytes.TrimSpace(rest[:end])
-	if bytes.Equal(id, []byte("null")) {
+	if len(id) == 0 || bytes.Equal(id, []byte("null")) {
 		return nil, false
 	}
 	return id, true
