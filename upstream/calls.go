@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
 
 // CallOptions are optional parts of a call (nil: none).
@@ -31,31 +33,56 @@ type CallOptions struct {
 // *ExitError with its last stderr lines; an expired HTTP session is
 // reconnected and the call retried once.
 func (u *Upstream) Call(ctx context.Context, tool string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
-	var res *mcp.CallToolResult
+	res, raw, err := u.call(ctx, tool, args, opts)
+	if err != nil || res != nil {
+		return res, err
+	}
+	res = new(mcp.CallToolResult)
+	if err := DecodeResult(raw, res); err != nil {
+		return nil, fmt.Errorf("calling tool %q: the upstream's result: %w", tool, err)
+	}
+	return res, nil
+}
+
+// CallRaw is Call with the result as JSON (a CallToolResult). A stdio
+// upstream's result is the bytes the upstream wrote, when the call needs
+// nothing of the SDK (no progress, no further input); otherwise it is the
+// SDK's result, encoded.
+func (u *Upstream) CallRaw(ctx context.Context, tool string, args any, opts *CallOptions) (json.RawMessage, error) {
+	res, raw, err := u.call(ctx, tool, args, opts)
+	if err != nil || raw != nil {
+		return raw, err
+	}
+	return json.Marshal(res)
+}
+
+// call makes the call through the connection's raw path where it can
+// (then raw is set), else through the SDK (then res is).
+func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOptions) (res *mcp.CallToolResult, raw json.RawMessage, err error) {
 	if noArguments(args) {
 		// Absent or null arguments: send an empty object, which every
 		// server accepts (some refuse null).
 		args = struct{}{}
 	}
-	err := u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
-		params := &mcp.CallToolParams{Name: tool, Arguments: args}
-		if opts != nil && len(opts.Meta) > 0 {
-			params.Meta = make(mcp.Meta, len(opts.Meta))
-			for k, v := range opts.Meta {
-				if k != "progressToken" {
-					params.Meta[k] = v
+	err = u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
+		var first *mcp.CallToolResult // a raw call's result that needs input
+		if s.lines != nil && (opts == nil || opts.OnProgress == nil) {
+			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
+				r, err := s.lines.rawCall(ctx, "tools/call", p)
+				if err != nil {
+					return err
+				}
+				if !needsInput(r) {
+					raw = r
+					return nil
+				}
+				first = new(mcp.CallToolResult)
+				if err := json.Unmarshal(r, first); err != nil {
+					return fmt.Errorf("the upstream's result: %w", err)
 				}
 			}
 		}
-		if level := u.pool.LogLevel(); level != "" {
-			// Sessionless upstreams (protocol 2026-07-28) take the level
-			// per request; others ignore the key and use setLevel's.
-			if params.Meta == nil {
-				params.Meta = mcp.Meta{}
-			}
-			//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
-			params.Meta[mcp.MetaKeyLogLevel] = string(level)
-		}
+		params := &mcp.CallToolParams{Name: tool, Arguments: args, Meta: u.callMeta(opts)}
 		if opts != nil && opts.OnProgress != nil {
 			token, done := u.watchProgress(opts.OnProgress)
 			defer done()
@@ -69,6 +96,11 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any, opts *CallOp
 		}
 		var err error
 		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+			if first != nil {
+				r := first
+				first = nil
+				return r, nil
+			}
 			params.InputResponses, params.RequestState = in, state
 			return s.cs.CallTool(ctx, params)
 		}, func(r *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
@@ -76,7 +108,106 @@ func (u *Upstream) Call(ctx context.Context, tool string, args any, opts *CallOp
 		})
 		return err
 	})
-	return res, err
+	return res, raw, err
+}
+
+// callMeta is the _meta of a call: the caller's (but for the progress
+// token, which the pool sets itself) and the log level sessions asked for.
+func (u *Upstream) callMeta(opts *CallOptions) mcp.Meta {
+	var meta mcp.Meta
+	if opts != nil && len(opts.Meta) > 0 {
+		meta = make(mcp.Meta, len(opts.Meta))
+		for k, v := range opts.Meta {
+			if k != "progressToken" {
+				meta[k] = v
+			}
+		}
+	}
+	if level := u.pool.LogLevel(); level != "" {
+		// Sessionless upstreams (protocol 2026-07-28) take the level per
+		// request; others ignore the key and use setLevel's.
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+		meta[mcp.MetaKeyLogLevel] = string(level)
+	}
+	return meta
+}
+
+// rawCallParams encodes the params of a raw tools/call as the SDK would:
+// name, arguments, and _meta with, for protocol 2026-07-28 and later, the
+// per-request members the SDK adds. ok is false when they are not known
+// yet (the SDK has sent no request on the connection): the SDK makes the
+// call.
+func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOptions) ([]byte, bool) {
+	var reqMeta []byte
+	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= sessionlessProtocol {
+		if reqMeta = s.lines.requestMeta(); reqMeta == nil {
+			return nil, false
+		}
+	}
+	argData, ok := args.(json.RawMessage)
+	if !ok {
+		var err error
+		if argData, err = json.Marshal(args); err != nil {
+			return nil, false
+		}
+	}
+	p := make([]byte, 0, len(argData)+len(tool)+len(reqMeta)+48)
+	p = append(p, `{"name":`...)
+	p = strconv.AppendQuote(p, tool)
+	p = append(p, `,"arguments":`...)
+	p = append(p, argData...)
+	meta := u.callMeta(opts)
+	if len(meta) > 0 || reqMeta != nil {
+		p = append(p, `,"_meta":{`...)
+		n := 0
+		for k, v := range meta {
+			vb, err := json.Marshal(v)
+			if err != nil {
+				return nil, false
+			}
+			if n > 0 {
+				p = append(p, ',')
+			}
+			n++
+			p = strconv.AppendQuote(p, k)
+			p = append(p, ':')
+			p = append(p, vb...)
+		}
+		if reqMeta != nil {
+			// The caller's own members of these names win, as with the SDK.
+			jsonwire.Members(append([]byte{'{'}, append(reqMeta, '}')...), func(k, v []byte) bool {
+				if _, own := meta[string(k)]; own {
+					return true
+				}
+				if n > 0 {
+					p = append(p, ',')
+				}
+				n++
+				p = append(p, '"')
+				p = append(p, k...)
+				p = append(p, `":`...)
+				p = append(p, v...)
+				return true
+			})
+		}
+		p = append(p, '}')
+	}
+	return append(p, '}'), true
+}
+
+// needsInput reports whether a raw CallToolResult asks for more input
+// (protocol 2026-07-28's multi round-trip requests).
+func needsInput(raw json.RawMessage) bool {
+	rt, ok := jsonwire.Member(raw, "resultType")
+	return ok && string(rt) == `"input_required"`
+}
+
+// DecodeResult decodes a CallToolResult, as the SDK does.
+func DecodeResult(raw json.RawMessage, res *mcp.CallToolResult) error {
+	return json.Unmarshal(raw, res)
 }
 
 // noArguments reports whether args marshals to nothing or null.

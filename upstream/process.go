@@ -282,18 +282,19 @@ func exitStatus(err error) string {
 	}
 }
 
-// stdioTransport connects an MCP client to a started process. It keeps the
-// Connection so the session can be torn down without waiting for in-flight
-// calls (see session.close).
+// stdioTransport connects an MCP client to a started process, over a
+// lineConn. It keeps the connection so the session can be torn down
+// without waiting for in-flight calls (see session.close), and make raw
+// calls.
 type stdioTransport struct {
 	proc *process
-	conn mcp.Connection
+	log  *slog.Logger
+	conn *lineConn
 }
 
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := (&mcp.IOTransport{Reader: stdoutReader{t.proc}, Writer: stdinWriter{t.proc}}).Connect(ctx)
-	t.conn = c
-	return c, err
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	t.conn = newLineConn(stdoutReader{t.proc}, stdinWriter{t.proc}, stdinWriter{t.proc}, t.log)
+	return t.conn, nil
 }
 
 // stdoutReader reads the child's stdout and notes EOF. Closing it does

@@ -39,7 +39,8 @@ func (pr *process) stderrLines(int) []string                                  { 
 
 type stdioTransport struct {
 	proc *process
-	conn mcp.Connection
+	log  *slog.Logger
+	conn *lineConn
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) { return nil, errNoStdio }

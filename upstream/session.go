@@ -30,6 +30,7 @@ type session struct {
 	proc   *process         // stdio only
 	http   *headerTransport // HTTP only
 	conn   mcp.Connection   // the transport's connection, for forced close
+	lines  *lineConn        // stdio only: raw calls
 	pinned bool             // connected with legacyProtocolVersion pinned
 
 	connectedAt time.Time
@@ -113,7 +114,7 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
 	}
 	u.noteProcess(proc)
-	t := &stdioTransport{proc: proc}
+	t := &stdioTransport{proc: proc, log: u.logger()}
 	cs, err := o.client.Connect(ctx, t, o.sessionOptions())
 	if err != nil {
 		// If the process died, say so (with its stderr). Otherwise end it in
@@ -128,7 +129,7 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 		}
 		return nil, fmt.Errorf("initializing upstream %q: %w%s", srv.Name, err, proc.stderrTail())
 	}
-	return &session{cs: cs, kind: kindStdio, proc: proc, conn: t.conn, pinned: o.pinned}, nil
+	return &session{cs: cs, kind: kindStdio, proc: proc, conn: t.conn, lines: t.conn, pinned: o.pinned}, nil
 }
 
 // closeInBackground ends proc on a pool goroutine (or now, if the pool is

@@ -1,0 +1,224 @@
+// Package jsonwire reads the envelope of a JSON-RPC message without
+// decoding it: the top-level members of an object, found by skipping over
+// the values in between. The hot path of a tool call (see upstream's
+// lineConn and the gateway's fast calls) looks at a message's id, method
+// and a few params this way and relays the rest as bytes.
+//
+// The functions assume valid JSON (callers check it, or got it from a
+// peer whose malformed output is an error anyway): on invalid input they
+// report not found, never panic.
+package jsonwire
+
+// Member returns the raw value of the top-level member key of the JSON
+// object obj (leading whitespace allowed), or ok false if obj is not an
+// object or has no such member. Keys are compared as written: a key
+// spelled with escapes does not match.
+func Member(obj []byte, key string) (raw []byte, ok bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] == '}' {
+			return nil, false
+		}
+		if obj[i] == ',' {
+			i++
+			continue
+		}
+		if obj[i] != '"' {
+			return nil, false
+		}
+		end := skipString(obj, i)
+		if end < 0 {
+			return nil, false
+		}
+		k := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(obj, i+1)
+		vend := Skip(obj, i)
+		if vend < 0 {
+			return nil, false
+		}
+		if string(k) == key {
+			return obj[i:vend], true
+		}
+		i = vend
+	}
+}
+
+// Members calls f with each top-level key (as written, without quotes)
+// and raw value of the object obj, until f returns false. It reports
+// whether obj was a well-formed object up to where it stopped.
+func Members(obj []byte, f func(key, value []byte) bool) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case '}':
+			return true
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return false
+		}
+		end := skipString(obj, i)
+		if end < 0 {
+			return false
+		}
+		k := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+		vend := Skip(obj, i)
+		if vend < 0 {
+			return false
+		}
+		if !f(k, obj[i:vend]) {
+			return true
+		}
+		i = vend
+	}
+}
+
+// Elements calls f with each raw element of the JSON array arr until f
+// returns false; it reports whether arr was a well-formed array up to
+// where it stopped.
+func Elements(arr []byte, f func(elem []byte) bool) bool {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(arr, i)
+		if i >= len(arr) {
+			return false
+		}
+		switch arr[i] {
+		case ']':
+			return true
+		case ',':
+			i++
+			continue
+		}
+		end := Skip(arr, i)
+		if end < 0 {
+			return false
+		}
+		if !f(arr[i:end]) {
+			return true
+		}
+		i = end
+	}
+}
+
+// Skip returns the index just past the JSON value starting at b[i], or -1
+// if there is none.
+func Skip(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end := skipString(b, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	default:
+		// A number or a literal: up to the next delimiter.
+		start := i
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				if i == start {
+					return -1
+				}
+				return i
+			}
+			i++
+		}
+		if i == start {
+			return -1
+		}
+		return i
+	}
+}
+
+// skipString returns the index just past the string starting at b[i] (a
+// quote), or -1 if it does not end.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// IsTrue reports whether raw is the literal true.
+func IsTrue(raw []byte) bool { return string(raw) == "true" }
+
+// String returns the contents of the JSON string raw when it has no
+// escapes (the common case for methods, tool names and ids), else ok
+// false: callers then decode it properly.
+func String(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(inner), true
+}

@@ -1,0 +1,98 @@
+package jsonwire
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestMember(t *testing.T) {
+	obj := []byte(` {"result":{"id":"inner","a":[1,{"id":2}],"s":"x\"id\":3"}, "jsonrpc" : "2.0","id":"mcpgw-7" ,"n":-1.5e3,"t":true}`)
+	for _, tc := range []struct{ key, want string }{
+		{"id", `"mcpgw-7"`},
+		{"jsonrpc", `"2.0"`},
+		{"n", `-1.5e3`},
+		{"t", `true`},
+		{"result", `{"id":"inner","a":[1,{"id":2}],"s":"x\"id\":3"}`},
+	} {
+		got, ok := Member(obj, tc.key)
+		if !ok || string(got) != tc.want {
+			t.Errorf("Member(%q) = %s, %v; want %s", tc.key, got, ok, tc.want)
+		}
+		// Whatever Member returns is the value a decoder finds.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &m); err != nil {
+			t.Fatal(err)
+		}
+		if string(m[tc.key]) != tc.want {
+			t.Errorf("decoder disagrees on %q: %s", tc.key, m[tc.key])
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{"id"}`, `{"id":`, `{"a":"unterminated`, `{"a":{"b":1}`, `"id"`} {
+		if got, ok := Member([]byte(bad), "id"); ok {
+			t.Errorf("Member(%q) = %s, found in invalid input", bad, got)
+		}
+	}
+	if _, ok := Member([]byte(`{"a":1,"b":{"id":1}}`), "id"); ok {
+		t.Error("a nested id was taken for the top-level one")
+	}
+}
+
+func TestMembersAndElements(t *testing.T) {
+	var keys []string
+	if !Members([]byte(`{"a":1,"b":[2,3],"c":{"d":"}"}}`), func(k, v []byte) bool {
+		keys = append(keys, string(k)+"="+string(v))
+		return true
+	}) {
+		t.Fatal("Members: not well formed")
+	}
+	if got := len(keys); got != 3 || keys[1] != "b=[2,3]" || keys[2] != `c={"d":"}"}` {
+		t.Errorf("Members: %q", keys)
+	}
+	var elems []string
+	if !Elements([]byte(` [ {"type":"text"} , "x]" ,3]`), func(e []byte) bool {
+		elems = append(elems, string(e))
+		return true
+	}) {
+		t.Fatal("Elements: not well formed")
+	}
+	if len(elems) != 3 || elems[0] != `{"type":"text"}` || elems[1] != `"x]"` || elems[2] != "3" {
+		t.Errorf("Elements: %q", elems)
+	}
+}
+
+func TestString(t *testing.T) {
+	if s, ok := String([]byte(`"tools/call"`)); !ok || s != "tools/call" {
+		t.Errorf("String = %q, %v", s, ok)
+	}
+	if _, ok := String([]byte(`"a\nb"`)); ok {
+		t.Error("an escaped string was returned undecoded")
+	}
+}
+
+func FuzzMember(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), "id")
+	f.Add([]byte(`{"a":[{"b":"\\\""}],"id":"x"}`), "id")
+	f.Fuzz(func(t *testing.T, b []byte, key string) {
+		raw, ok := Member(b, key)
+		if !ok || !json.Valid(b) {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		if want, found := m[key]; found && string(want) != string(raw) {
+			// Duplicate keys: the decoder keeps the last, Member the first.
+			n := 0
+			Members(b, func(k, _ []byte) bool {
+				if string(k) == key {
+					n++
+				}
+				return true
+			})
+			if n < 2 {
+				t.Fatalf("Member(%q) = %s; decoder says %s", key, raw, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,364 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
+)
+
+// lineConn is the connection to a stdio upstream: newline-delimited
+// JSON-RPC over the process's pipes, read and written here rather than by
+// the SDK's IOTransport. The SDK's session runs on it as on any
+// Connection; besides, the connection carries the gateway's own tool calls
+// (rawCall), the daemon's main load. Their requests carry IDs of the
+// connection's own ("mcpgw~N"), their responses are recognised by that ID
+// as they are read, and handed over as bytes: a forwarded call is neither
+// decoded nor encoded by the SDK (which costs ten JSON decoders with
+// 32 KiB buffers per call; see docs/sdk-decoder.md).
+type lineConn struct {
+	r      io.Reader
+	w      io.Writer
+	closer io.Closer
+	log    *slog.Logger
+
+	wmu sync.Mutex // one line at a time on the upstream's stdin
+
+	incoming  chan jsonrpc.Message
+	done      chan struct{} // closed when reading has stopped; err says why
+	err       error
+	closed    chan struct{}
+	closeOnce sync.Once
+	queue     []jsonrpc.Message // the rest of a batch; Read's own
+
+	mu    sync.Mutex
+	calls map[string]chan []byte // raw calls awaiting their response, by ID (as written, quoted)
+	meta  []byte                 // the per-request _meta members the SDK adds for protocol 2026-07-28, as captured from its requests
+	ids   atomic.Uint64
+}
+
+// rawIDPrefix starts the IDs of the connection's own requests: the SDK
+// numbers its requests, so the two never meet.
+const rawIDPrefix = `"mcpgw~`
+
+// maxUpstreamLine bounds one message from an upstream, as the SDK does.
+const maxUpstreamLine = mcp.DefaultMaxLineLength
+
+func newLineConn(r io.Reader, w io.Writer, closer io.Closer, log *slog.Logger) *lineConn {
+	c := &lineConn{
+		r: r, w: w, closer: closer, log: log,
+		incoming: make(chan jsonrpc.Message),
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+		calls:    make(map[string]chan []byte),
+	}
+	go c.readLoop()
+	return c
+}
+
+// readLoop reads lines until the upstream's stdout ends, routing each:
+// responses to raw calls to their caller, everything else, decoded, to
+// the SDK.
+func (c *lineConn) readLoop() {
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	var long []byte // a line longer than br's buffer, being assembled
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > maxUpstreamLine {
+				c.stop(fmt.Errorf("a message from the upstream is longer than %d bytes", maxUpstreamLine))
+				return
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 && !c.route(line) {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.EOF
+			}
+			c.stop(err)
+			return
+		}
+	}
+}
+
+// route delivers one line; false means the connection was closed.
+func (c *lineConn) route(line []byte) bool {
+	if bytes.Contains(line, []byte(rawIDPrefix)) {
+		if id, ok := jsonwire.Member(line, "id"); ok && bytes.HasPrefix(id, []byte(rawIDPrefix)) {
+			c.mu.Lock()
+			ch := c.calls[string(id)]
+			delete(c.calls, string(id))
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- bytes.Clone(line) // buffered: never blocks
+			}
+			return true
+		}
+	}
+	msgs, err := decodeLine(line)
+	if err != nil {
+		// Servers that print to stdout by mistake are common; the line is
+		// not MCP, and the session goes on.
+		c.log.Warn("upstream wrote a line that is not JSON-RPC; ignored", "err", err, "line", truncate(string(bytes.TrimSpace(line)), 200))
+		return true
+	}
+	for _, m := range msgs {
+		select {
+		case c.incoming <- m:
+		case <-c.closed:
+			return false
+		}
+	}
+	return true
+}
+
+// decodeLine decodes a message, or a batch of them.
+func decodeLine(line []byte) ([]jsonrpc.Message, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil {
+			return nil, err
+		}
+		msgs := make([]jsonrpc.Message, 0, len(batch))
+		for _, raw := range batch {
+			m, err := jsonrpc.DecodeMessage(raw)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs, nil
+	}
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, err
+	}
+	return []jsonrpc.Message{m}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// stop records why reading stopped and fails the raw calls waiting.
+func (c *lineConn) stop(err error) {
+	c.mu.Lock()
+	c.err = err
+	calls := c.calls
+	c.calls = nil
+	c.mu.Unlock()
+	close(c.done)
+	for _, ch := range calls {
+		close(ch)
+	}
+}
+
+// Read implements mcp.Connection.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if len(c.queue) > 0 {
+		m := c.queue[0]
+		c.queue = c.queue[1:]
+		return m, nil
+	}
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case <-c.done:
+		// Messages read before the end still come first.
+		select {
+		case m := <-c.incoming:
+			return m, nil
+		default:
+		}
+		return nil, c.err
+	}
+}
+
+// Write implements mcp.Connection.
+func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message for the upstream: %w", err)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.noteMeta(req.Params)
+	}
+	return c.writeLine(append(data, '\n'))
+}
+
+func (c *lineConn) writeLine(line []byte) error {
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(line)
+	return err
+}
+
+// Close implements mcp.Connection.
+func (c *lineConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err = c.closer.Close()
+	})
+	return err
+}
+
+// SessionID implements mcp.Connection.
+func (c *lineConn) SessionID() string { return "" }
+
+// requestMetaKeys are the _meta members the SDK adds to every request of
+// protocol 2026-07-28 and later (SEP-2575).
+var requestMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// noteMeta keeps the per-request _meta members of the SDK's first request
+// that has them, so that raw calls carry the same.
+func (c *lineConn) noteMeta(params json.RawMessage) {
+	c.mu.Lock()
+	have := c.meta != nil
+	c.mu.Unlock()
+	if have || len(params) == 0 {
+		return
+	}
+	meta, ok := jsonwire.Member(params, "_meta")
+	if !ok {
+		return
+	}
+	var b []byte
+	jsonwire.Members(meta, func(k, v []byte) bool {
+		for _, want := range requestMetaKeys {
+			if string(k) == want {
+				b = append(b, ',')
+				b = strconv.AppendQuote(b, want)
+				b = append(b, ':')
+				b = append(b, v...)
+			}
+		}
+		return true
+	})
+	if b == nil {
+		return
+	}
+	c.mu.Lock()
+	c.meta = b[1:]
+	c.mu.Unlock()
+}
+
+// requestMeta returns the captured per-request _meta members (without
+// braces), or nil.
+func (c *lineConn) requestMeta() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta
+}
+
+// errNoRawCall says a raw call cannot be made on this connection now; the
+// caller goes through the SDK instead.
+var errNoRawCall = errors.New("no raw call on this connection")
+
+// rawCall sends method with params (a JSON object) under an ID of the
+// connection's own and returns the response's result as the upstream
+// wrote it. A JSON-RPC error response is a *jsonrpc.Error, as the SDK
+// returns it. If ctx ends first, the upstream is told the request is
+// cancelled, as the SDK would.
+func (c *lineConn) rawCall(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	id := rawIDPrefix + strconv.FormatUint(c.ids.Add(1), 10) + `"`
+	ch := make(chan []byte, 1)
+	c.mu.Lock()
+	if c.calls == nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
+	}
+	c.calls[id] = ch
+	c.mu.Unlock()
+
+	msg := make([]byte, 0, len(params)+len(method)+64)
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = append(msg, id...)
+	msg = append(msg, `,"method":`...)
+	msg = strconv.AppendQuote(msg, method)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, "}\n"...)
+	// Errors read as the SDK's do.
+	if err := c.writeLine(msg); err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+	}
+	select {
+	case line, ok := <-ch:
+		if !ok {
+			c.mu.Lock()
+			err := c.err
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+		}
+		res, err := responseResult(line)
+		if err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, err)
+		}
+		return res, nil
+	case <-ctx.Done():
+		c.forget(id)
+		// Best effort, and off the caller's way: a peer that does not read
+		// its stdin must not hold the caller past its deadline.
+		note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(ctx.Err().Error()) + "}}\n")
+		go func() { _ = c.writeLine(note) }()
+		return nil, ctx.Err()
+	}
+}
+
+func (c *lineConn) forget(id string) {
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
+}
+
+// responseResult returns the result of a response line, or its error.
+func responseResult(line []byte) (json.RawMessage, error) {
+	if res, ok := jsonwire.Member(line, "result"); ok {
+		return res, nil
+	}
+	if e, ok := jsonwire.Member(line, "error"); ok {
+		werr := new(jsonrpc.Error)
+		if err := json.Unmarshal(e, werr); err != nil {
+			return nil, fmt.Errorf("the upstream's error response is malformed: %v", err)
+		}
+		return nil, werr
+	}
+	return nil, fmt.Errorf("the upstream's response has neither result nor error: %s", truncate(string(line), 200))
+}
