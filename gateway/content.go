@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
 
 // convertResult makes an upstream result readable by any model: text and
@@ -282,4 +284,52 @@ func guardOutput(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 		"[output truncated by mcpgw: %d of %d bytes shown. Ask for less (a filter, a page, a smaller range), or raise settings.maxOutputBytes.]",
 		shown, total)})
 	return out
+}
+
+// relayable reports whether a tool's raw result (a CallToolResult as the
+// upstream wrote it) may reach a client of protocol as it is: what the
+// SDK path would send is the same JSON value. That is a result with
+// content, not an error (those get the tool's parameters appended), with
+// no member the SDK does not know, only content the protocol knows, and
+// no larger than the output limit (so nothing is cut).
+func relayable(raw []byte, protocol string, limit int) bool {
+	if limit > 0 && len(raw) > limit {
+		return false
+	}
+	good, content := true, false
+	wellFormed := jsonwire.Members(raw, func(k, v []byte) bool {
+		switch string(k) {
+		case "content":
+			content = true
+			good = jsonwire.Elements(v, func(e []byte) bool {
+				typ, _ := jsonwire.Member(e, "type")
+				s, ok := jsonwire.String(typ)
+				good = ok && knownType(s, protocol)
+				return good
+			}) && good
+		case "structuredContent", "_meta":
+		case "isError":
+			good = string(v) == "false"
+		case "resultType":
+			good = string(v) == `"complete"`
+		default:
+			good = false
+		}
+		return good
+	})
+	return wellFormed && good && content
+}
+
+// knownType reports whether a content type is known to a protocol version
+// (as knownContent does for decoded content).
+func knownType(typ, protocol string) bool {
+	switch typ {
+	case "text", "image", "resource":
+		return true
+	case "audio":
+		return protocol == "" || protocol >= "2025-03-26"
+	case "resource_link":
+		return protocol == "" || protocol >= "2025-06-18"
+	}
+	return false
 }

@@ -38,6 +38,9 @@ type HTTPOptions struct {
 	Gatherer prometheus.Gatherer
 	// SessionTimeout closes HTTP sessions idle this long; 0 = never.
 	SessionTimeout time.Duration
+	// NoFastPath sends every request through the SDK, calls included
+	// (see serveFast); for comparing the two.
+	NoFastPath bool
 	// Reload, when set, serves POST /-/reload: it reloads the configuration
 	// and its error (nil on success or no change) is the answer.
 	Reload func() error
@@ -100,11 +103,16 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 				// The SDK's close waits for the session's requests in
 				// flight: end them first, as the client has left.
 				s.cancelSession(id)
+			default:
+				s.sawHTTPSession(id)
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
-	var h http.Handler = withSlot(utf8Bodies(mcpHandler))
+	fast := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		return !o.NoFastPath && s.serveFast(w, r, body, o.SessionTimeout)
+	}
+	var h http.Handler = readBodies(fast, withSlot(mcpHandler))
 	if o.Token != "" {
 		h = requireToken(o.Token, h)
 	} else {
@@ -168,10 +176,11 @@ func (s *Server) cancelSession(id string) {
 	}
 }
 
-// utf8Bodies answers a POST whose body is not UTF-8 with a JSON-RPC parse
-// error: JSON is UTF-8 (RFC 8259), and Go's decoder would quietly turn
-// invalid bytes into U+FFFD and pass the damage on upstream.
-func utf8Bodies(next http.Handler) http.Handler {
+// readBodies reads a POST's body, answers one that is not UTF-8 with a
+// JSON-RPC parse error (JSON is UTF-8, RFC 8259, and Go's decoder would
+// quietly turn invalid bytes into U+FFFD and pass the damage on upstream),
+// and offers the rest to fast (a fast call) before next.
+func readBodies(fast func(http.ResponseWriter, *http.Request, []byte) bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -186,6 +195,9 @@ func utf8Bodies(next http.Handler) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the body is not valid UTF-8"}}` + "\n"))
+			return
+		}
+		if fast(w, r, body) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

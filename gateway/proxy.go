@@ -65,7 +65,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	switch {
 	case a.Tool != "":
 		v := ss.view()
-		return gw.callTool(ctx, req, v, ss.resolveName(v, a.Tool), a.Args, false), nil
+		return gw.callTool(ctx, sdkCallReq(ctx, req), v, ss.resolveName(v, a.Tool), a.Args, false), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
@@ -176,10 +176,29 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 	return json.RawMessage(raw), m, nil
 }
 
+// callReq is what a tool call carries beside the tool and its arguments.
+type callReq struct {
+	opts     *upstream.CallOptions // the client's _meta, and where progress goes
+	protocol string                // the protocol version the session negotiated ("" unknown)
+}
+
+// sdkCallReq is the callReq of a call the SDK delivered.
+func sdkCallReq(ctx context.Context, req *mcp.CallToolRequest) callReq {
+	return callReq{opts: progressTo(ctx, req), protocol: sessionProtocol(req)}
+}
+
 // callTool calls the tool behind a gateway name. exposed says the client
 // sees the tool itself (direct, activated): then its structured content
 // passes through, as its output schema promises it.
-func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
+func (gw *Server) callTool(ctx context.Context, cr callReq, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
+	res, _ := gw.call(ctx, cr, v, name, rawArgs, exposed, false)
+	return res
+}
+
+// call is callTool; with relay, the result of an exposed tool that may
+// reach the client exactly as the upstream wrote it (see relayable) is
+// returned as that JSON, and res is nil.
+func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name string, rawArgs json.RawMessage, exposed, relay bool) (res *mcp.CallToolResult, raw json.RawMessage) {
 	// The call's duration counts what the caller waits for: discovery and
 	// the connect of a server whose tools were not known yet too.
 	start := time.Now()
@@ -194,7 +213,7 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		// (never connected, nothing cached): connect it, as the call needs it.
 		cands, untrusted := serversFor(v, name)
 		if len(cands) == 0 && untrusted != nil {
-			return errorResult("%v", untrustedError(untrusted))
+			return errorResult("%v", untrustedError(untrusted)), nil
 		}
 		if len(cands) > 0 {
 			gw.connectAll(ctx, cands, name)
@@ -203,30 +222,34 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		}
 	}
 	if !ok {
-		return gw.unknownTool(v, name)
+		return gw.unknownTool(v, name), nil
 	}
-	args, keys, err := decodeArgs(rawArgs)
-	if err != nil {
-		return errorResult("Invalid args for %s: %v\n\n%s", t.Name, err, paramsText(t))
-	}
-	if nested := nestedGatewayKeys(t, keys); len(nested) > 0 {
-		return errorResult("args for %s contain %s, which are arguments of the mcp tool itself, not of %s. Pass the tool's own arguments directly: mcp({tool:%q,args:{...}}).\n\n%s",
-			t.Name, strings.Join(nested, ", "), t.Name, t.Name, paramsText(t))
+	args, problem := checkArgs(t, rawArgs)
+	if problem != "" {
+		return errorResult("%s\n\n%s", problem, paramsText(t)), nil
 	}
 	srv, err := usableServer(v, t.Server)
 	if err != nil {
-		return errorResult("%v", err)
+		return errorResult("%v", err), nil
 	}
 	u := gw.upstream(ctx, srv)
-	var res *mcp.CallToolResult
-	if t.Resource != nil {
+	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
+	switch {
+	case t.Resource != nil:
 		var rr *mcp.ReadResourceResult
 		rr, err = u.ReadResource(ctx, t.Resource.URI)
 		if err == nil {
 			res = resourceResult(rr)
 		}
-	} else {
-		res, err = u.Call(ctx, t.Original, args, progressTo(ctx, req))
+	case relay && exposed:
+		raw, err = u.CallRaw(ctx, t.Original, args, cr.opts)
+		if err == nil && !relayable(raw, cr.protocol, limit) {
+			res = new(mcp.CallToolResult)
+			err = upstream.DecodeResult(raw, res)
+			raw = nil
+		}
+	default:
+		res, err = u.Call(ctx, t.Original, args, cr.opts)
 	}
 	elapsed := time.Since(start)
 	outcome := "ok"
@@ -239,22 +262,25 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 		if errors.As(err, &te) {
 			outcome = "timeout"
 		}
-	case res.IsError:
+	case res != nil && res.IsError:
 		outcome = "tool_error"
 	}
 	gw.metrics.call(srv.Name, outcome, elapsed)
 	if err != nil {
 		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
-		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t))
+		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
+	}
+	if raw != nil {
+		return nil, raw
 	}
 	structured := res.StructuredContent
 	if exposed {
 		// Listed under its own name: the result passes through, as the
 		// upstream sent it, but for content the session's protocol
 		// version does not know.
-		res = guardOutput(passThrough(res, sessionProtocol(req)), outputLimit(v.Config.Settings.MaxOutputBytes))
+		res = guardOutput(passThrough(res, cr.protocol), limit)
 	} else {
-		res = guardOutput(convertResult(res), outputLimit(v.Config.Settings.MaxOutputBytes))
+		res = guardOutput(convertResult(res), limit)
 	}
 	if exposed && t.Def.OutputSchema != nil {
 		res.StructuredContent = structured
@@ -262,7 +288,22 @@ func (gw *Server) callTool(ctx context.Context, req *mcp.CallToolRequest, v *reg
 	if res.IsError {
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}
-	return res
+	return res, nil
+}
+
+// checkArgs checks a call's arguments: a JSON object (or nothing), and
+// not the mcp tool's own arguments nested by mistake. problem, if not
+// empty, says what is wrong, for the model.
+func checkArgs(t *registry.Tool, rawArgs json.RawMessage) (args json.RawMessage, problem string) {
+	args, keys, err := decodeArgs(rawArgs)
+	if err != nil {
+		return nil, fmt.Sprintf("Invalid args for %s: %v", t.Name, err)
+	}
+	if nested := nestedGatewayKeys(t, keys); len(nested) > 0 {
+		return nil, fmt.Sprintf("args for %s contain %s, which are arguments of the mcp tool itself, not of %s. Pass the tool's own arguments directly: mcp({tool:%q,args:{...}}).",
+			t.Name, strings.Join(nested, ", "), t.Name, t.Name)
+	}
+	return args, ""
 }
 
 // outputLimit resolves settings.maxOutputBytes.

@@ -86,6 +86,7 @@ type Server struct {
 	mu         sync.Mutex
 	lastReload *ReloadInfo
 	sessions   map[*session]struct{}
+	byHTTPID   map[string]*session // sessions by Streamable HTTP session ID
 	// discoveries are first connections in progress, by identity hash
 	// (see discover); discoverSem bounds how many run at once.
 	discoveries map[string]*discovery
@@ -104,6 +105,7 @@ type Server struct {
 func New(cfg *registry.Config, opts *Options) *Server {
 	s := &Server{
 		sessions:    make(map[*session]struct{}),
+		byHTTPID:    make(map[string]*session),
 		discoveries: make(map[string]*discovery),
 		subs:        make(map[subKey]map[*session]string),
 		discoverSem: make(chan struct{}, discoveryConcurrency),

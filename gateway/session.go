@@ -43,6 +43,9 @@ type session struct {
 
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
+	protocol   string    // the protocol version ss negotiated
+	sdkSeen    time.Time // HTTP: when the SDK last handled a request of the session (see serveFast)
+	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
 	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
 	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
 	prompts    map[string]*registry.Prompt
@@ -196,6 +199,10 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	ss.mu.Lock()
 	already := ss.ss != nil
 	ss.ss = sess
+	if p := sess.InitializeParams(); p != nil {
+		ss.protocol = p.ProtocolVersion
+	}
+	ss.sdkSeen = time.Now()
 	ss.mu.Unlock()
 	if already {
 		return
@@ -207,6 +214,10 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		return
 	}
 	s.sessions[ss] = struct{}{}
+	httpID := sess.ID()
+	if httpID != "" {
+		s.byHTTPID[httpID] = ss
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.metrics.sessions.Inc()
@@ -225,6 +236,9 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		s.dropSessionSubscriptions(ss)
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		if httpID != "" {
+			delete(s.byHTTPID, httpID)
+		}
 		closed := s.closed
 		s.mu.Unlock()
 		s.metrics.sessions.Dec()
@@ -333,7 +347,7 @@ func exposedTool(t *registry.Tool) *mcp.Tool {
 // time so that a reload in between is honoured.
 func (ss *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return ss.gw.callTool(ctx, req, ss.view(), name, req.Params.Arguments, true), nil
+		return ss.gw.callTool(ctx, sdkCallReq(ctx, req), ss.view(), name, req.Params.Arguments, true), nil
 	}
 }
 
