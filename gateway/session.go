@@ -43,11 +43,11 @@ type session struct {
 
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
-	protocol   string    // the protocol version ss negotiated
-	sdkSeen    time.Time // HTTP: when the SDK last handled a request of the session (see serveFast)
+	protocol   string                        // the protocol version ss negotiated
+	sdkSeen    time.Time                     // HTTP: when the SDK last handled a request of the session (see serveFast)
 	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
-	activated  map[string]bool           // toolsearch: gateway names activated by ToolSearch
-	registered map[string]*registry.Tool // upstream tools currently on s.server, by gateway name
+	activated  map[string]bool               // toolsearch: gateway names activated by ToolSearch
+	registered map[string]*registry.Tool     // upstream tools currently on s.server, by gateway name
 	prompts    map[string]*registry.Prompt
 	resources  map[string]*registry.Resource
 	templates  map[string]*registry.Template
