@@ -77,6 +77,16 @@ func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 // fastCall answers the tools/call id of the session with params, or
 // returns ok false when the SDK should.
 func (ss *session) fastCall(ctx context.Context, id, params []byte) (result json.RawMessage, ok bool) {
+	run, ok := ss.prepareFast(id, params)
+	if !ok {
+		return nil, false
+	}
+	return run(ctx), true
+}
+
+// prepareFast decides whether the tools/call id with params is a fast
+// call; if it is, run makes it and returns the result.
+func (ss *session) prepareFast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool) {
 	ss.mu.Lock()
 	protocol := ss.protocol
 	ss.mu.Unlock()
@@ -102,28 +112,9 @@ func (ss *session) fastCall(ctx context.Context, id, params []byte) (result json
 		}
 	}
 	args := member(params, "arguments")
-	// As cancelMiddleware does for the SDK's requests, and cancelled by
-	// the client's notifications/cancelled (see cancelFast).
-	ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
-	defer cancel()
-	stop := context.AfterFunc(ss.ctx, cancel)
-	defer stop()
-	key := string(id)
-	ss.mu.Lock()
-	if ss.fastCalls == nil {
-		ss.fastCalls = make(map[string]context.CancelFunc)
-	}
-	ss.fastCalls[key] = cancel
-	ss.mu.Unlock()
-	defer func() {
-		ss.mu.Lock()
-		delete(ss.fastCalls, key)
-		ss.mu.Unlock()
-	}()
-	var res *mcp.CallToolResult
+	var a proxyArgs
 	switch {
 	case ss.mode == ModeProxy && name == "mcp":
-		var a proxyArgs
 		if len(args) > 0 && string(args) != "null" {
 			if err := json.Unmarshal(args, &a); err != nil {
 				return nil, false
@@ -132,21 +123,44 @@ func (ss *session) fastCall(ctx context.Context, id, params []byte) (result json
 		if a.Tool == "" {
 			return nil, false
 		}
-		v := ss.view()
-		res = ss.gw.callTool(ctx, cr, v, ss.resolveName(v, a.Tool), a.Args, false)
 	case ss.mode == ModeToolSearch && name == toolSearchName:
 		return nil, false
-	default:
-		var raw json.RawMessage
-		if res, raw = ss.gw.call(ctx, cr, ss.view(), name, args, true, true); raw != nil {
-			return raw, true
+	}
+	return func(ctx context.Context) json.RawMessage {
+		// As cancelMiddleware does for the SDK's requests, and cancelled
+		// by the client's notifications/cancelled (see cancelFast).
+		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
+		defer cancel()
+		stop := context.AfterFunc(ss.ctx, cancel)
+		defer stop()
+		key := string(id)
+		ss.mu.Lock()
+		if ss.fastCalls == nil {
+			ss.fastCalls = make(map[string]context.CancelFunc)
 		}
-	}
-	data, err := json.Marshal(res)
-	if err != nil {
-		return nil, false
-	}
-	return data, true
+		ss.fastCalls[key] = cancel
+		ss.mu.Unlock()
+		defer func() {
+			ss.mu.Lock()
+			delete(ss.fastCalls, key)
+			ss.mu.Unlock()
+		}()
+		var res *mcp.CallToolResult
+		if a.Tool != "" {
+			v := ss.view()
+			res = ss.gw.callTool(ctx, cr, v, ss.resolveName(v, a.Tool), a.Args, false)
+		} else {
+			var raw json.RawMessage
+			if res, raw = ss.gw.call(ctx, cr, ss.view(), name, args, true, true); raw != nil {
+				return raw
+			}
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			data, _ = json.Marshal(errorResult("encoding the result: %v", err))
+		}
+		return data
+	}, true
 }
 
 // cancelFast ends the fast call that a client's notifications/cancelled

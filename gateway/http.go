@@ -38,9 +38,6 @@ type HTTPOptions struct {
 	Gatherer prometheus.Gatherer
 	// SessionTimeout closes HTTP sessions idle this long; 0 = never.
 	SessionTimeout time.Duration
-	// NoFastPath sends every request through the SDK, calls included
-	// (see serveFast); for comparing the two.
-	NoFastPath bool
 	// Reload, when set, serves POST /-/reload: it reloads the configuration
 	// and its error (nil on success or no change) is the answer.
 	Reload func() error
@@ -110,7 +107,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		})
 	}
 	fast := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
-		return !o.NoFastPath && s.serveFast(w, r, body, o.SessionTimeout)
+		return !s.opts.NoFastPath && s.serveFast(w, r, body, o.SessionTimeout)
 	}
 	var h http.Handler = readBodies(fast, withSlot(mcpHandler))
 	if o.Token != "" {

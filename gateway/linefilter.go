@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -20,6 +21,10 @@ type lineFilter struct {
 	c    io.Closer
 	w    *lockedWriter
 	rest []byte // of the current accepted line, not yet read
+
+	// ss, once set, is the session on the connection: its fast calls are
+	// answered here (see fastcall.go), the rest goes to the SDK.
+	ss atomic.Pointer[session]
 }
 
 // lockedWriter serialises whole-line writes to the connection, the SDK's
@@ -76,6 +81,9 @@ func (f *lineFilter) check(line []byte) []byte {
 		_, _ = f.w.Write([]byte(invalidRequestLine))
 		return nil
 	}
+	if ss := f.ss.Load(); ss != nil && f.fast(ss, trimmed) {
+		return nil
+	}
 	if line[len(line)-1] != '\n' {
 		line = append(line, '\n')
 	}
@@ -83,3 +91,23 @@ func (f *lineFilter) check(line []byte) []byte {
 }
 
 func (f *lineFilter) Close() error { return f.c.Close() }
+
+// fast starts the fast call msg is, if it is one, and reports whether it
+// did; it also ends fast calls a notifications/cancelled names.
+func (f *lineFilter) fast(ss *session, msg []byte) bool {
+	req, ok := parseFastRequest(msg)
+	if !ok {
+		ss.cancelFast(msg)
+		return false
+	}
+	run, ok := ss.prepareFast(req.id, req.params)
+	if !ok {
+		return false
+	}
+	id := bytes.Clone(req.id)
+	go func() {
+		line := append(response(id, run(ss.ctx)), '\n')
+		_, _ = f.w.Write(line)
+	}()
+	return true
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// (MCP_DIRECT_TOOLS syntax: "*", "server", "server/tool", "__none__"),
 	// in addition to servers' directTools settings.
 	DirectTools string
+	// NoFastPath sends every request through the SDK, tool calls included
+	// (see fastcall.go): for comparing the two paths.
+	NoFastPath bool
 }
 
 // Cache is the shared metadata cache as the gateway uses it: cached
@@ -397,7 +400,16 @@ type SessionOptions struct {
 // ServeTransport serves one downstream session on t (a unix-socket
 // connection from the stdio shim, or stdin/stdout) until it ends.
 func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
+	return s.serveTransport(ctx, t, opts, nil)
+}
+
+// serveTransport is ServeTransport; made is told of the session before it
+// starts.
+func (s *Server) serveTransport(ctx context.Context, t mcp.Transport, opts SessionOptions, made func(*session)) error {
 	ss := s.newSession(opts)
+	if made != nil {
+		made(ss)
+	}
 	sess, err := ss.server.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("starting session: %w", err)

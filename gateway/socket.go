@@ -94,9 +94,14 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 		return err
 	}
 	w := &lockedWriter{w: conn}
-	t := &mcp.IOTransport{Reader: &lineFilter{br: br, c: conn, w: w}, Writer: w}
-	return s.ServeTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
-		ID: hello.Session, Resume: hello.Resume})
+	lf := &lineFilter{br: br, c: conn, w: w}
+	t := &mcp.IOTransport{Reader: lf, Writer: w}
+	return s.serveTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
+		ID: hello.Session, Resume: hello.Resume}, func(ss *session) {
+		if !s.opts.NoFastPath {
+			lf.ss.Store(ss)
+		}
+	})
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {
