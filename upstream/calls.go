@@ -205,11 +205,6 @@ func needsInput(raw json.RawMessage) bool {
 	return ok && string(rt) == `"input_required"`
 }
 
-// DecodeResult decodes a CallToolResult, as the SDK does.
-func DecodeResult(raw json.RawMessage, res *mcp.CallToolResult) error {
-	return json.Unmarshal(raw, res)
-}
-
 // noArguments reports whether args marshals to nothing or null.
 func noArguments(args any) bool {
 	switch a := args.(type) {

@@ -1,0 +1,88 @@
+package upstream
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
+)
+
+// DecodeResult decodes a CallToolResult into res as the SDK does, with
+// encoding/json: the SDK's own decoding makes a new JSON decoder with a
+// 32 KiB buffer for every message (docs/sdk-decoder.md), which is most of
+// what a forwarded call allocates. Content of the five types a tool
+// result carries is decoded here; a result with anything else (other
+// content types, multi round-trip members) is left to the SDK.
+func DecodeResult(raw json.RawMessage, res *mcp.CallToolResult) error {
+	var w struct {
+		Meta              mcp.Meta          `json:"_meta"`
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent any               `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+	}
+	sdk := false
+	jsonwire.Members(raw, func(k, _ []byte) bool {
+		switch string(k) {
+		case "_meta", "content", "structuredContent", "isError":
+			return true
+		}
+		sdk = true // resultType, inputRequests, requestState, or unknown
+		return false
+	})
+	if sdk {
+		return json.Unmarshal(raw, res)
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return err
+	}
+	out := mcp.CallToolResult{Meta: w.Meta, StructuredContent: w.StructuredContent, IsError: w.IsError, Content: make([]mcp.Content, 0, len(w.Content))}
+	for _, data := range w.Content {
+		var c wireContent
+		if err := json.Unmarshal(data, &c); err != nil {
+			return err
+		}
+		block := c.content()
+		if block == nil {
+			return json.Unmarshal(raw, res)
+		}
+		out.Content = append(out.Content, block)
+	}
+	*res = out
+	return nil
+}
+
+// wireContent is a content block as a tool result carries it.
+type wireContent struct {
+	Type        string                `json:"type"`
+	Text        string                `json:"text"`
+	MIMEType    string                `json:"mimeType"`
+	Data        []byte                `json:"data"`
+	Resource    *mcp.ResourceContents `json:"resource"`
+	URI         string                `json:"uri"`
+	Name        string                `json:"name"`
+	Title       string                `json:"title"`
+	Description string                `json:"description"`
+	Size        *int64                `json:"size"`
+	Meta        mcp.Meta              `json:"_meta"`
+	Annotations *mcp.Annotations      `json:"annotations"`
+	Icons       []mcp.Icon            `json:"icons"`
+}
+
+// content is the block w describes, or nil for a type not decoded here.
+func (w *wireContent) content() mcp.Content {
+	switch w.Type {
+	case "text":
+		return &mcp.TextContent{Text: w.Text, Meta: w.Meta, Annotations: w.Annotations}
+	case "image":
+		return &mcp.ImageContent{Data: w.Data, MIMEType: w.MIMEType, Meta: w.Meta, Annotations: w.Annotations}
+	case "audio":
+		return &mcp.AudioContent{Data: w.Data, MIMEType: w.MIMEType, Meta: w.Meta, Annotations: w.Annotations}
+	case "resource_link":
+		return &mcp.ResourceLink{URI: w.URI, Name: w.Name, Title: w.Title, Description: w.Description, MIMEType: w.MIMEType,
+			Size: w.Size, Meta: w.Meta, Annotations: w.Annotations, Icons: w.Icons}
+	case "resource":
+		return &mcp.EmbeddedResource{Resource: w.Resource, Meta: w.Meta, Annotations: w.Annotations}
+	}
+	return nil
+}
