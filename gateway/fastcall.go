@@ -127,6 +127,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 		return nil, false
 	}
 	return func(ctx context.Context) json.RawMessage {
+		ss.gw.fastCalls.Add(1)
 		// As cancelMiddleware does for the SDK's requests, and cancelled
 		// by the client's notifications/cancelled (see cancelFast).
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))

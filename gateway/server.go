@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,6 +91,7 @@ type Server struct {
 	lastReload *ReloadInfo
 	sessions   map[*session]struct{}
 	byHTTPID   map[string]*session // sessions by Streamable HTTP session ID
+	fastCalls  atomic.Int64        // calls answered on the fast path
 	// discoveries are first connections in progress, by identity hash
 	// (see discover); discoverSem bounds how many run at once.
 	discoveries map[string]*discovery

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// httpSession is a raw Streamable HTTP client session: it posts JSON-RPC
+// bodies and returns the response bodies.
+type rawHTTPSession struct {
+	t   *testing.T
+	url string
+	id  string
+}
+
+func openRawSession(t *testing.T, url string) *rawHTTPSession {
+	t.Helper()
+	s := &rawHTTPSession{t: t, url: url}
+	body, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatalf("initialize: no session ID; answer %s", body)
+	}
+	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		s.t.Fatalf("POST %s: %s %s", body, resp.Status, data)
+	}
+	return data, resp.Header
+}
+
+// canonical re-encodes a JSON value with sorted keys.
+func canonical(t *testing.T, data []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("not JSON: %s", data)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// TestFastPathAnswersAsTheSDK sends the same calls to a gateway with the
+// fast path and to one without, over HTTP against real stdio upstreams,
+// and compares the answers: the same JSON, and the fast path taken.
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	calls := map[string][]string{
+		ModeDirect: {
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"héllo <&> \"quoted\"\n"}}}`,
+			`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"a_add","arguments":{"a":1.5,"b":2}}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a_fail","arguments":{"message":"broken"}}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a_image"}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a_meta","arguments":{},"_meta":{"trace":"t-1","n":[1,2]}}}`,
+			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a_echo","arguments":[1]}}`,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a_echo","arguments":{"tool":"x","args":{}}}}`,
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a_ech"}}`,
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b_echo","arguments":{"message":"` + string(bytes.Repeat([]byte("x"), 300)) + `"}}}`,
+			`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a_echo","arguments":null}}`,
+		},
+		ModeProxy: {
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"hi"}}}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_add","args":"{\"a\":1,\"b\":2}"}}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_fail","args":{"message":"no"}}}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_nope"}}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp","arguments":{"search":"echo"}}}`,
+			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_image"}}}`,
+		},
+	}
+	for _, mode := range []string{ModeDirect, ModeProxy} {
+		t.Run(mode, func(t *testing.T) {
+			var answers [2][]string
+			var fast [2]int64
+			for i, noFast := range []bool{false, true} {
+				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 200, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+				for _, name := range []string{"a", "b"} {
+					cfg.Servers[name] = upstreamtest.Server(name, nil)
+				}
+				gw := New(cfg, &Options{NoFastPath: noFast})
+				gw.Start()
+				ts := httptest.NewServer(gw.Handler(nil))
+				s := openRawSession(t, ts.URL+"/mcp")
+				s.post(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
+				for _, c := range calls[mode] {
+					body, _ := s.post(c)
+					answers[i] = append(answers[i], canonical(t, body))
+				}
+				fast[i] = gw.fastCalls.Load()
+				ts.Close()
+				gw.Close()
+			}
+			for j, c := range calls[mode] {
+				if answers[0][j] != answers[1][j] {
+					t.Errorf("%s\nfast path: %s\nSDK path:  %s", c, answers[0][j], answers[1][j])
+				}
+			}
+			if fast[1] != 0 {
+				t.Errorf("with NoFastPath, %d calls took the fast path", fast[1])
+			}
+			// All but the unknown tool (and the mcp tool's search) are fast.
+			if want := int64(len(calls[mode]) - 1); fast[0] != want {
+				t.Errorf("%d calls took the fast path; want %d", fast[0], want)
+			}
+		})
+	}
+}
