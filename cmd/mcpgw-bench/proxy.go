@@ -47,9 +47,13 @@ const (
 
 // Targets (see benchTargets).
 const (
-	benchMaxLatencyRatio = 2.0
-	benchMaxCPUPerCallUS = 150.0
-	benchMaxIdleRSSKB    = 20 * 1024
+	benchMaxLatencyRatio    = 1.5 // p50 at concurrency 1, vs direct HTTP
+	benchMaxCPUPerCallUS    = 400.0
+	benchMaxCPULoadedUS     = 200.0 // at 64 sessions
+	benchMinThroughputRatio = 0.9   // at 64 sessions, vs direct HTTP
+	benchMaxAllocKB         = 32.0
+	benchMaxShimCPUUS       = 30.0
+	benchMaxIdleRSSKB       = 20 * 1024
 	benchIdleServers     = 100
 	benchFanServers      = 10
 	benchFanSessions     = 10
@@ -160,7 +164,7 @@ type benchReport struct {
 	Rounds   int          `json:"rounds"`
 
 	Latency []*benchFigure `json:"latency,omitempty"` // concurrency 1
-	// LatencyRatio is daemon HTTP p50 / direct stdio p50.
+	// LatencyRatio is daemon HTTP p50 / direct HTTP p50.
 	LatencyRatio float64 `json:"latencyRatio,omitempty"`
 	// Throughput: direct HTTP and daemon HTTP at 16 and 64 sessions.
 	Throughput []*benchFigure `json:"throughput,omitempty"`
@@ -432,7 +436,10 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 			newBenchPath("daemon via shim", viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": me, "shim": shimPID, "daemon": d.pid}),
 		}
 	}
+	// Throughput: groups of paths with the same number of sessions,
+	// alternated within the group; at 64, the mcp tool too.
 	var throughput []*benchPath
+	var groups [][]*benchPath
 	if slices.Contains(b.o.Phases, benchPhaseThroughput) {
 		for _, n := range []int{16, 64} {
 			b.progress("connecting %d sessions to each side", n)
@@ -444,9 +451,19 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			throughput = append(throughput,
+			group := []*benchPath{
 				newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
-				newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}))
+				newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
+			}
+			if n == 64 {
+				viaTool, err := httpSessions(d.url+"/mcp?mode=proxy", n)
+				if err != nil {
+					return err
+				}
+				group = append(group, newBenchPath("daemon HTTP, mcp tool", viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}))
+			}
+			groups = append(groups, group)
+			throughput = append(throughput, group...)
 		}
 	}
 
@@ -484,15 +501,15 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 		for _, p := range latency {
 			rep.Latency = append(rep.Latency, p.figure())
 		}
-		if dp, hp := rep.Latency[0].P50, rep.Latency[2].P50; dp > 0 {
+		if dp, hp := rep.Latency[1].P50, rep.Latency[2].P50; dp > 0 {
 			rep.LatencyRatio = hp / dp
 		}
 	}
 	if len(throughput) > 0 {
 		b.progress("throughput at 16 and 64 sessions: %d paths × %v", len(throughput), b.o.Duration)
 		for r := range b.o.Rounds {
-			for i := 0; i < len(throughput); i += 2 {
-				for _, p := range benchRotate(throughput[i:i+2], r) {
+			for _, g := range groups {
+				for _, p := range benchRotate(g, r) {
 					p.run(ctx, slice)
 				}
 			}
