@@ -54,9 +54,9 @@ const (
 	benchMaxAllocKB         = 32.0
 	benchMaxShimCPUUS       = 30.0
 	benchMaxIdleRSSKB       = 20 * 1024
-	benchIdleServers     = 100
-	benchFanServers      = 10
-	benchFanSessions     = 10
+	benchIdleServers        = 100
+	benchFanServers         = 10
+	benchFanSessions        = 10
 )
 
 // Phases a run can be limited to with --phases.
