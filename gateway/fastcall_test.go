@@ -15,12 +15,12 @@ import (
 // httpSession is a raw Streamable HTTP client session: it posts JSON-RPC
 // bodies and returns the response bodies.
 type rawHTTPSession struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	id  string
 }
 
-func openRawSession(t *testing.T, url string) *rawHTTPSession {
+func openRawSession(t testing.TB, url string) *rawHTTPSession {
 	t.Helper()
 	s := &rawHTTPSession{t: t, url: url}
 	body, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -53,7 +53,7 @@ func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {
 }
 
 // canonical re-encodes a JSON value with sorted keys.
-func canonical(t *testing.T, data []byte) string {
+func canonical(t testing.TB, data []byte) string {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -124,5 +124,42 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				t.Errorf("%d calls took the fast path; want %d", fast[0], want)
 			}
 		})
+	}
+}
+
+// BenchmarkFastCall measures a forwarded echo call over HTTP, in direct
+// mode and through the mcp tool, to a real stdio upstream: the gateway's
+// time and allocations per call, with and without the fast path.
+func BenchmarkFastCall(b *testing.B) {
+	for _, mode := range []string{ModeDirect, ModeProxy} {
+		for _, noFast := range []bool{false, true} {
+			name := mode + "/fast"
+			if noFast {
+				name = mode + "/sdk"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := &registry.Config{Servers: map[string]*registry.Server{"a": upstreamtest.Server("a", nil)},
+					Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+				gw := New(cfg, &Options{NoFastPath: noFast})
+				gw.Start()
+				defer gw.Close()
+				ts := httptest.NewServer(gw.Handler(nil))
+				defer ts.Close()
+				s := openRawSession(b, ts.URL+"/mcp")
+				s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+				call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"hello through mcpgw"}}}`
+				if mode == ModeProxy {
+					call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"hello through mcpgw"}}}}`
+				}
+				if body, _ := s.post(call); !bytes.Contains(body, []byte("hello through mcpgw")) {
+					b.Fatalf("answer: %s", body)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					s.post(call)
+				}
+			})
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -271,7 +272,8 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
 	}
 	if raw != nil {
-		return nil, raw
+		// As DecodeResult does: the client's protocol has no resultType.
+		return nil, jsonwire.Without(raw, "resultType")
 	}
 	structured := res.StructuredContent
 	if exposed {

@@ -13,7 +13,10 @@ import (
 // 32 KiB buffer for every message (docs/sdk-decoder.md), which is most of
 // what a forwarded call allocates. Content of the five types a tool
 // result carries is decoded here; a result with anything else (other
-// content types, multi round-trip members) is left to the SDK.
+// content types, multi round-trip members) is left to the SDK. The
+// "resultType": "complete" of protocol 2026-07-28 says nothing beyond
+// "this is the result" and is dropped: the gateway's clients speak
+// earlier versions, which do not have it.
 func DecodeResult(raw json.RawMessage, res *mcp.CallToolResult) error {
 	var w struct {
 		Meta              mcp.Meta          `json:"_meta"`
@@ -22,12 +25,15 @@ func DecodeResult(raw json.RawMessage, res *mcp.CallToolResult) error {
 		IsError           bool              `json:"isError"`
 	}
 	sdk := false
-	jsonwire.Members(raw, func(k, _ []byte) bool {
+	jsonwire.Members(raw, func(k, v []byte) bool {
 		switch string(k) {
 		case "_meta", "content", "structuredContent", "isError":
 			return true
+		case "resultType":
+			sdk = string(v) != `"complete"`
+			return !sdk
 		}
-		sdk = true // resultType, inputRequests, requestState, or unknown
+		sdk = true // inputRequests, requestState, or unknown
 		return false
 	})
 	if sdk {

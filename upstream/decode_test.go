@@ -16,7 +16,6 @@ func TestDecodeResultAsTheSDK(t *testing.T) {
 		`{"content":[{"type":"resource_link","uri":"file:///a","name":"a","title":"A","description":"d","mimeType":"text/plain","size":3,"icons":[{"src":"https://x/i.png"}]}]}`,
 		`{"content":[{"type":"resource","resource":{"uri":"file:///b","mimeType":"text/plain","text":"b"}},{"type":"resource","resource":{"uri":"file:///c","blob":"AAE="}}]}`,
 		`{"content":[],"structuredContent":{"n":1.5,"list":[1,"two",null]},"_meta":{"progress":false}}`,
-		`{"content":[{"type":"text","text":""}],"resultType":"complete"}`,
 		`{"content":[{"type":"tool_use","id":"x","name":"n","input":{}}]}`,
 	} {
 		var ours, sdk mcp.CallToolResult
@@ -32,7 +31,14 @@ func TestDecodeResultAsTheSDK(t *testing.T) {
 			t.Errorf("%s\nours: %s\nSDK:  %s", raw, a, b)
 		}
 	}
+	// "resultType": "complete" is dropped (the SDK would keep it).
 	var res mcp.CallToolResult
+	if err := DecodeResult(json.RawMessage(`{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`), &res); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := json.Marshal(&res); string(data) != `{"content":[{"type":"text","text":"x"}]}` {
+		t.Errorf("a complete result re-encodes as %s", data)
+	}
 	if err := DecodeResult(json.RawMessage(`{"content":[{"type":"text","text":1}]}`), &res); err == nil {
 		t.Error("a text that is a number decoded without an error")
 	}

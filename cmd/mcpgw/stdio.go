@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
@@ -30,9 +29,6 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	timeout := fs.Duration("start-timeout", 15*time.Second, "how long to wait for a started daemon")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
 	}
 	cwd, _ := os.Getwd()
 	dial := func(ctx context.Context) (net.Conn, error) {

@@ -89,6 +89,10 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) e
 	p.conn = conn
 	close(p.ready)
 
+	if pu := newPump(p, stdin, stdout); pu != nil {
+		defer pu.close()
+		return p.pumpLoop(ctx, pu, conn, br)
+	}
 	inDone := make(chan error, 1)
 	go func() { inDone <- p.fromClient(ctx, stdin) }()
 	err = p.fromDaemon(ctx, br)
@@ -104,6 +108,26 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) e
 	default:
 	}
 	return err
+}
+
+// pumpLoop runs the session on pu, reconnecting when the daemon goes away.
+func (p *pipe) pumpLoop(ctx context.Context, pu *pump, conn net.Conn, br *bufio.Reader) error {
+	for {
+		pending, _ := br.Peek(br.Buffered())
+		err := pu.run(ctx, conn, pending)
+		conn.Close()
+		if !errors.Is(err, errDaemonGone) {
+			return err
+		}
+		if err := pu.flushOut(); err != nil {
+			return err
+		}
+		p.log.Info("the mcpgw daemon went away; reconnecting")
+		p.failInFlight()
+		if conn, br, err = p.reconnect(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 func newSessionID() string {

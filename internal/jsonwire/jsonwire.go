@@ -52,6 +52,62 @@ func Member(obj []byte, key string) (raw []byte, ok bool) {
 	}
 }
 
+// Without returns obj without its top-level member key (a copy), or obj
+// itself when it has no such member.
+func Without(obj []byte, key string) []byte {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return obj
+	}
+	i++
+	prevEnd := i // where the previous member's value ended (or just past '{')
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] == '}' {
+			return obj
+		}
+		if obj[i] == ',' {
+			i++
+			continue
+		}
+		if obj[i] != '"' {
+			return obj
+		}
+		start := i
+		end := skipString(obj, i)
+		if end < 0 {
+			return obj
+		}
+		k := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return obj
+		}
+		i = skipSpace(obj, i+1)
+		vend := Skip(obj, i)
+		if vend < 0 {
+			return obj
+		}
+		if string(k) == key {
+			out := make([]byte, 0, len(obj))
+			if prevEnd == skipSpace(obj, 0)+1 {
+				// The first member: drop it and the comma after it.
+				out = append(out, obj[:start]...)
+				rest := skipSpace(obj, vend)
+				if rest < len(obj) && obj[rest] == ',' {
+					rest++
+				}
+				return append(out, obj[rest:]...)
+			}
+			// A later one: drop it and the comma before it.
+			out = append(out, obj[:prevEnd]...)
+			return append(out, obj[vend:]...)
+		}
+		prevEnd = vend
+		i = vend
+	}
+}
+
 // Members calls f with each top-level key (as written, without quotes)
 // and raw value of the object obj, until f returns false. It reports
 // whether obj was a well-formed object up to where it stopped.

@@ -60,6 +60,25 @@ func TestMembersAndElements(t *testing.T) {
 	}
 }
 
+func TestWithout(t *testing.T) {
+	for _, tc := range []struct{ in, key, want string }{
+		{`{"a":1,"resultType":"complete","b":[2]}`, "resultType", `{"a":1,"b":[2]}`},
+		{`{"resultType":"complete","a":1}`, "resultType", `{"a":1}`},
+		{`{"a":1,"resultType":"complete"}`, "resultType", `{"a":1}`},
+		{`{"resultType":"complete"}`, "resultType", `{}`},
+		{` { "a" : {"resultType":1} , "resultType" : "x" } `, "resultType", ` { "a" : {"resultType":1} } `},
+		{`{"a":1}`, "resultType", `{"a":1}`},
+	} {
+		got := Without([]byte(tc.in), tc.key)
+		if string(got) != tc.want {
+			t.Errorf("Without(%s) = %s; want %s", tc.in, got, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("Without(%s) = %s: not JSON", tc.in, got)
+		}
+	}
+}
+
 func TestString(t *testing.T) {
 	if s, ok := String([]byte(`"tools/call"`)); !ok || s != "tools/call" {
 		t.Errorf("String = %q, %v", s, ok)
@@ -67,6 +86,39 @@ func TestString(t *testing.T) {
 	if _, ok := String([]byte(`"a\nb"`)); ok {
 		t.Error("an escaped string was returned undecoded")
 	}
+}
+
+func FuzzWithout(f *testing.F) {
+	f.Add([]byte(`{"a":1,"resultType":"complete","b":[2]}`), "resultType")
+	f.Fuzz(func(t *testing.T, b []byte, key string) {
+		out := Without(b, key)
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Without(%s, %q) = %s: not JSON", b, key, out)
+		}
+		n := 0
+		Members(b, func(k, _ []byte) bool {
+			if string(k) == key {
+				n++
+			}
+			return true
+		})
+		count := func(obj []byte) (all int) {
+			Members(obj, func(_, _ []byte) bool { all++; return true })
+			return all
+		}
+		if n == 1 {
+			if _, found := Member(out, key); found {
+				t.Fatalf("Without(%s, %q) = %s: still there", b, key, out)
+			}
+			if count(out) != count(b)-1 {
+				t.Fatalf("Without(%s, %q) = %s: lost other members", b, key, out)
+			}
+		}
+	})
 }
 
 func FuzzMember(f *testing.F) {
