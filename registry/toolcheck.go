@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,6 +84,9 @@ func CheckTool(t *mcp.Tool) (err error) {
 	}
 	def := *t
 	def.InputSchema = ObjectSchema(t.InputSchema)
+	if surelyAccepted(&def) {
+		return nil
+	}
 	probeMu.Lock()
 	defer probeMu.Unlock()
 	defer func() {
@@ -92,6 +97,46 @@ func CheckTool(t *mcp.Tool) (err error) {
 	}()
 	probe.AddTool(&def, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 	return nil
+}
+
+// surelyAccepted reports whether the SDK's AddTool accepts def without
+// asking it, which costs a new 32 KiB JSON decoder per schema
+// (docs/sdk-decoder.md; 2,000 cached tools at start-up): both schemas are
+// JSON objects in UTF-8, the input one of type object, and no property
+// carries an x-mcp-header annotation, the one thing the SDK looks for
+// inside a schema. Anything else goes to the probe.
+func surelyAccepted(def *mcp.Tool) bool {
+	in, ok := schemaJSON(def.InputSchema)
+	// (ObjectSchema made the input schema one of type object, or left it
+	// in a form schemaJSON does not take.)
+	if !ok || bytes.Contains(in, []byte("x-mcp-header")) {
+		return false
+	}
+	if def.OutputSchema != nil {
+		if _, ok := schemaJSON(def.OutputSchema); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// schemaJSON returns a schema as JSON, if it is a valid JSON object in
+// UTF-8.
+func schemaJSON(schema any) ([]byte, bool) {
+	var data []byte
+	switch s := schema.(type) {
+	case json.RawMessage:
+		data = s
+	case map[string]any:
+		var err error
+		if data, err = json.Marshal(s); err != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	data = bytes.TrimSpace(data)
+	return data, len(data) > 0 && data[0] == '{' && utf8.Valid(data) && json.Valid(data)
 }
 
 // RejectedTool is a tool left out of a listing because clients could not
