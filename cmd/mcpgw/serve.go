@@ -41,6 +41,7 @@ type serveFlags struct {
 	logFormat   string
 	logFile     string
 	noBootstrap bool
+	noFastPath  bool
 	token       string
 	socket      string
 	stdio       bool
@@ -109,6 +110,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
 	fs.StringVar(&f.logFile, "log-file", "", "write the log to `FILE`, at most 10 MB, with one older file kept (FILE.*); default stderr")
 	fs.BoolVar(&f.noBootstrap, "no-bootstrap", false, "do not connect uncached servers at start")
+	fs.BoolVar(&f.noFastPath, "no-fast-path", false, "answer tool calls through the MCP SDK too, as every other request (slower; for diagnosing)")
 	// The token's value is never printed (not even as the flag's default
 	// in -h): it is read from the environment after parsing.
 	tokenState := "unset"
@@ -184,6 +186,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		Version:     version,
 		Cache:       registry.NewListingCache(cache),
 		NoBootstrap: f.noBootstrap,
+		NoFastPath:  f.noFastPath,
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
 		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
