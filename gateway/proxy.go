@@ -150,7 +150,8 @@ var gatewayKeys = []string{"tool", "args", "search", "describe", "connect", "ser
 
 // decodeArgs turns the args value (object, JSON string holding an object,
 // or absent) into the arguments forwarded upstream, kept as raw JSON (the
-// upstream gets the bytes the client sent), and the object's top-level keys.
+// upstream gets the bytes the client sent), and those of the object's
+// top-level members that are the mcp tool's own argument names.
 func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -166,6 +167,21 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 			return json.RawMessage("{}"), nil, nil
 		}
 		raw = []byte(s)
+	}
+	if raw[0] == '{' && json.Valid(raw) {
+		// The usual case, read without decoding the values: only the
+		// mcp tool's own argument names matter (nestedGatewayKeys).
+		var m map[string]json.RawMessage
+		jsonwire.Members(raw, func(k, v []byte) bool {
+			if slices.Contains(gatewayKeys, string(k)) {
+				if m == nil {
+					m = make(map[string]json.RawMessage)
+				}
+				m[string(k)] = v
+			}
+			return true
+		})
+		return json.RawMessage(raw), m, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
