@@ -47,6 +47,10 @@ type serviceUnit struct {
 	// macOS where launchd's environment may not match the shell's
 	// $TMPDIR. Empty leaves the daemon's default.
 	Socket string
+	// NotifyReload selects Type=notify-reload (systemd 253 and later:
+	// systemd sends SIGHUP itself and waits for RELOADING=1 and READY=1)
+	// over Type=notify with ExecReload.
+	NotifyReload bool
 }
 
 // defaultServiceUnit is the installation the files in deploy/ describe.
@@ -103,6 +107,17 @@ func xmlText(s string) (string, error) {
 // replace it to record commands instead of touching the service manager.
 type commandRunner func(ctx context.Context, name string, args ...string) ([]byte, error)
 
+// systemdVersion reads the version from `systemctl --version` ("systemd
+// 255 (255.4-1ubuntu8)"); 0 if it says none.
+func systemdVersion(out []byte) int {
+	f := strings.Fields(string(out))
+	if len(f) < 2 || f[0] != "systemd" {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
 func execRunner(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return exec.CommandContext(ctx, name, args...).CombinedOutput()
 }
@@ -115,6 +130,7 @@ type serviceManager struct {
 	uid        int
 	unit       serviceUnit
 	run        commandRunner
+	systemd    func(context.Context) int // systemd's version (nil: unknown)
 	dryRun     bool
 	out        io.Writer
 }
@@ -174,6 +190,10 @@ func newServiceManager(action string) (*serviceManager, error) {
 	m := &serviceManager{
 		goos: runtime.GOOS, home: home, configHome: configHome, uid: os.Getuid(),
 		run: execRunner,
+		systemd: func(ctx context.Context) int {
+			out, _ := execRunner(ctx, "systemctl", "--version")
+			return systemdVersion(out)
+		},
 	}
 	if action == "install" {
 		exe, err := serviceExe()
@@ -248,6 +268,9 @@ func (m *serviceManager) install(ctx context.Context) error {
 	path, err := m.file()
 	if err != nil {
 		return err
+	}
+	if m.goos == "linux" && m.systemd != nil {
+		m.unit.NotifyReload = m.systemd(ctx) >= 253
 	}
 	data, err := renderService(m.goos, m.unit)
 	if err != nil {

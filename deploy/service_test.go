@@ -176,6 +176,39 @@ func TestServiceInstallLinux(t *testing.T) {
 	}
 }
 
+// TestServiceInstallNotifyReload: with systemd 253 or later the unit is
+// Type=notify-reload, with no ExecReload= (systemd sends SIGHUP itself).
+func TestServiceInstallNotifyReload(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		reload  bool
+	}{
+		{"systemd 255 (255.4-1ubuntu8)\n+PAM +AUDIT", true},
+		{"systemd 253 (253.5)", true},
+		{"systemd 252 (252.30-1~deb12u2)", false},
+		{"", false},
+	} {
+		m, _, out := testServiceManager(t, "linux")
+		m.systemd = func(context.Context) int { return systemdVersion([]byte(tc.version)) }
+		if err := m.install(context.Background()); err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(filepath.Join(m.home, ".config", "systemd", "user", "mcpgw.service"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hasLine(data, "Type=notify-reload"); got != tc.reload {
+			t.Errorf("%q: Type=notify-reload is %v, want %v:\n%s", tc.version, got, tc.reload, data)
+		}
+		if got := hasLine(data, "Type=notify"); got == tc.reload {
+			t.Errorf("%q: Type=notify is %v, want %v", tc.version, got, !tc.reload)
+		}
+		if got := hasLine(data, "ExecReload=kill -HUP $MAINPID"); got == tc.reload {
+			t.Errorf("%q: ExecReload= is %v, want %v", tc.version, got, !tc.reload)
+		}
+	}
+}
+
 func TestServiceInstallDryRun(t *testing.T) {
 	for _, goos := range []string{"linux", "darwin"} {
 		t.Run(goos, func(t *testing.T) {
