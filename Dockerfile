@@ -12,14 +12,27 @@
 #   docker run -d --name mcpgw -p 127.0.0.1:7332:7332 -e MCPGW_TOKEN \
 #     -v ~/.config/mcpgw:/config:ro -v mcpgw-data:/data mcpgw
 #
+# The config directory is read-only inside; the data volume keeps the
+# metadata cache across containers, so a new one answers from it at once.
 # Inside the container the daemon must listen on 0.0.0.0 (hence
 # --allow-remote) to be reachable through the published port at all.
+#
+# Base images are named in full (registry host included), so that podman
+# and other tools without docker.io as their default resolve them the same
+# way. For builds that must not change under you, pin them by digest where
+# you build: docker buildx imagetools inspect docker.io/library/golang:1.26-bookworm
+# prints it; write FROM ...:1.26-bookworm@sha256:<digest>.
+#
+# HEALTHCHECK is part of Docker's image format, not OCI's: podman builds
+# OCI images by default and drops it (build with --format docker to keep
+# it), and Kubernetes ignores it (use a probe running `mcpgw healthcheck`
+# or GET /healthz).
 
 ARG GO_VERSION=1.26
 ARG NODE_VERSION=22
 
 # The binary: static, no cgo, no local paths, version stamped in.
-FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
+FROM --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
@@ -36,12 +49,12 @@ RUN mkdir -p /out/config /out/data
 # An init for PID 1: mcpgw starts upstreams, and their orphaned children
 # must be reaped by someone. Built for the target platform, unlike the
 # binary above.
-FROM debian:bookworm-slim AS init
+FROM docker.io/library/debian:bookworm-slim AS init
 RUN apt-get update \
     && apt-get install -y --no-install-recommends tini \
     && rm -rf /var/lib/apt/lists/*
 
-FROM node:${NODE_VERSION}-bookworm-slim AS with-node
+FROM docker.io/library/node:${NODE_VERSION}-bookworm-slim AS with-node
 COPY --from=init /usr/bin/tini-static /usr/bin/tini
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/mcpgw /usr/local/bin/mcpgw

@@ -234,8 +234,17 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("ARG GO_VERSION is not %s, the go.mod version", m[1])
 	}
 	build := byName["build"]
-	if build.Base != "golang:${GO_VERSION}-bookworm" || !slices.Contains(build.Flags, "--platform=$BUILDPLATFORM") {
-		t.Errorf("build stage FROM %v %s, want --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm", build.Flags, build.Base)
+	if build.Base != "docker.io/library/golang:${GO_VERSION}-bookworm" || !slices.Contains(build.Flags, "--platform=$BUILDPLATFORM") {
+		t.Errorf("build stage FROM %v %s, want --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION}-bookworm", build.Flags, build.Base)
+	}
+	// Base images are named in full: a registry host first.
+	for _, s := range stages {
+		if _, isStage := byName[s.Base]; isStage {
+			continue
+		}
+		if host, _, _ := strings.Cut(s.Base, "/"); !strings.Contains(host, ".") {
+			t.Errorf("FROM %s: not a fully qualified image name (registry host first)", s.Base)
+		}
 	}
 	var gobuild string
 	for _, in := range build.all("RUN") {
@@ -251,7 +260,7 @@ func TestDockerfile(t *testing.T) {
 
 	wantCmd := []string{"serve", "--listen", "0.0.0.0:7332", "--allow-remote", "--config", "/config/mcp.json", "--cache", "/data/mcp-cache.json", "--socket", ""}
 	for _, tc := range []struct{ stage, base, user, chown string }{
-		{"with-node", "node:${NODE_VERSION}-bookworm-slim", "node", "--chown=node:node"},
+		{"with-node", "docker.io/library/node:${NODE_VERSION}-bookworm-slim", "node", "--chown=node:node"},
 		{"static", "gcr.io/distroless/static-debian12:nonroot", "65532:65532", "--chown=65532:65532"},
 	} {
 		s := byName[tc.stage]
