@@ -90,6 +90,7 @@ func TestBenchProxy(t *testing.T) {
 		{"daemon HTTP", 16, daemon},
 		{"direct HTTP", 64, direct},
 		{"daemon HTTP", 64, daemon},
+		{"daemon HTTP, mcp tool", 64, daemon},
 	})
 	// VmHWM and VmRSS are read one after the other while the daemon still
 	// works, so only their presence is checked.
@@ -121,7 +122,19 @@ func TestBenchProxy(t *testing.T) {
 			t.Errorf("target %q: want %q, got %q", tg.Name, tg.Want, tg.Got)
 		}
 	}
-	for i, prefix := range []string{"p50 at concurrency 1", "daemon CPU per call at 64 sessions", "throughput at 64 sessions", "idle RSS", "10 sessions × 10 servers"} {
+	prefixes := []string{
+		"p50 at concurrency 1, daemon HTTP vs", "p50 at concurrency 1, daemon HTTP, mcp tool vs",
+		"daemon CPU per call at concurrency 1, daemon HTTP", "daemon CPU per call at concurrency 1, daemon HTTP, mcp tool",
+		"daemon allocation per call, daemon HTTP", "daemon allocation per call, daemon HTTP, mcp tool", "daemon allocation per call, daemon via shim",
+		"shim CPU per call",
+		"daemon CPU per call at 64 sessions, daemon HTTP", "throughput at 64 sessions, daemon HTTP vs",
+		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool", "throughput at 64 sessions, daemon HTTP, mcp tool vs",
+		"idle RSS", "10 sessions × 10 servers",
+	}
+	if len(names) != len(prefixes) {
+		t.Errorf("%d targets, want %d: %q", len(names), len(prefixes), names)
+	}
+	for i, prefix := range prefixes {
 		if i >= len(names) || !strings.HasPrefix(names[i], prefix) {
 			t.Errorf("targets = %q, want %q at %d", names, prefix, i)
 		}
@@ -140,8 +153,8 @@ func TestBenchProxy(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", s, text.String())
 		}
 	}
-	if n := strings.Count(text.String(), "PASS") + strings.Count(text.String(), "FAIL"); n != 5 {
-		t.Errorf("text report has %d pass/fail lines, want 5:\n%s", n, text.String())
+	if n := strings.Count(text.String(), "PASS") + strings.Count(text.String(), "FAIL"); n != len(prefixes) {
+		t.Errorf("text report has %d pass/fail lines, want %d:\n%s", n, len(prefixes), text.String())
 	}
 }
 

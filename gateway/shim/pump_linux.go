@@ -200,9 +200,11 @@ func pollFD(fd int, in, out bool) unix.PollFd {
 }
 
 // rawPoll waits, without telling the runtime, until a descriptor is ready
-// or a signal arrives (EINTR; poll is never restarted).
+// or a signal arrives (EINTR; ppoll is never restarted). ppoll, with no
+// timeout and no signal mask, is poll on every architecture (arm64 has
+// no poll).
 func rawPoll(fds []unix.PollFd) error {
-	_, _, e := unix.RawSyscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), ^uintptr(0))
+	_, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), 0, 0, 0, 0)
 	if e != 0 {
 		return e
 	}
