@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // npxResolution is the direct command line for an npx package.
@@ -223,62 +223,21 @@ func isNodeScript(path string) bool {
 	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
 }
 
-var versionCore = regexp.MustCompile(`^v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?(?:[-+][0-9A-Za-z.-]+)?$`)
-
-// satisfies reports whether the installed version meets spec; known is false
-// for specs it cannot judge (dist-tags other than latest, compound ranges).
+// satisfies reports whether the installed version meets spec, as npm's
+// ranges do (exact, ^, ~, x-ranges, comparators, ||; a prerelease only
+// where the range asks for prereleases); known is false for specs it
+// cannot judge (dist-tags other than latest), which npx then resolves.
 func satisfies(installed, spec string) (ok, known bool) {
 	if spec == "" || spec == "latest" || spec == "*" {
 		return true, true
 	}
-	have := versionCore.FindStringSubmatch(installed)
-	if have == nil {
+	v, err := semver.NewVersion(installed)
+	if err != nil {
 		return false, false
 	}
-	op := ""
-	if spec[0] == '^' || spec[0] == '~' {
-		op, spec = spec[:1], spec[1:]
-	}
-	want := versionCore.FindStringSubmatch(spec)
-	if want == nil {
+	c, err := semver.NewConstraint(spec)
+	if err != nil {
 		return false, false
 	}
-	num := func(s string) int {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return -1 // x, * or missing: any
-		}
-		return n
-	}
-	h := [3]int{num(have[1]), num(have[2]), num(have[3])}
-	w := [3]int{num(want[1]), num(want[2]), num(want[3])}
-	// How many leading parts must match exactly.
-	fixed := 0
-	for fixed < 3 && w[fixed] >= 0 {
-		fixed++
-	}
-	switch op {
-	case "^": // same first non-zero part
-		fixed = 1
-		for fixed < 3 && w[fixed-1] == 0 && w[fixed] >= 0 {
-			fixed++
-		}
-	case "~": // same major.minor if given, else same major
-		fixed = min(fixed, 2)
-	}
-	for i := range fixed {
-		if h[i] != w[i] {
-			return false, true
-		}
-	}
-	// At least the requested version.
-	for i := fixed; i < 3; i++ {
-		if w[i] < 0 || h[i] > w[i] {
-			return true, true
-		}
-		if h[i] < w[i] {
-			return false, true
-		}
-	}
-	return true, true
+	return c.Check(v), true
 }

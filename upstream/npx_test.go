@@ -173,7 +173,19 @@ func TestSatisfies(t *testing.T) {
 		{"1.2.3", "~1.2.0", true, true},
 		{"1.3.0", "~1.2.0", false, true},
 		{"1.2.3", "next", false, false},
-		{"1.2.3", ">=1.0.0 <2", false, false},
+		{"1.2.3", ">=1.0.0 <2", true, true},
+		{"2.0.0", ">=1.0.0 <2", false, true},
+		{"1.2.3", "1.0.0 || ^1.2.0", true, true},
+		// Prereleases are below their release, and meet only ranges that ask
+		// for a prerelease.
+		{"1.3.0-beta.1", "^1.2.0", false, true},
+		{"2.0.0-rc.1", "1.x", false, true},
+		{"1.2.3-beta", "1.2.3", false, true},
+		{"1.2.3-beta.2", "^1.2.3-beta.1", true, true},
+		{"1.2.3-beta.1", "^1.2.3-beta.2", false, true},
+		{"1.2.3", "^1.2.3-beta.1", true, true},
+		{"1.2.3-beta.2", "1.2.3-beta.2", true, true},
+		{"not a version", "^1.0.0", false, false},
 	} {
 		ok, known := satisfies(tt.installed, tt.spec)
 		if ok != tt.ok || known != tt.known {
