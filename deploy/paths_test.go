@@ -74,3 +74,22 @@ func TestTrimmedEnvironmentFindsTheDaemon(t *testing.T) {
 		t.Errorf("advertised after release: %q", got)
 	}
 }
+
+// TestServicePATH reads back the PATH that install writes, quoting and all.
+func TestServicePATH(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		u := defaultServiceUnit(goos)
+		u.Path = `/opt/a b/bin:/home/u/100%/bin:/x"y&z/bin`
+		data, err := renderService(goos, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := servicePATH(goos, data)
+		if !ok || got != u.Path {
+			t.Errorf("%s: servicePATH = %q, %v; want %q", goos, got, ok, u.Path)
+		}
+	}
+	if _, ok := servicePATH("linux", []byte("[Service]\nExecStart=/bin/true\n")); ok {
+		t.Error("a unit without PATH gave one")
+	}
+}

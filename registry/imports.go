@@ -208,7 +208,7 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	for _, name := range slices.Sorted(maps.Keys(own.servers)) {
 		if why := pointsAtSelf(own.servers[name], opts, cfg.Path); why != "" {
 			delete(own.servers, name)
-			warns = append(warns, fmt.Sprintf("%s: %s; skipped", joinField("servers", name), why))
+			warns = append(warns, fmt.Sprintf("%s: %s; skipped", joinField("mcpServers", name), why))
 		}
 	}
 	cfg.Warnings = append(cfg.Warnings, warns...)
@@ -337,8 +337,9 @@ func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, er
 	root, err := decodeForeign(c.path, c.format, data)
 	var servers, projects map[string]any
 	var warns []string
+	var key string
 	if err == nil {
-		servers, projects, warns, err = extractServers(c.path, c.format, root)
+		servers, key, projects, warns, err = extractServers(c.path, c.format, root)
 	}
 	if err != nil {
 		if r.untrusted {
@@ -352,7 +353,7 @@ func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, er
 	}
 	sf.canon, _ = json.Marshal(canon)
 	sf.projects = projects
-	srv, w, err := r.parseServers(c.path, c.format, servers)
+	srv, w, err := r.parseServers(c.path, c.format, key, servers)
 	warns = append(warns, w...)
 	if err != nil {
 		return nil, warns, err
@@ -418,13 +419,13 @@ func decodeForeign(file string, format sourceFormat, data []byte) (any, error) {
 
 // extractServers returns the server definitions of a decoded file (nil when
 // it has none) and, for ~/.claude.json, the per-directory ones.
-func extractServers(file string, format sourceFormat, root any) (servers map[string]any, projects map[string]any, warns []string, err error) {
+func extractServers(file string, format sourceFormat, root any) (servers map[string]any, key string, projects map[string]any, warns []string, err error) {
 	if root == nil {
-		return nil, nil, nil, nil
+		return nil, "", nil, nil, nil
 	}
 	obj, ok := root.(map[string]any)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("%s: %w", file, &ValidationError{Err: fmt.Errorf("top-level value must be an object, got %s", goKindName(root))})
+		return nil, "", nil, nil, fmt.Errorf("%s: %w", file, &ValidationError{Err: fmt.Errorf("top-level value must be an object, got %s", goKindName(root))})
 	}
 	var keys []string
 	switch format {
@@ -444,9 +445,9 @@ func extractServers(file string, format sourceFormat, root any) (servers map[str
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("%s: %w", file, &ValidationError{Field: joinField("", k), Err: fmt.Errorf("must be an object, got %s", goKindName(v))})
+			return nil, "", nil, nil, fmt.Errorf("%s: %w", file, &ValidationError{Field: joinField("", k), Err: fmt.Errorf("must be an object, got %s", goKindName(v))})
 		}
-		servers = m
+		servers, key = m, k
 		break
 	}
 	if format == formatMCPServers {
@@ -470,7 +471,7 @@ func extractServers(file string, format sourceFormat, root any) (servers map[str
 			}
 		}
 	}
-	return servers, projects, warns, nil
+	return servers, key, projects, warns, nil
 }
 
 // goKindName names a decoded value's JSON type for messages.
@@ -494,9 +495,12 @@ func goKindName(v any) string {
 
 // parseServers normalizes each definition and reads the result with
 // mcpgw's own parser. Errors and warnings name the file and the field as
-// servers.NAME.FIELD (after normalization: a Codex startup_timeout_sec is
-// reported as startupTimeoutMs).
-func (r *sourceReader) parseServers(file string, format sourceFormat, servers map[string]any) (*parsedServers, []string, error) {
+// KEY.NAME.FIELD, with the key the file uses (after normalization: a Codex
+// startup_timeout_sec is reported as startupTimeoutMs).
+func (r *sourceReader) parseServers(file string, format sourceFormat, key string, servers map[string]any) (*parsedServers, []string, error) {
+	if key == "" {
+		key = "mcpServers"
+	}
 	out := &parsedServers{servers: map[string]*Server{}}
 	if len(servers) == 0 {
 		return out, nil, nil
@@ -505,7 +509,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, servers ma
 	norm := make(map[string]any, len(servers))
 	defaultCwd := map[string]bool{} // servers whose cwd normalize supplied
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		n := &normalizer{r: r, file: file, format: format, field: joinField("servers", name)}
+		n := &normalizer{r: r, file: file, format: format, field: joinField(key, name)}
 		def, skip := n.normalize(servers[name])
 		warns = append(warns, n.warns...)
 		if skip != "" {
@@ -532,7 +536,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, servers ma
 	}
 	p := &configParser{file: file, dir: filepath.Dir(file), lookup: lookup, home: r.opts.home()}
 	cfg := &Config{Servers: map[string]*Server{}, Settings: *r.settings}
-	p.servers(&jsonMember{name: "servers", value: &root}, cfg)
+	p.servers(&jsonMember{name: key, value: &root}, cfg)
 	if err := p.errors(file); err != nil {
 		if !r.untrusted {
 			return nil, warns, err
@@ -547,7 +551,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, servers ma
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		s := cfg.Servers[name]
 		if why := pointsAtSelf(s, r.opts, r.configPath); why != "" {
-			warns = append(warns, fmt.Sprintf("%s: %s: %s; skipped", file, joinField("servers", name), why))
+			warns = append(warns, fmt.Sprintf("%s: %s: %s; skipped", file, joinField(key, name), why))
 			continue
 		}
 		if defaultCwd[name] {

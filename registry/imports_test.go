@@ -116,7 +116,7 @@ func TestImportFormats(t *testing.T) {
 			}),
 			with(stdio("codex-off", h(".codex/config.toml"), "off"), func(s *Server) { s.Enabled = false }),
 		}, []string{
-			h(".codex/config.toml") + `: servers.codex-figma.headers.X-Org-Id: environment variable FIGMA_ORG is not set; using ""`,
+			h(".codex/config.toml") + `: mcp_servers.codex-figma.headers.X-Org-Id: environment variable FIGMA_ORG is not set; using ""`,
 		}},
 		{ImportWindsurf, []*Server{
 			with(remote("windsurf-remote", h(".codeium/windsurf/mcp_config.json"), "https://ws.example.com/mcp"), func(s *Server) {
@@ -138,7 +138,7 @@ func TestImportFormats(t *testing.T) {
 			}),
 			with(remote("oc-remote", h(".config/opencode/opencode.json"), "https://oc.example.com/mcp"), func(s *Server) { s.Auth = AuthNone }),
 		}, []string{
-			h(".config/opencode/opencode.json") + `: servers.oc-ws: type "websocket" is not supported by mcpgw; server skipped`,
+			h(".config/opencode/opencode.json") + `: mcp.oc-ws: type "websocket" is not supported by mcpgw; server skipped`,
 		}},
 	}
 	for _, tt := range tests {
@@ -233,8 +233,8 @@ func TestImportPrecedence(t *testing.T) {
 		t.Errorf("shared.command = %q, want from-mcpgw", got)
 	}
 	wantWarns := []string{
-		`servers.itself: points at mcpgw's own address 127.0.0.1:7332; skipped`,
-		`servers.shim: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped`,
+		`mcpServers.itself: points at mcpgw's own address 127.0.0.1:7332; skipped`,
+		`mcpServers.shim: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped`,
 	}
 	if !slices.Equal(cfg.Warnings[:2], wantWarns) {
 		t.Errorf("first warnings = %q, want %q", cfg.Warnings[:2], wantWarns)
@@ -292,13 +292,13 @@ func TestImportErrors(t *testing.T) {
 		{"half-saved json", map[string]string{".cursor/mcp.json": "{\"mcpServers\": {\"a\": {\"command\": \"x\"},\n"}, "cursor",
 			`HOME/.cursor/mcp.json:2:1: unexpected end of file`},
 		{"invalid server", map[string]string{".cursor/mcp.json": `{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`}, "cursor",
-			`HOME/.cursor/mcp.json: servers.a.url: cannot be combined with command; set exactly one of command and url`},
+			`HOME/.cursor/mcp.json: mcpServers.a.url: cannot be combined with command; set exactly one of command and url`},
 		{"servers not an object", map[string]string{".claude.json": `{"mcpServers": []}`}, "claude-code",
 			`HOME/.claude.json: mcpServers: must be an object, got array`},
 		{"toml syntax", map[string]string{".codex/config.toml": "[mcp_servers.a]\ncommand = \n"}, "codex",
 			`HOME/.codex/config.toml:2:11: expected value but found '\n' instead`},
 		{"codex timeout type", map[string]string{".codex/config.toml": "[mcp_servers.a]\ncommand = \"x\"\nstartup_timeout_sec = \"soon\"\n"}, "codex",
-			`HOME/.codex/config.toml: servers.a.startupTimeoutMs: must be a number of milliseconds, got string`},
+			`HOME/.codex/config.toml: mcp_servers.a.startupTimeoutMs: must be a number of milliseconds, got string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,7 +131,7 @@ func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (
 		if !ok {
 			continue
 		}
-		parsed, w, err := user.parseServers(sf.path, formatClaudeJSON, servers)
+		parsed, w, err := user.parseServers(sf.path, formatClaudeJSON, "mcpServers", servers)
 		warns = append(warns, w...)
 		if err != nil {
 			errs = append(errs, err)

@@ -271,7 +271,7 @@ func TestWithProjectErrors(t *testing.T) {
 		t.Fatalf("untrusted: %v", err)
 	}
 	wantWarns := []string{
-		filepath.Join(f.proj, ".pi/mcp.json") + ": servers.b: needs command or url; server skipped",
+		filepath.Join(f.proj, ".pi/mcp.json") + ": mcpServers.b: needs command or url; server skipped",
 		mcpJSON + ":2:1: unexpected end of file; ignored",
 	}
 	if !slices.Equal(cfg.Warnings, wantWarns) {
@@ -280,7 +280,7 @@ func TestWithProjectErrors(t *testing.T) {
 
 	ts := f.trust(t, f.proj)
 	_, err = f.base.WithProject(f.proj, ts, f.opts)
-	want := filepath.Join(f.proj, ".pi/mcp.json") + ": servers.b: needs command or url\n" + mcpJSON + ":2:1: unexpected end of file"
+	want := filepath.Join(f.proj, ".pi/mcp.json") + ": mcpServers.b: needs command or url\n" + mcpJSON + ":2:1: unexpected end of file"
 	if err == nil || err.Error() != want {
 		t.Errorf("trusted: %v\nwant: %s", err, want)
 	}

@@ -61,21 +61,6 @@ type process struct {
 	closeOnce sync.Once
 }
 
-// workDir is the directory srv's command runs in: its cwd, else the
-// user's home directory — never the daemon's own working directory, which
-// is whatever directory the session that started it happened to be in.
-func workDir(srv *registry.Server) string {
-	if srv.Cwd != "" {
-		return srv.Cwd
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
-			return home
-		}
-	}
-	return "/"
-}
-
 // startProcess starts srv's command: environment os.Environ() plus srv.Env,
 // directory workDir(srv), in a new process group, with a parent-death signal on
 // Linux, and registered with the pool's reaper.

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // checkCmd is `mcpgw check`: load the config as the daemon would, with its
@@ -64,9 +68,14 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintln(stdout)
 	printServers(stdout, cfg)
 	warnings := slices.Clone(cfg.Warnings)
+	path, from := deploy.DaemonPATH()
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		if rel := cfg.Servers[name].RelativeArgs(); len(rel) > 0 {
-			warnings = append(warnings, fmt.Sprintf("servers.%s.args: %s is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project", name, strings.Join(rel, ", ")))
+		srv := cfg.Servers[name]
+		if rel := srv.RelativeArgs(); len(rel) > 0 {
+			warnings = append(warnings, fmt.Sprintf("mcpServers.%s.args: %s is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project", name, strings.Join(rel, ", ")))
+		}
+		if w := commandWarning(name, srv, path, from); w != "" {
+			warnings = append(warnings, w)
 		}
 	}
 	if len(warnings) > 0 {
@@ -83,6 +92,45 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "\nOK: %d servers (%d enabled), %d warnings\n", len(cfg.Servers), enabled, len(warnings))
 	return nil
+}
+
+// commandWarning says what is wrong with an enabled stdio server's command
+// on the daemon's PATH, if anything, and how to fix it.
+func commandWarning(name string, srv *registry.Server, path, from string) string {
+	if srv.IsRemote() || !srv.Enabled || srv.Untrusted || srv.Command == "" {
+		return ""
+	}
+	_, err := upstream.ResolveCommand(srv, path)
+	switch {
+	case err == nil:
+		return ""
+	case strings.ContainsRune(srv.Command, filepath.Separator):
+		return fmt.Sprintf("mcpServers.%s.command: %v", name, err)
+	}
+	msg := fmt.Sprintf("mcpServers.%s.command: %q is not on the daemon's PATH, %s", name, srv.Command, from)
+	if found, err := exec.LookPath(srv.Command); err == nil && os.Getenv("PATH") != path {
+		return msg + fmt.Sprintf("; this shell has it (%s): run `mcpgw service install` again to give the service this shell's PATH", found)
+	}
+	return msg + "; " + installHint(filepath.Base(srv.Command))
+}
+
+// installHint says where the common launchers come from.
+func installHint(command string) string {
+	switch command {
+	case "npx", "npm", "node", "pnpm", "yarn":
+		return "install Node.js (https://nodejs.org/) or put its bin directory on that PATH"
+	case "uvx", "uv":
+		return "install uv (https://docs.astral.sh/uv/getting-started/installation/)"
+	case "docker":
+		return "install Docker (https://docs.docker.com/get-started/get-docker/)"
+	case "python", "python3", "pip", "pipx":
+		return "install Python (https://www.python.org/downloads/)"
+	case "bun", "bunx":
+		return "install Bun (https://bun.sh/)"
+	case "deno":
+		return "install Deno (https://deno.com/)"
+	}
+	return "install it, or give its full path"
 }
 
 func printServers(w io.Writer, cfg *registry.Config) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,15 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 
 func TestCheck(t *testing.T) {
 	home := checkEnv(t)
+	// The commands exist, on the PATH the daemon would use.
+	bin := filepath.Join(home, "bin")
+	for _, c := range []string{"npx", "mcp-fs", "cursor-mcp", "repo-mcp"} {
+		writeTestFile(t, filepath.Join(bin, c), "#!/bin/sh\n")
+		if err := os.Chmod(filepath.Join(bin, c), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
 	config := filepath.Join(home, "mcp.json")
 	writeTestFile(t, config, `{
 		"mcpServers": {
@@ -73,9 +83,9 @@ fs    enabled   stdio      mcp-fs .                                             
 off   disabled  stdio      off                                                                             HOME/mcp.json
 
 warnings:
-  servers.loop: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped
-  HOME/.cursor/mcp.json: servers.cur.comand: unknown field (did you mean "command"?)
-  servers.fs.args: . is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project
+  mcpServers.loop: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped
+  HOME/.cursor/mcp.json: mcpServers.cur.comand: unknown field (did you mean "command"?)
+  mcpServers.fs.args: . is relative, and the server runs in your home directory for every session; set cwd, or define it in a project's .mcp.json to run it in the project
 
 OK: 5 servers (4 enabled), 3 warnings
 `
@@ -122,7 +132,7 @@ func TestCheckInvalid(t *testing.T) {
 	}
 	writeTestFile(t, config, `{"mcpServers": {"a": {"command": "x"}}, "imports": ["cursor"]}`)
 	_, _, err = runCmd(t, "check", "--config", config)
-	want = filepath.Join(home, ".cursor", "mcp.json") + `: servers.b.url: "ftp://x": scheme "ftp" is not http or https`
+	want = filepath.Join(home, ".cursor", "mcp.json") + `: mcpServers.b.url: "ftp://x": scheme "ftp" is not http or https`
 	if err == nil || err.Error() != want {
 		t.Errorf("check error: %v\nwant: %s", err, want)
 	}
@@ -163,5 +173,64 @@ func TestTrustCommands(t *testing.T) {
 	fi, err := os.Stat(store)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("store %s: %v, mode %v", store, err, fi.Mode().Perm())
+	}
+}
+
+// TestCheckFindsCommandsAsTheDaemonWill: check resolves each command on
+// the PATH the daemon will have (the installed service's, else this
+// process's) and says what is missing and how to get it.
+func TestCheckFindsCommandsAsTheDaemonWill(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the service file read here is systemd's")
+	}
+	home := checkEnv(t)
+	bin := filepath.Join(home, "bin")
+	writeTestFile(t, filepath.Join(bin, "tool"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(bin, "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	config := filepath.Join(home, "mcp.json")
+	writeTestFile(t, config, `{"mcpServers": {
+		"fetch": {"command": "uvx-not-here", "args": ["mcp-server-fetch"]},
+		"uv": {"command": "uvx"},
+		"mine": {"command": "tool"},
+		"rel": {"command": "./nope"},
+		"off": {"command": "missing-too", "enabled": false},
+		"web": {"url": "https://example.com/mcp"}
+	}}`)
+	t.Setenv("PATH", bin)
+	out, _, err := runCmd(t, "check", "--config", config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`mcpServers.uv.command: "uvx" is not on the daemon's PATH, this shell's`,
+		"install uv (https://docs.astral.sh/uv/",
+		`mcpServers.fetch.command: "uvx-not-here" is not on the daemon's PATH`,
+		"mcpServers.rel.command: " + filepath.Join(home, "nope") + " does not exist",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"mcpServers.mine.command", "mcpServers.off.command", "mcpServers.web"} {
+		if strings.Contains(out, not) {
+			t.Errorf("check warns about %s:\n%s", not, out)
+		}
+	}
+
+	// With a service installed, its PATH is the daemon's: a command this
+	// shell has but the service's PATH lacks is named, with the fix.
+	writeTestFile(t, filepath.Join(home, ".config", "systemd", "user", "mcpgw.service"),
+		"[Service]\nExecStart=/usr/local/bin/mcpgw serve\nEnvironment=\"PATH=/usr/bin:/bin\"\n")
+	out, _, err = runCmd(t, "check", "--config", config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `mcpServers.mine.command: "tool" is not on the daemon's PATH, the service's, in ` + filepath.Join(home, ".config", "systemd", "user", "mcpgw.service") +
+		"; this shell has it (" + filepath.Join(bin, "tool") + "): run `mcpgw service install` again"
+	if !strings.Contains(out, want) {
+		t.Errorf("check output lacks %q:\n%s", want, out)
 	}
 }
