@@ -10,24 +10,10 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-const benchUsage = `usage: mcpgw bench search --catalog FILE --queries FILE [--k 10] [--explain N]
-
-Measures the search ranking that ToolSearch and mcp({search}) use on your
-own catalogue: R@1, R@5, R@10 and MRR over the queries, and the latency of
-one search. The catalogue is in the metadata cache's shape
-({"version":1,"servers":{NAME:{"tools":[...]}}}, e.g. mcpgw's own cache
-file); queries are JSON Lines of {"query": "...", "relevant": ["server/tool"]}.
---explain N shows, for N queries whose first result is not relevant, why
-that result and the relevant tool scored what they did, term by term.
-
-Example:
-  mcpgw bench search --catalog ~/.cache/mcpgw/cache.json --queries mine.jsonl --explain 5
-`
-
 // benchCmd is `mcpgw bench search`.
 func benchCmd(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "search" {
-		fmt.Fprint(stdout, benchUsage)
+		writeDoc(stdout, "bench", nil)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
@@ -37,9 +23,7 @@ func benchCmd(args []string, stdout io.Writer) error {
 }
 
 func benchSearch(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("bench search", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, benchUsage); fs.PrintDefaults() }
+	fs := newFlagSet("bench search", stdout)
 	catalog := fs.String("catalog", "", "catalog file in the metadata-cache shape")
 	queries := fs.String("queries", "", "queries, JSON Lines of {\"query\", \"relevant\": [\"server/tool\"]}")
 	k := fs.Int("k", 10, "result limit of the timed searches")

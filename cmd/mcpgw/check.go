@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -23,8 +22,7 @@ import (
 // servers with where each came from, and the warnings. A config that does
 // not load is an error naming the file and the field.
 func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("check", stderr)
 	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
 	listen := fs.String("listen", defaultListen(), "the daemon's listen address: servers pointing at it are skipped")
 	project := fs.String("project", "", "also show what a session working in `DIR` sees")

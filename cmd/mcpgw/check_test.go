@@ -234,3 +234,51 @@ func TestCheckFindsCommandsAsTheDaemonWill(t *testing.T) {
 		t.Errorf("check output lacks %q:\n%s", want, out)
 	}
 }
+
+// TestHelp: every command has `mcpgw help CMD` with usage, a summary and
+// examples; the examples name commands that exist; and no secret from the
+// environment is ever printed as a default.
+func TestHelp(t *testing.T) {
+	checkEnv(t)
+	t.Setenv("MCPGW_TOKEN", "s3cret-value")
+	for name := range docs {
+		out, _, err := runCmd(t, "help", name)
+		if err != nil {
+			t.Errorf("help %s: %v", name, err)
+			continue
+		}
+		d := docs[name]
+		for _, want := range []string{"usage: mcpgw " + d.usage + "\n", "\n" + d.summary + "\n", "\nExamples:\n"} {
+			if d.summary == "" || !strings.Contains(out, want) {
+				t.Errorf("help %s lacks %q:\n%s", name, want, out)
+			}
+		}
+		if strings.Contains(out, "s3cret-value") {
+			t.Errorf("help %s prints $MCPGW_TOKEN's value:\n%s", name, out)
+		}
+		for _, e := range d.examples {
+			f := strings.Fields(e)
+			for i, w := range f {
+				if w == "mcpgw" && i+1 < len(f) {
+					if _, ok := docs[strings.Trim(f[i+1], `"],`)]; !ok && !strings.HasPrefix(f[i+1], `"`) {
+						t.Errorf("help %s: example %q names no command", name, e)
+					}
+				}
+			}
+		}
+	}
+	// The overview lists every command documented, and nothing else.
+	out, _, _ := runCmd(t, "help")
+	for name := range docs {
+		if !strings.Contains(out, "  mcpgw "+name) {
+			t.Errorf("mcpgw help does not list %s", name)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "mcpgw" && f[1] != "—" {
+			if _, ok := docs[f[1]]; !ok {
+				t.Errorf("mcpgw help lists %q, which has no documentation", f[1])
+			}
+		}
+	}
+}

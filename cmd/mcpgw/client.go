@@ -33,8 +33,26 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL (default $MCPGW_URL or http://"+deploy.DefaultListen+")")
-	fs.StringVar(&c.token, "token", os.Getenv("MCPGW_TOKEN"), "bearer token (default $MCPGW_TOKEN)")
+	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL ($MCPGW_URL, else http://"+deploy.DefaultListen+")")
+	c.token = os.Getenv("MCPGW_TOKEN")
+	fs.Var(secretFlag{&c.token}, "token", "bearer `token` (default $MCPGW_TOKEN, now "+setOrUnset(c.token)+")")
+}
+
+// secretFlag is a string flag whose value -h never prints.
+type secretFlag struct{ v *string }
+
+func (s secretFlag) String() string { return "" }
+
+func (s secretFlag) Set(v string) error {
+	*s.v = v
+	return nil
+}
+
+func setOrUnset(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return "set"
 }
 
 func (c *clientFlags) do(ctx context.Context, method, path string) (*http.Response, error) {
@@ -53,8 +71,7 @@ func (c *clientFlags) do(ctx context.Context, method, path string) (*http.Respon
 }
 
 func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("status", stderr)
 	var c clientFlags
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print the raw JSON report")
@@ -86,8 +103,7 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reload", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("reload", stderr)
 	var c clientFlags
 	c.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -110,8 +126,7 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // `mcpgw tools`, `search`, `call` and `connect` are thin wrappers over the
 // same tool the model uses, so they show exactly what the model would see.
 func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(name, stderr)
 	var c clientFlags
 	c.register(fs)
 	server := fs.String("server", "", "only this server")

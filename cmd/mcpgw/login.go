@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -20,23 +19,7 @@ import (
 // loginCmd is `mcpgw login SERVER`: the OAuth login of a remote server,
 // stored where the daemon reads it; then the daemon reconnects the server.
 func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("login", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: mcpgw login [--paste] [--timeout 5m] SERVER
-
-Logs in to SERVER, a remote server with "auth": "oauth", and stores the
-login where the daemon finds it, so that every session can use the server
-across daemon restarts. The authorization URL opens with $BROWSER, else
-xdg-open or open, and is always printed. On a machine without a browser
-(SSH), --paste: open the URL anywhere, then paste the address the browser
-ends on (it starts with the redirect URI).
-
-Example:
-  mcpgw login linear
-`)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("login", stderr)
 	var c clientFlags
 	c.register(fs)
 	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
@@ -83,8 +66,7 @@ Example:
 
 // logoutCmd is `mcpgw logout SERVER`.
 func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("logout", stderr)
 	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
 	all := fs.Bool("all", false, "also forget the client registered with the authorization server")
 	if err := fs.Parse(args); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,8 +17,7 @@ import (
 // logsCmd is `mcpgw logs SERVER [-f]`: the daemon's recent lines about a
 // server and the server's own stderr, as the status page shows them.
 func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("logs", stderr)
 	var c clientFlags
 	c.register(fs)
 	follow := fs.Bool("f", false, "keep printing new lines")
@@ -87,8 +85,7 @@ func newLines(prev, cur []string) []string {
 
 // uiCmd is `mcpgw ui`: the status page's address, opened in the browser.
 func uiCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ui", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("ui", stderr)
 	var c clientFlags
 	c.register(fs)
 	noOpen := fs.Bool("no-open", false, "only print the address")

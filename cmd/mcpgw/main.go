@@ -59,7 +59,7 @@ Usage:
   mcpgw completion bash|zsh|fish                shell completion, server names included
   mcpgw version
 
-Run "mcpgw COMMAND -h" for a command's flags.
+Run "mcpgw help COMMAND" for what a command does, its flags and examples.
 `
 
 // run dispatches a subcommand. It is main without the process: tests call it.
@@ -109,6 +109,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	case "help", "-h", "--help":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
+			switch rest[0] {
+			case "completion", "version", "service":
+				// No flags of theirs to list here.
+				if _, ok := docs[rest[0]]; ok {
+					writeDoc(stdout, rest[0], nil)
+					return nil
+				}
+			}
 			// `mcpgw help CMD` is `mcpgw CMD -h`, on stdout.
 			err := run(ctx, []string{rest[0], "-h"}, stdin, stdout, stdout)
 			if errors.Is(err, flag.ErrHelp) {

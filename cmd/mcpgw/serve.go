@@ -99,8 +99,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr)
 	f := &serveFlags{}
 	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
 	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+deploy.DefaultListen+"; \"\" for none)")

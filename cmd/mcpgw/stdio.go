@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +18,7 @@ import (
 // to the daemon's unix socket, starting the daemon when none answers. Only
 // protocol bytes ever go to stdout; messages go to stderr.
 func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("stdio", stderr)
 	sock := fs.String("socket", deploy.DefaultSocket(), "daemon socket")
 	mode := fs.String("mode", "", "session mode: proxy, toolsearch or direct (default: the config's)")
 	prefix := fs.String("client-prefix", "", "how the client names mcpgw's tools: KEY_ (pi-mcp-adapter), mcp__KEY__ (Pi 1.x) or none (default: recognised from the client)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,8 +15,7 @@ import (
 // daemon watches the trust store, so sessions there see the project's
 // servers without a restart.
 func trustCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("trust", stderr)
 	list := fs.Bool("list", false, "list the trusted directories")
 	file := fs.String("trust-file", registry.DefaultTrustPath(), "trust store")
 	if err := fs.Parse(args); err != nil {
@@ -56,8 +54,7 @@ func trustCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 
 // untrustCmd is `mcpgw untrust DIR`.
 func untrustCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("untrust", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("untrust", stderr)
 	file := fs.String("trust-file", registry.DefaultTrustPath(), "trust store")
 	if err := fs.Parse(args); err != nil {
 		return err
