@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/search"
 )
 
 func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult {
@@ -22,7 +23,7 @@ func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult
 	fmt.Fprintf(&b, "Unknown tool %q.", name)
 	if sugg := v.Suggest(name, 5); len(sugg) > 0 {
 		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
-	} else if hits, err := v.Search(name, registry.SearchOptions{Limit: 5}); err == nil && len(hits) > 0 {
+	} else if hits, err := v.Search(name, search.Options{Limit: 5}); err == nil && len(hits) > 0 {
 		names := make([]string, len(hits))
 		for i, h := range hits {
 			names[i] = h.Name
@@ -90,7 +91,7 @@ func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 			return gw.unknownServer(v, a.Server)
 		}
 	}
-	hits, err := v.Search(a.Search, registry.SearchOptions{Regex: a.Regex, Server: a.Server})
+	hits, err := v.Search(a.Search, search.Options{Regex: a.Regex, Server: a.Server})
 	if err != nil {
 		return errorResult("Search %q: %v", a.Search, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/search"
 )
 
 const toolSearchName = "ToolSearch"
@@ -173,7 +174,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 			b.WriteString("\n")
 		}
 	} else {
-		hits, err := v.Search(a.Query, registry.SearchOptions{Limit: limit})
+		hits, err := v.Search(a.Query, search.Options{Limit: limit})
 		if err != nil {
 			return errorResult("ToolSearch %q: %v", a.Query, err), nil
 		}

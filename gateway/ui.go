@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/search"
 )
 
 // The status page: http://127.0.0.1:7332/ on the daemon's listener, with
@@ -115,7 +116,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query().Get("q"); q != "" {
 		d.Query = q
 		ix := v.Index()
-		hits, err := ix.Search(q, registry.SearchOptions{Limit: 10})
+		hits, err := ix.Search(q, search.Options{Limit: 10})
 		if err == nil {
 			for _, h := range hits {
 				t := v.Tools[h.Doc]

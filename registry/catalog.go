@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/registry/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,7 +77,7 @@ type View struct {
 	byURI    map[string]*Resource
 
 	indexOnce sync.Once
-	index     *Index
+	index     *search.Index
 }
 
 // Catalog holds the current View and rebuilds it when the configuration or
@@ -400,9 +401,9 @@ func (v *View) Suggest(name string, n int) []string {
 }
 
 // Index returns the search index over v.Tools, built on first use.
-func (v *View) Index() *Index {
+func (v *View) Index() *search.Index {
 	v.indexOnce.Do(func() {
-		docs := make([]Doc, len(v.Tools))
+		docs := make([]search.Doc, len(v.Tools))
 		for i, t := range v.Tools {
 			var schema json.RawMessage
 			if t.Def.InputSchema != nil {
@@ -412,9 +413,9 @@ func (v *View) Index() *Index {
 			if sv := v.byServer[t.Server]; sv != nil {
 				sdesc = sv.Server.Description
 			}
-			docs[i] = Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc, Alias: t.Name}
+			docs[i] = search.Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc, Alias: t.Name}
 		}
-		v.index = NewIndex(docs)
+		v.index = search.NewIndex(docs)
 	})
 	return v.index
 }
@@ -422,7 +423,7 @@ func (v *View) Index() *Index {
 // Search ranks v.Tools against query, best first. In regex mode the
 // expression is matched against original names, gateway names and
 // descriptions (see Index.Search).
-func (v *View) Search(query string, opts SearchOptions) ([]*Tool, error) {
+func (v *View) Search(query string, opts search.Options) ([]*Tool, error) {
 	hits, err := v.Index().Search(query, opts)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/registry/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -130,14 +131,14 @@ func TestCatalogSearch(t *testing.T) {
 	v := c.SetListing("h-browser", &Listing{Tools: []*mcp.Tool{
 		{Name: "take_screenshot", Description: "Capture a screenshot of the page"},
 	}, Source: SourceLive})
-	hits, err := v.Search("screenshot", SearchOptions{})
+	hits, err := v.Search("screenshot", search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) == 0 || hits[0].Name != "browser_take_screenshot" {
 		t.Errorf("search screenshot = %v", toolNames(hits))
 	}
-	hits, _ = v.Search("issue", SearchOptions{Server: "browser"})
+	hits, _ = v.Search("issue", search.Options{Server: "browser"})
 	if len(hits) != 0 {
 		t.Errorf("search narrowed to browser found %v", toolNames(hits))
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/search"
 )
 
 // benchCmd is `mcpgw bench search`.
@@ -44,7 +44,7 @@ func benchSearch(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer qf.Close()
-	if _, err := registry.RunSearchBench(cf, qf, stdout, &registry.BenchOptions{K: *k, Explain: *explain}); err != nil {
+	if _, err := search.RunBench(cf, qf, stdout, &search.BenchOptions{K: *k, Explain: *explain}); err != nil {
 		return fmt.Errorf("bench search: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"reflect"
@@ -39,7 +39,7 @@ func TestNamedServerAndClauses(t *testing.T) {
 	}
 	ix := NewIndex(docs)
 	first := func(q string) string {
-		hits, err := ix.Search(q, SearchOptions{Limit: 3})
+		hits, err := ix.Search(q, Options{Limit: 3})
 		if err != nil || len(hits) == 0 {
 			t.Fatalf("%q: %v, %v", q, hits, err)
 		}
@@ -62,7 +62,7 @@ func TestExplainAgreesWithSearch(t *testing.T) {
 	docs := synthCatalog(300)
 	ix := NewIndex(docs)
 	for _, q := range []string{"create an issue", "list repos, then delete the branch", "screnshot", "github pull request review comments"} {
-		hits, err := ix.Search(q, SearchOptions{Limit: 5})
+		hits, err := ix.Search(q, Options{Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"bufio"
@@ -51,7 +51,7 @@ type BenchOptions struct {
 // is a hit at k when any relevant tool is among the first k results. It
 // builds the index with NewIndex and searches with Index.Search, as the
 // gateway does, and writes a summary to out.
-func RunSearchBench(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
+func RunBench(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
 	k := 10
 	if opts != nil && opts.K > 0 {
 		k = opts.K
@@ -84,7 +84,7 @@ func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
 		if n == 0 {
 			return
 		}
-		hits, err := ix.Search(q.Query, SearchOptions{})
+		hits, err := ix.Search(q.Query, Options{})
 		if err != nil || len(hits) == 0 {
 			continue
 		}
@@ -207,7 +207,7 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 			rep.Unknown++
 			continue
 		}
-		hits, err := ix.Search(q.Query, SearchOptions{})
+		hits, err := ix.Search(q.Query, Options{})
 		if err != nil {
 			return nil, fmt.Errorf("searching %q: %w", q.Query, err)
 		}
@@ -249,7 +249,7 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	lat := make([]time.Duration, len(qs))
 	for i, q := range qs {
 		t := time.Now()
-		if _, err := ix.Search(q.Query, SearchOptions{Limit: k}); err != nil {
+		if _, err := ix.Search(q.Query, Options{Limit: k}); err != nil {
 			return nil, fmt.Errorf("searching %q: %w", q.Query, err)
 		}
 		lat[i] = time.Since(t)

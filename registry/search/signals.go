@@ -1,4 +1,4 @@
-package registry
+package search
 
 // The ranking's signals beyond BM25F: the clauses of a long request, the
 // servers a request names, how much of a tool's name it covers, and the

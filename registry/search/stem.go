@@ -1,4 +1,4 @@
-package registry
+package search
 
 import "github.com/kljensen/snowball/english"
 

@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // is case-insensitive unless the expression turns that off with (?-i). A
 // name match ranks before a description-only match; a tool matching in both
 // ranks before one matching in its name alone.
-func (ix *Index) searchRegex(query string, opts SearchOptions) ([]Hit, error) {
+func (ix *Index) searchRegex(query string, opts Options) ([]Hit, error) {
 	re, err := regexp.Compile("(?i)" + query)
 	if err != nil {
 		return nil, fmt.Errorf("compiling search pattern %q: %w", query, err)

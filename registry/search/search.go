@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ type Doc struct {
 }
 
 // SearchOptions narrow and cut a search.
-type SearchOptions struct {
+type Options struct {
 	// Regex makes the query a Go regular expression (case-insensitive unless
 	// it says otherwise) matched against tool names and descriptions.
 	Regex bool
@@ -216,7 +216,7 @@ type termAlt struct {
 // both fine. An empty query matches every tool (of opts.Server, if set), in
 // name order; a query of stop words alone matches nothing. The error is
 // non-nil only for a regular expression that does not compile.
-func (ix *Index) Search(query string, opts SearchOptions) ([]Hit, error) {
+func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	if opts.Regex {
 		return ix.searchRegex(query, opts)
 	}
@@ -363,7 +363,7 @@ func (ix *Index) scoreClauses(query string, s *searchScratch) {
 }
 
 // all returns every tool that passes the server filter, in name order.
-func (ix *Index) all(opts SearchOptions) []Hit {
+func (ix *Index) all(opts Options) []Hit {
 	var out []Hit
 	for _, d := range ix.byName {
 		if opts.Server != "" && ix.docs[d].Server != opts.Server {

@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"errors"
@@ -171,7 +171,7 @@ func TestSearchTop1(t *testing.T) {
 		{"Find restaurants near me", "brave-search/brave_local_search"},
 	}
 	for _, tt := range tests {
-		hits, err := ix.Search(tt.query, SearchOptions{Limit: 5})
+		hits, err := ix.Search(tt.query, Options{Limit: 5})
 		if err != nil {
 			t.Fatalf("Search(%q): %v", tt.query, err)
 		}
@@ -183,7 +183,7 @@ func TestSearchTop1(t *testing.T) {
 
 func TestSearchOrderAndLimit(t *testing.T) {
 	ix := NewIndex(handmade)
-	all, err := ix.Search("issue", SearchOptions{})
+	all, err := ix.Search("issue", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,15 +195,15 @@ func TestSearchOrderAndLimit(t *testing.T) {
 			t.Errorf("hit %d scores %v after %v", i, all[i].Score, all[i-1].Score)
 		}
 	}
-	top3, _ := ix.Search("issue", SearchOptions{Limit: 3})
+	top3, _ := ix.Search("issue", Options{Limit: 3})
 	if !slices.Equal(top3, all[:3]) {
 		t.Errorf("Limit 3 = %v, want the first three of %v", top3, all[:3])
 	}
-	none, _ := ix.Search("zzyzx", SearchOptions{})
+	none, _ := ix.Search("zzyzx", Options{})
 	if len(none) != 0 {
 		t.Errorf("Search(zzyzx) = %q, want nothing", hitNames(handmade, none))
 	}
-	stop, _ := ix.Search("the of and", SearchOptions{})
+	stop, _ := ix.Search("the of and", Options{})
 	if len(stop) != 0 {
 		t.Errorf("Search of stop words = %q, want nothing", hitNames(handmade, stop))
 	}
@@ -219,7 +219,7 @@ func TestSearchTiesByName(t *testing.T) {
 	want := []string{"a/alpha_export", "a/mid_export", "c/mid_export", "b/zeta_export"}
 	for range 3 {
 		ix := NewIndex(docs)
-		hits, err := ix.Search("export data", SearchOptions{})
+		hits, err := ix.Search("export data", Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestSearchTiesByName(t *testing.T) {
 	}
 	// With a limit the heap must keep the same order.
 	ix := NewIndex(docs)
-	hits, _ := ix.Search("export", SearchOptions{Limit: 2})
+	hits, _ := ix.Search("export", Options{Limit: 2})
 	if got := hitNames(docs, hits); !slices.Equal(got, want[:2]) {
 		t.Errorf("Search(export, Limit 2) = %q, want %q", got, want[:2])
 	}
@@ -240,7 +240,7 @@ func TestSearchTiesByName(t *testing.T) {
 
 func TestSearchServerFilter(t *testing.T) {
 	ix := NewIndex(handmade)
-	hits, err := ix.Search("create", SearchOptions{Server: "filesystem"})
+	hits, err := ix.Search("create", Options{Server: "filesystem"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,16 +250,16 @@ func TestSearchServerFilter(t *testing.T) {
 		t.Errorf("Search(create, server filesystem) = %q, want %q", got, want)
 	}
 	// An empty query lists the server's tools in name order.
-	hits, _ = ix.Search("", SearchOptions{Server: "time"})
+	hits, _ = ix.Search("", Options{Server: "time"})
 	if got, want := hitNames(handmade, hits), []string{"time/convert_time", "time/get_current_time"}; !slices.Equal(got, want) {
 		t.Errorf("Search(\"\", server time) = %q, want %q", got, want)
 	}
-	hits, _ = ix.Search("issue", SearchOptions{Server: "nosuch"})
+	hits, _ = ix.Search("issue", Options{Server: "nosuch"})
 	if len(hits) != 0 {
 		t.Errorf("Search with unknown server = %q, want nothing", hitNames(handmade, hits))
 	}
 	// The server name is itself searchable.
-	hits, _ = ix.Search("slack", SearchOptions{})
+	hits, _ = ix.Search("slack", Options{})
 	if len(hits) != 6 {
 		t.Errorf("Search(slack) found %d tools, want the 6 slack tools: %q", len(hits), hitNames(handmade, hits))
 	}
@@ -267,7 +267,7 @@ func TestSearchServerFilter(t *testing.T) {
 
 func TestSearchRegex(t *testing.T) {
 	ix := NewIndex(handmade)
-	hits, err := ix.Search("screenshot", SearchOptions{Regex: true})
+	hits, err := ix.Search("screenshot", Options{Regex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,30 +276,30 @@ func TestSearchRegex(t *testing.T) {
 	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
 		t.Errorf("regex screenshot = %q, want %q", got, want)
 	}
-	hits, _ = ix.Search("^(get|list)_", SearchOptions{Regex: true, Server: "github"})
+	hits, _ = ix.Search("^(get|list)_", Options{Regex: true, Server: "github"})
 	want = []string{"github/get_file_contents", "github/get_issue", "github/list_commits", "github/list_issues", "github/list_pull_requests"}
 	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
 		t.Errorf("regex ^(get|list)_ on github = %q, want %q", got, want)
 	}
-	hits, _ = ix.Search("^slack_(get|add)_", SearchOptions{Regex: true})
+	hits, _ = ix.Search("^slack_(get|add)_", Options{Regex: true})
 	want = []string{"slack/slack_add_reaction", "slack/slack_get_channel_history", "slack/slack_get_users"}
 	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
 		t.Errorf("regex ^slack_(get|add)_ = %q, want %q", got, want)
 	}
-	hits, _ = ix.Search("^github_create_(issue|branch)$", SearchOptions{Regex: true})
+	hits, _ = ix.Search("^github_create_(issue|branch)$", Options{Regex: true})
 	want = []string{"github/create_branch", "github/create_issue"}
 	if got := hitNames(handmade, hits); !slices.Equal(got, want) {
 		t.Errorf("regex on server_name = %q, want %q", got, want)
 	}
-	hits, _ = ix.Search("PULL REQUEST", SearchOptions{Regex: true, Limit: 2})
+	hits, _ = ix.Search("PULL REQUEST", Options{Regex: true, Limit: 2})
 	if len(hits) != 2 || hits[0].Score < hits[1].Score {
 		t.Errorf("regex PULL REQUEST limit 2 = %v", hits)
 	}
-	hits, _ = ix.Search("(?-i)PULL", SearchOptions{Regex: true})
+	hits, _ = ix.Search("(?-i)PULL", Options{Regex: true})
 	if len(hits) != 0 {
 		t.Errorf("case-sensitive regex (?-i)PULL = %q, want nothing", hitNames(handmade, hits))
 	}
-	_, err = ix.Search("create_(issue", SearchOptions{Regex: true})
+	_, err = ix.Search("create_(issue", Options{Regex: true})
 	var se *syntax.Error
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "create_(issue") {
 		t.Errorf("bad regex error = %v, want a *syntax.Error naming the pattern", err)
@@ -314,11 +314,11 @@ func TestSearchCompoundNames(t *testing.T) {
 		{Server: "x", Name: "WordCloud", Description: "Draw word images from text."},
 	}
 	ix := NewIndex(docs)
-	hits, _ := ix.Search("stellar", SearchOptions{Limit: 1})
+	hits, _ := ix.Search("stellar", Options{Limit: 1})
 	if len(hits) == 0 || hitName(docs, hits[0]) != "x/stellarexplorer" {
 		t.Errorf("Search(stellar) = %q, want x/stellarexplorer first", hitNames(docs, hits))
 	}
-	hits, _ = ix.Search("wordcloud", SearchOptions{Limit: 1})
+	hits, _ = ix.Search("wordcloud", Options{Limit: 1})
 	if len(hits) == 0 || hitName(docs, hits[0]) != "x/WordCloud" {
 		t.Errorf("Search(wordcloud) = %q, want x/WordCloud first", hitNames(docs, hits))
 	}
@@ -326,13 +326,13 @@ func TestSearchCompoundNames(t *testing.T) {
 
 func TestSearchConcurrent(t *testing.T) {
 	ix := NewIndex(handmade)
-	want, _ := ix.Search("create a new issue", SearchOptions{Limit: 5})
+	want, _ := ix.Search("create a new issue", Options{Limit: 5})
 	done := make(chan []Hit)
 	for range 8 {
 		go func() {
 			var last []Hit
 			for range 200 {
-				last, _ = ix.Search("create a new issue", SearchOptions{Limit: 5})
+				last, _ = ix.Search("create a new issue", Options{Limit: 5})
 			}
 			done <- last
 		}()
@@ -356,13 +356,13 @@ func TestSearchStopWordNames(t *testing.T) {
 		{"who am I", "cli/who_am_i"},
 		{"support article", "cli/get_help_article"},
 	} {
-		hits, _ := ix.Search(tt.query, SearchOptions{})
+		hits, _ := ix.Search(tt.query, Options{})
 		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
 			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
 		}
 	}
 	// In a sentence, stop words do not count.
-	hits, _ := ix.Search("can you help me find a support article", SearchOptions{})
+	hits, _ := ix.Search("can you help me find a support article", Options{})
 	if len(hits) != 1 || hitName(docs, hits[0]) != "cli/get_help_article" {
 		t.Errorf("sentence search = %q, want only cli/get_help_article", hitNames(docs, hits))
 	}
@@ -420,12 +420,12 @@ func TestSearchTypoOnlyInShortQueries(t *testing.T) {
 		{Server: "x", Name: "send_email", Description: "Send an email."},
 	}
 	ix := NewIndex(docs)
-	hits, _ := ix.Search("screnshot", SearchOptions{})
+	hits, _ := ix.Search("screnshot", Options{})
 	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/take_screenshot"}) {
 		t.Errorf("Search(screnshot) = %q, want x/take_screenshot", got)
 	}
 	// In a long query the other words carry it; no guessing.
-	hits, _ = ix.Search("please send an email with the screnshot from yesterday afternoon", SearchOptions{})
+	hits, _ = ix.Search("please send an email with the screnshot from yesterday afternoon", Options{})
 	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/send_email"}) {
 		t.Errorf("long query = %q, want only x/send_email", got)
 	}
@@ -447,7 +447,7 @@ func TestSearchBrandNames(t *testing.T) {
 		{"youtube", "media/find_clip"},
 		{"GitHub issues", "github/list_issues"}, // not git's
 	} {
-		hits, _ := ix.Search(tt.query, SearchOptions{})
+		hits, _ := ix.Search(tt.query, Options{})
 		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
 			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
 		}
@@ -500,11 +500,11 @@ func TestRequiredLiteral(t *testing.T) {
 	// one whose text is not ASCII.
 	docs := []Doc{{Server: "x", Name: "größe_ändern", Description: "Change the SIZE."}, {Server: "x", Name: "resize", Description: "Resize an image."}}
 	ix := NewIndex(docs)
-	hits, _ := ix.Search("size|ÄNDERN", SearchOptions{Regex: true})
+	hits, _ := ix.Search("size|ÄNDERN", Options{Regex: true})
 	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/größe_ändern", "x/resize"}) {
 		t.Errorf("regex over non-ASCII = %q", got)
 	}
-	hits, _ = ix.Search("ändern", SearchOptions{Regex: true})
+	hits, _ = ix.Search("ändern", Options{Regex: true})
 	if got := hitNames(docs, hits); !slices.Equal(got, []string{"x/größe_ändern"}) {
 		t.Errorf("regex ändern = %q", got)
 	}

@@ -1,4 +1,4 @@
-package registry
+package search
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-func TestRunSearchBench(t *testing.T) {
+func TestRunBench(t *testing.T) {
 	catalog := `{"version":1,"servers":{
 		"github":{"tools":[
 			{"name":"create_issue","description":"Create a new issue in a repository.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}}}},
@@ -32,7 +32,7 @@ func TestRunSearchBench(t *testing.T) {
 {"query": "gone", "relevant": ["nosuch/tool"]}
 `
 	var out bytes.Buffer
-	rep, err := RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), &out, nil)
+	rep, err := RunBench(strings.NewReader(catalog), strings.NewReader(queries), &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestRunSearchBench(t *testing.T) {
 		}
 	}
 
-	rep, err = RunSearchBench(strings.NewReader(catalog), strings.NewReader(queries), nil, &BenchOptions{K: 1})
+	rep, err = RunBench(strings.NewReader(catalog), strings.NewReader(queries), nil, &BenchOptions{K: 1})
 	if err != nil || rep.K != 1 || rep.RecallAtK != 4.0/6 {
 		t.Errorf("K 1: %+v, %v", rep, err)
 	}
@@ -66,7 +66,7 @@ func TestRunSearchBench(t *testing.T) {
 		{catalog, "{\"query\": \"x\"}\nnot json\n", "line 2"},
 		{catalog, "\n", "no queries"},
 	} {
-		_, err := RunSearchBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil, nil)
+		_, err := RunBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("RunSearchBench(%.30q, %.30q) error = %v, want it to say %q", tt.catalog, tt.queries, err, tt.err)
 		}
@@ -75,7 +75,7 @@ func TestRunSearchBench(t *testing.T) {
 
 // metatoolDir is the MetaTool benchmark in the shared folder beside the
 // repository clone.
-const metatoolDir = "../../shared/bench/toolsearch/metatool"
+const metatoolDir = "../../../shared/bench/toolsearch/metatool"
 
 func openMetatool(t testing.TB, name string) *os.File { return openShared(t, metatoolDir, name) }
 
@@ -103,7 +103,7 @@ type benchFloor struct {
 func checkBenchFloors(t *testing.T, dir string, floors []benchFloor) {
 	for _, tt := range floors {
 		var out bytes.Buffer
-		rep, err := RunSearchBench(openShared(t, dir, "catalog.json"), openShared(t, dir, tt.queries), &out, nil)
+		rep, err := RunBench(openShared(t, dir, "catalog.json"), openShared(t, dir, tt.queries), &out, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,22 +121,22 @@ func TestMetatoolBench(t *testing.T) {
 	})
 }
 
-// TestMCPBench runs the bench on testdata/search: 99 tools of 15 MCP servers
+// TestMCPBench runs the bench on testdata: 99 tools of 15 MCP servers
 // as they describe themselves, and 94 queries of the kinds a model sends:
 // keywords, sentences, typos and names in other cases.
 func TestMCPBench(t *testing.T) {
-	catalog, err := os.Open("testdata/search/mcp-catalog.json")
+	catalog, err := os.Open("testdata/mcp-catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer catalog.Close()
-	queries, err := os.Open("testdata/search/mcp-queries.jsonl")
+	queries, err := os.Open("testdata/mcp-queries.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer queries.Close()
 	var out bytes.Buffer
-	rep, err := RunSearchBench(catalog, queries, &out, nil)
+	rep, err := RunBench(catalog, queries, &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestSearchTuning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpFile, err := os.ReadFile("testdata/search/mcp-catalog.json")
+	mcpFile, err := os.ReadFile("testdata/mcp-catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestSearchTuning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpQueriesFile, err := os.ReadFile("testdata/search/mcp-queries.jsonl")
+	mcpQueriesFile, err := os.ReadFile("testdata/mcp-queries.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,10 +378,10 @@ func TestSearchDoesNotAllocatePerTool(t *testing.T) {
 	}
 	allocs := func(n int) float64 {
 		ix := NewIndex(synthCatalog(n))
-		ix.Search("warm the pool", SearchOptions{Limit: 5})
+		ix.Search("warm the pool", Options{Limit: 5})
 		return testing.AllocsPerRun(20, func() {
 			for _, q := range benchQueries {
-				ix.Search(q, SearchOptions{Limit: 5})
+				ix.Search(q, Options{Limit: 5})
 			}
 		})
 	}
@@ -402,7 +402,7 @@ func TestSynthCatalog(t *testing.T) {
 		t.Fatal("synthCatalog is not deterministic")
 	}
 	ix := NewIndex(docs)
-	hits, _ := ix.Search("github issue create", SearchOptions{Limit: 1})
+	hits, _ := ix.Search("github issue create", Options{Limit: 1})
 	if len(hits) != 1 || !strings.HasPrefix(docs[hits[0].Doc].Server, "github") || !strings.Contains(strings.ToLower(docs[hits[0].Doc].Name), "create") {
 		t.Errorf("Search(github issue create) over the synthetic catalogue = %+v", hits)
 	}
@@ -429,7 +429,7 @@ func benchmarkSearch(b *testing.B, limit int) {
 	for i := range b.N {
 		c0, ok := threadCPU()
 		t := time.Now()
-		if _, err := ix.Search(benchQueries[i%len(benchQueries)], SearchOptions{Limit: limit}); err != nil {
+		if _, err := ix.Search(benchQueries[i%len(benchQueries)], Options{Limit: limit}); err != nil {
 			b.Fatal(err)
 		}
 		wall = append(wall, time.Since(t))
@@ -462,7 +462,7 @@ func BenchmarkSearchRegex(b *testing.B) {
 	ix := NewIndex(synthCatalog(10000))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ix.Search(`^(create|add)_.*issue`, SearchOptions{Regex: true, Limit: 10}); err != nil {
+		if _, err := ix.Search(`^(create|add)_.*issue`, Options{Regex: true, Limit: 10}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -470,7 +470,7 @@ func BenchmarkSearchRegex(b *testing.B) {
 
 // mscbenchDir is MSC-Bench's tool-retrieval set (real MCP servers) in the
 // shared folder beside the repository clone.
-const mscbenchDir = "../../shared/bench/toolsearch/mscbench"
+const mscbenchDir = "../../../shared/bench/toolsearch/mscbench"
 
 // TestMSCBench holds the ranking's figures on MSC-Bench: 2,375 tools of 491
 // real servers, 1,554 requests for one tool and 430 for several.
@@ -492,7 +492,7 @@ func BenchmarkSearchPathological(b *testing.B) {
 	q := "decode this " + string(blob)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := ix.Search(q, SearchOptions{Limit: 10}); err != nil {
+		if _, err := ix.Search(q, Options{Limit: 10}); err != nil {
 			b.Fatal(err)
 		}
 	}
