@@ -219,27 +219,9 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 	// The call's duration counts what the caller waits for: discovery and
 	// the connect of a server whose tools were not known yet too.
 	start := time.Now()
-	t, ok := v.Lookup(name)
-	if !ok {
-		// Servers being discovered may have it.
-		v = gw.awaitDiscovery(ctx, v.Config)
-		t, ok = v.Lookup(name)
-	}
-	if !ok {
-		// The tool may belong to a server whose tools are not known yet
-		// (never connected, nothing cached): connect it, as the call needs it.
-		cands, untrusted := serversFor(v, name)
-		if len(cands) == 0 && untrusted != nil {
-			return errorResult("%v", untrustedError(untrusted)), nil
-		}
-		if len(cands) > 0 {
-			gw.connectAll(ctx, cands, name)
-			v = gw.catalog.ViewFor(v.Config)
-			t, ok = v.Lookup(name)
-		}
-	}
-	if !ok {
-		return gw.unknownTool(v, name), nil
+	t, v, failed := gw.findTool(ctx, v, name)
+	if failed != nil {
+		return failed, nil
 	}
 	args, problem := checkArgs(t, rawArgs)
 	if problem != "" {
@@ -269,20 +251,7 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 		res, err = u.Call(ctx, t.Original, args, cr.opts)
 	}
 	elapsed := time.Since(start)
-	outcome := "ok"
-	switch {
-	case err != nil && ctx.Err() != nil:
-		outcome = "canceled"
-	case err != nil:
-		outcome = "error"
-		var te *upstream.TimeoutError
-		if errors.As(err, &te) {
-			outcome = "timeout"
-		}
-	case res != nil && res.IsError:
-		outcome = "tool_error"
-	}
-	gw.metrics.call(srv.Name, outcome, elapsed)
+	gw.metrics.call(srv.Name, callOutcome(ctx, res, err), elapsed)
 	if err != nil {
 		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
@@ -291,12 +260,62 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
+	return shapeResult(res, t, cr.protocol, exposed, limit), nil
+}
+
+// findTool looks up the tool behind a gateway name, waiting for servers
+// being discovered and connecting those whose tools are not known yet if
+// it has to; failed is the answer when there is no such tool.
+func (gw *Server) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
+	t, ok := v.Lookup(name)
+	if !ok {
+		// Servers being discovered may have it.
+		v = gw.awaitDiscovery(ctx, v.Config)
+		t, ok = v.Lookup(name)
+	}
+	if !ok {
+		// The tool may belong to a server whose tools are not known yet
+		// (never connected, nothing cached): connect it, as the call needs it.
+		cands, untrusted := serversFor(v, name)
+		if len(cands) == 0 && untrusted != nil {
+			return nil, v, errorResult("%v", untrustedError(untrusted))
+		}
+		if len(cands) > 0 {
+			gw.connectAll(ctx, cands, name)
+			v = gw.catalog.ViewFor(v.Config)
+			t, ok = v.Lookup(name)
+		}
+	}
+	if !ok {
+		return nil, v, gw.unknownTool(v, name)
+	}
+	return t, v, nil
+}
+
+// callOutcome is a call's outcome label on the call metric.
+func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string {
+	var te *upstream.TimeoutError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "canceled"
+	case errors.As(err, &te):
+		return "timeout"
+	case err != nil:
+		return "error"
+	case res != nil && res.IsError:
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// shapeResult is what the client gets of a tool's result: passed through
+// for a tool it sees itself (exposed), but for content its protocol does
+// not know; made readable by any model for the mcp tool; cut to limit;
+// and with the tool's parameters after an error.
+func shapeResult(res *mcp.CallToolResult, t *registry.Tool, protocol string, exposed bool, limit int) *mcp.CallToolResult {
 	structured := res.StructuredContent
 	if exposed {
-		// Listed under its own name: the result passes through, as the
-		// upstream sent it, but for content the session's protocol
-		// version does not know.
-		res = guardOutput(passThrough(res, cr.protocol), limit)
+		res = guardOutput(passThrough(res, protocol), limit)
 	} else {
 		res = guardOutput(convertResult(res), limit)
 	}
@@ -306,7 +325,7 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 	if res.IsError {
 		res.Content = append(res.Content, &mcp.TextContent{Text: paramsText(t)})
 	}
-	return res, nil
+	return res
 }
 
 // checkArgs checks a call's arguments: a JSON object (or nothing), and

@@ -139,19 +139,7 @@ func (pu *pump) run(ctx context.Context, conn net.Conn, pending []byte) error {
 			return ctx.Err()
 		}
 		if fds[0].Revents != 0 {
-			n, err := rawRead(pu.in, buf)
-			switch {
-			case n > 0:
-				pu.fromClient(buf[:n])
-			case err == unix.EAGAIN || err == unix.EINTR:
-			default: // end of input, or an error reading it: the client is done
-				if len(pu.inPartial) > 0 {
-					// The client's last line, unterminated: a line all the same.
-					pu.toSock = append(append(pu.toSock, pu.inPartial...), '\n')
-					pu.inPartial = nil
-				}
-				pu.inEOF = true
-			}
+			pu.readClient(buf)
 		}
 		if len(pu.toSock) > 0 && fds[1].Revents&(unix.POLLOUT|unix.POLLERR|unix.POLLHUP) != 0 {
 			if err := pu.writeSock(sock); err != nil {
@@ -159,22 +147,8 @@ func (pu *pump) run(ctx context.Context, conn net.Conn, pending []byte) error {
 			}
 		}
 		if fds[1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
-			n, err := rawRead(sock, buf)
-			switch {
-			case n > 0:
-				pu.fromDaemon(buf[:n])
-			case err == unix.EAGAIN || err == unix.EINTR:
-			default:
-				if err := pu.flushOut(); err != nil {
-					return err
-				}
-				pu.p.mu.Lock()
-				done := pu.p.clientDone
-				pu.p.mu.Unlock()
-				if done {
-					return nil
-				}
-				return errDaemonGone
+			if ended, err := pu.readDaemon(sock, buf); ended {
+				return err
 			}
 		}
 		if len(pu.toOut) > 0 && fds[2].Revents != 0 {
@@ -183,6 +157,48 @@ func (pu *pump) run(ctx context.Context, conn net.Conn, pending []byte) error {
 			}
 		}
 	}
+}
+
+// readClient reads what the client sent; at the end of its input, the
+// client is done.
+func (pu *pump) readClient(buf []byte) {
+	n, err := rawRead(pu.in, buf)
+	switch {
+	case n > 0:
+		pu.fromClient(buf[:n])
+	case err == unix.EAGAIN || err == unix.EINTR:
+	default: // end of input, or an error reading it
+		if len(pu.inPartial) > 0 {
+			// The client's last line, unterminated: a line all the same.
+			pu.toSock = append(append(pu.toSock, pu.inPartial...), '\n')
+			pu.inPartial = nil
+		}
+		pu.inEOF = true
+	}
+}
+
+// readDaemon reads what the daemon sent. When its side has ended, ended
+// is true and err says how: nil once the client is done too (the session
+// is over), errDaemonGone before.
+func (pu *pump) readDaemon(sock int, buf []byte) (ended bool, err error) {
+	n, rerr := rawRead(sock, buf)
+	switch {
+	case n > 0:
+		pu.fromDaemon(buf[:n])
+		return false, nil
+	case rerr == unix.EAGAIN || rerr == unix.EINTR:
+		return false, nil
+	}
+	if err := pu.flushOut(); err != nil {
+		return true, err
+	}
+	pu.p.mu.Lock()
+	done := pu.p.clientDone
+	pu.p.mu.Unlock()
+	if done {
+		return true, nil
+	}
+	return true, errDaemonGone
 }
 
 func pollFD(fd int, in, out bool) unix.PollFd {
