@@ -50,46 +50,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
-	// The SDK calls getServer on every request (to read the protocol
-	// versions the server accepts) and again when a request opens a new
-	// session. Requests of an existing session get versionsOnly; a new
-	// session's two calls share one session through a slot in the request's
-	// context, so a session is built once.
-	versionsOnly := mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version},
-		&mcp.ServerOptions{SupportedProtocolVersions: sessionProtocols})
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if r.Header.Get("Mcp-Session-Id") != "" {
-			return versionsOnly
-		}
-		slot, _ := r.Context().Value(sessionSlotKey{}).(*sessionSlot)
-		if slot != nil && slot.server != nil {
-			return slot.server
-		}
-		mode := r.URL.Query().Get("mode")
-		if mode == "" {
-			mode = r.Header.Get(HeaderMode)
-		}
-		direct := r.URL.Query().Get("directTools")
-		if direct == "" {
-			direct = r.Header.Get(HeaderDirectTools)
-		}
-		prefix := r.URL.Query().Get("clientPrefix")
-		if prefix == "" {
-			prefix = r.Header.Get(HeaderClientPrefix)
-		}
-		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix}).server
-		if slot != nil {
-			slot.server = srv
-		}
-		return srv
-	}, &mcp.StreamableHTTPOptions{
-		Logger:         s.log.With("component", "http"),
-		SessionTimeout: o.SessionTimeout,
-		// Answers as application/json rather than an SSE stream per call:
-		// cheaper for both sides. Notifications to the client (tools/list_changed)
-		// travel on the session's GET stream either way.
-		JSONResponse: true,
-	})
+	mcpHandler := s.sdkHandler(o)
 	withSlot := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := r.Header.Get("Mcp-Session-Id")
@@ -156,6 +117,51 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
 	}
 	return mux
+}
+
+// sdkHandler is the SDK's Streamable HTTP handler, with a session (and its
+// go-sdk Server) per MCP session.
+func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
+	// The SDK calls getServer on every request (to read the protocol
+	// versions the server accepts) and again when a request opens a new
+	// session. Requests of an existing session get versionsOnly; a new
+	// session's two calls share one session through a slot in the request's
+	// context, so a session is built once.
+	versionsOnly := mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version},
+		&mcp.ServerOptions{SupportedProtocolVersions: sessionProtocols})
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			return versionsOnly
+		}
+		slot, _ := r.Context().Value(sessionSlotKey{}).(*sessionSlot)
+		if slot != nil && slot.server != nil {
+			return slot.server
+		}
+		mode := r.URL.Query().Get("mode")
+		if mode == "" {
+			mode = r.Header.Get(HeaderMode)
+		}
+		direct := r.URL.Query().Get("directTools")
+		if direct == "" {
+			direct = r.Header.Get(HeaderDirectTools)
+		}
+		prefix := r.URL.Query().Get("clientPrefix")
+		if prefix == "" {
+			prefix = r.Header.Get(HeaderClientPrefix)
+		}
+		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix}).server
+		if slot != nil {
+			slot.server = srv
+		}
+		return srv
+	}, &mcp.StreamableHTTPOptions{
+		Logger:         s.log.With("component", "http"),
+		SessionTimeout: o.SessionTimeout,
+		// Answers as application/json rather than an SSE stream per call:
+		// cheaper for both sides. Notifications to the client (tools/list_changed)
+		// travel on the session's GET stream either way.
+		JSONResponse: true,
+	})
 }
 
 // cancelSession ends the requests of the session whose Streamable HTTP
