@@ -7,12 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
@@ -55,19 +52,9 @@ func setOrUnset(s string) string {
 	return "set"
 }
 
-func (c *clientFlags) do(ctx context.Context, method, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.url, "/")+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("no mcpgw daemon answers at %s (%v); start one with `mcpgw serve`", c.url, err)
-	}
-	return resp, nil
+// control is the client of the daemon the flags name.
+func (c *clientFlags) control() *gateway.Control {
+	return &gateway.Control{URL: c.url, Token: c.token, Version: version}
 }
 
 func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -78,17 +65,9 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodGet, "/-/status")
+	body, err := c.control().Status(ctx)
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	if *asJSON {
 		_, err := stdout.Write(body)
@@ -109,16 +88,11 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/-/reload")
+	answer, err := c.control().Reload(ctx)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("reload: %s", strings.TrimSpace(string(body)))
-	}
-	_, err = stdout.Write(body)
+	_, err = io.WriteString(stdout, answer)
 	return err
 }
 
@@ -174,52 +148,15 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 		}
 		callArgs["describe"] = rest[0]
 	}
-	res, err := callProxy(ctx, &c, callArgs)
+	res, err := c.control().Proxy(ctx, callArgs)
 	if err != nil {
 		return err
 	}
-	for _, content := range res.Content {
-		switch ct := content.(type) {
-		case *mcp.TextContent:
-			fmt.Fprintln(stdout, ct.Text)
-		case *mcp.ImageContent:
-			fmt.Fprintf(stdout, "[image: %s, %d bytes]\n", ct.MIMEType, len(ct.Data))
-		default:
-			data, _ := json.Marshal(ct)
-			fmt.Fprintln(stdout, string(data))
-		}
-	}
+	gateway.WriteResult(stdout, res)
 	if res.IsError {
 		return errors.New("the call returned an error")
 	}
 	return nil
-}
-
-func callProxy(ctx context.Context, c *clientFlags, args map[string]any) (*mcp.CallToolResult, error) {
-	httpClient := &http.Client{}
-	if c.token != "" {
-		httpClient.Transport = bearerTransport{token: c.token}
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-cli", Version: version}, nil)
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             strings.TrimRight(c.url, "/") + "/mcp?mode=proxy", // the mcp tool, whatever the config's mode
-		HTTPClient:           httpClient,
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		return nil, fmt.Errorf("no mcpgw daemon answers at %s (%v); start one with `mcpgw serve`", c.url, err)
-	}
-	defer sess.Close()
-	return sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
-}
-
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 func firstLine(s string) string {

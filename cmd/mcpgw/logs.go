@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/gateway"
 )
 
 // logsCmd is `mcpgw logs SERVER [-f]`: the daemon's recent lines about a
@@ -29,11 +27,11 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var last []string
 	for {
-		lines, err := fetchLogs(ctx, &c, fs.Arg(0))
+		lines, err := c.control().Logs(ctx, fs.Arg(0))
 		if err != nil {
 			return err
 		}
-		for _, l := range newLines(last, lines) {
+		for _, l := range gateway.NewLines(last, lines) {
 			fmt.Fprintln(stdout, l)
 		}
 		last = lines
@@ -46,41 +44,6 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func fetchLogs(ctx context.Context, c *clientFlags, server string) ([]string, error) {
-	resp, err := c.do(ctx, http.MethodGet, "/-/logs?server="+url.QueryEscape(server))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("logs: %s", strings.TrimSpace(string(body)))
-	}
-	text := strings.TrimRight(string(body), "\n")
-	if text == "" {
-		return nil, nil
-	}
-	return strings.Split(text, "\n"), nil
-}
-
-// newLines returns the lines of cur after what prev already showed (the
-// buffers are rings: old lines fall off the front).
-func newLines(prev, cur []string) []string {
-	if len(prev) == 0 {
-		return cur
-	}
-	// The longest suffix of prev that starts cur.
-	for k := min(len(prev), len(cur)); k > 0; k-- {
-		if slices.Equal(prev[len(prev)-k:], cur[:k]) {
-			return cur[k:]
-		}
-	}
-	return cur
 }
 
 // uiCmd is `mcpgw ui`: the status page's address, opened in the browser.

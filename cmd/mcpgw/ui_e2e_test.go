@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -95,8 +96,8 @@ func TestNewLines(t *testing.T) {
 		{[]string{"a"}, []string{"a"}, []string{}},
 		{[]string{"x"}, []string{"y"}, []string{"y"}},
 	} {
-		if got := newLines(tt.prev, tt.cur); strings.Join(got, ",") != strings.Join(tt.want, ",") {
-			t.Errorf("newLines(%q, %q) = %q, want %q", tt.prev, tt.cur, got, tt.want)
+		if got := gateway.NewLines(tt.prev, tt.cur); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("NewLines(%q, %q) = %q, want %q", tt.prev, tt.cur, got, tt.want)
 		}
 	}
 }

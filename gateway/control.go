@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Control is a client of a running daemon's HTTP surface, as the CLI uses
+// it: the status report, reload, a server's log lines, and the mcp tool.
+type Control struct {
+	URL     string // the daemon's base URL, e.g. http://127.0.0.1:7332
+	Token   string // its bearer token, if it has one
+	Version string // the client's version, told to the daemon
+}
+
+// request makes a request of the control API; an error names the daemon
+// that does not answer.
+func (c *Control) request(ctx context.Context, method, path string) (body []byte, status int, err error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+path, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, 0, c.unreachable(err)
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	return body, resp.StatusCode, err
+}
+
+func (c *Control) unreachable(err error) error {
+	return fmt.Errorf("no mcpgw daemon answers at %s (%v); start one with `mcpgw serve`", c.URL, err)
+}
+
+// Status returns the daemon's status report as the JSON it sent.
+func (c *Control) Status(ctx context.Context) ([]byte, error) {
+	body, status, err := c.request(ctx, http.MethodGet, "/-/status")
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("status: %s: %s", http.StatusText(status), strings.TrimSpace(string(body)))
+	}
+	return body, nil
+}
+
+// Reload asks the daemon to read its configuration again; the answer says
+// what happened.
+func (c *Control) Reload(ctx context.Context) (string, error) {
+	body, status, err := c.request(ctx, http.MethodPost, "/-/reload")
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("reload: %s", strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
+
+// Logs returns the daemon's recent log lines about a server, its stderr
+// included.
+func (c *Control) Logs(ctx context.Context, server string) ([]string, error) {
+	body, status, err := c.request(ctx, http.MethodGet, "/-/logs?server="+url.QueryEscape(server))
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("logs: %s", strings.TrimSpace(string(body)))
+	}
+	text := strings.TrimRight(string(body), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}
+
+// NewLines returns the lines of cur after what prev already showed: log
+// buffers are rings, whose old lines fall off the front.
+func NewLines(prev, cur []string) []string {
+	if len(prev) == 0 {
+		return cur
+	}
+	// The longest suffix of prev that starts cur.
+	for k := min(len(prev), len(cur)); k > 0; k-- {
+		if slices.Equal(prev[len(prev)-k:], cur[:k]) {
+			return cur[k:]
+		}
+	}
+	return cur
+}
+
+// Proxy calls the mcp tool with args in a session of its own (proxy mode,
+// whatever the configuration's mode), so that the CLI shows what the
+// model would see.
+func (c *Control) Proxy(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+	httpClient := &http.Client{}
+	if c.Token != "" {
+		httpClient.Transport = bearerTransport{token: c.Token}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-cli", Version: c.Version}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:             strings.TrimRight(c.URL, "/") + "/mcp?mode=proxy",
+		HTTPClient:           httpClient,
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return nil, c.unreachable(err)
+	}
+	defer sess.Close()
+	return sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
+}
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// WriteResult prints a tool result for a person: text as it is, other
+// content summarised or as JSON.
+func WriteResult(w io.Writer, res *mcp.CallToolResult) {
+	for _, content := range res.Content {
+		switch ct := content.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(w, ct.Text)
+		case *mcp.ImageContent:
+			fmt.Fprintf(w, "[image: %s, %d bytes]\n", ct.MIMEType, len(ct.Data))
+		default:
+			data, _ := json.Marshal(ct)
+			fmt.Fprintln(w, string(data))
+		}
+	}
+}
