@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -52,6 +56,50 @@ func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {
 	return data, resp.Header
 }
 
+// openShimSession serves a session of gw as the shim's socket does, on
+// one end of a pipe, and returns a function that sends a request line and
+// returns the answer line with the same ID.
+func openShimSession(t testing.TB, gw *Server) func(string) []byte {
+	t.Helper()
+	client, daemon := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = gw.serveShim(ctx, daemon) }()
+	t.Cleanup(func() { client.Close(); cancel(); <-done })
+	br := bufio.NewReaderSize(client, 1<<20)
+	write := func(line string) {
+		if _, err := io.WriteString(client, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"mcpgw":1,"version":"test"}`)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
+		t.Fatalf("handshake: %q, %v", line, err)
+	}
+	send := func(msg string) []byte {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(msg), &req)
+		write(msg)
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				t.Fatalf("reading the answer to %s: %v", msg, err)
+			}
+			var ans struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(line, &ans) == nil && string(ans.ID) == string(req.ID) {
+				return bytes.TrimSpace(line)
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send
+}
+
 // canonical re-encodes a JSON value with sorted keys.
 func canonical(t testing.TB, data []byte) string {
 	t.Helper()
@@ -89,8 +137,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_image"}}}`,
 		},
 	}
-	for _, mode := range []string{ModeDirect, ModeProxy} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct{ mode, transport string }{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"}} {
+		mode := tc.mode
+		t.Run(mode+"/"+tc.transport, func(t *testing.T) {
 			var answers [2][]string
 			var fast [2]int64
 			for i, noFast := range []bool{false, true} {
@@ -100,15 +149,20 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				}
 				gw := New(cfg, &Options{NoFastPath: noFast})
 				gw.Start()
-				ts := httptest.NewServer(gw.Handler(nil))
-				s := openRawSession(t, ts.URL+"/mcp")
-				s.post(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
+				var send func(string) []byte
+				if tc.transport == "http" {
+					ts := httptest.NewServer(gw.Handler(nil))
+					defer ts.Close()
+					s := openRawSession(t, ts.URL+"/mcp")
+					send = func(msg string) []byte { body, _ := s.post(msg); return body }
+				} else {
+					send = openShimSession(t, gw)
+				}
+				send(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
 				for _, c := range calls[mode] {
-					body, _ := s.post(c)
-					answers[i] = append(answers[i], canonical(t, body))
+					answers[i] = append(answers[i], canonical(t, send(c)))
 				}
 				fast[i] = gw.fastCalls.Load()
-				ts.Close()
 				gw.Close()
 			}
 			for j, c := range calls[mode] {
