@@ -178,7 +178,9 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 		}
 		if reqMeta != nil {
 			// The caller's own members of these names win, as with the SDK.
-			jsonwire.Members(append([]byte{'{'}, append(reqMeta, '}')...), func(k, v []byte) bool {
+			obj := make([]byte, 0, len(reqMeta)+2) // reqMeta is shared: never append to it
+			obj = append(append(append(obj, '{'), reqMeta...), '}')
+			jsonwire.Members(obj, func(k, v []byte) bool {
 				if _, own := meta[string(k)]; own {
 					return true
 				}
