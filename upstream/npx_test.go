@@ -3,6 +3,8 @@
 package upstream
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,6 +192,24 @@ func TestSatisfies(t *testing.T) {
 		ok, known := satisfies(tt.installed, tt.spec)
 		if ok != tt.ok || known != tt.known {
 			t.Errorf("satisfies(%q, %q) = %v, %v; want %v, %v", tt.installed, tt.spec, ok, known, tt.ok, tt.known)
+		}
+	}
+}
+
+// TestMissingCommandSaysHowToGetIt: a command the daemon cannot find fails
+// the connect with what is missing and where to get it.
+func TestMissingCommandSaysHowToGetIt(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	p := New(nil)
+	defer p.Close()
+	for _, tc := range []struct{ command, hint string }{
+		{"uvx", "install uv (https://docs.astral.sh/uv/"},
+		{"no-such-mcp-server", "install it, or give its full path"},
+	} {
+		srv := &registry.Server{Name: "x" + tc.command, Command: tc.command, Hash: "h-" + tc.command, Lifecycle: registry.LifecycleLazy, Enabled: true}
+		_, err := p.Upstream(srv).Connect(context.Background())
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not on the daemon's PATH; %s", tc.command, tc.hint)) {
+			t.Errorf("connecting %s: %v", tc.command, err)
 		}
 	}
 }

@@ -57,3 +57,23 @@ func ResolveCommand(srv *registry.Server, path string) (string, error) {
 	p, _ := envValue(env, "PATH")
 	return lookPathIn(name, p)
 }
+
+// InstallHint says how to get a command that is not found: where the
+// common launchers (npx, uvx, docker, ...) come from.
+func InstallHint(command string) string {
+	switch filepath.Base(command) {
+	case "npx", "npm", "node", "pnpm", "yarn":
+		return "install Node.js (https://nodejs.org/) or put its bin directory on that PATH"
+	case "uvx", "uv":
+		return "install uv (https://docs.astral.sh/uv/getting-started/installation/)"
+	case "docker":
+		return "install Docker (https://docs.docker.com/get-started/get-docker/)"
+	case "python", "python3", "pip", "pipx":
+		return "install Python (https://www.python.org/downloads/)"
+	case "bun", "bunx":
+		return "install Bun (https://bun.sh/)"
+	case "deno":
+		return "install Deno (https://deno.com/)"
+	}
+	return "install it, or give its full path"
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"sync/atomic"
 	"time"
 
@@ -110,6 +111,9 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 		return nil, fmt.Errorf("upstream %q has neither command nor url", srv.Name)
 	}
 	proc, err := p.startProcess(srv, u.logger())
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, fmt.Errorf("starting upstream %q: %q is not on the daemon's PATH; %s (%w)", srv.Name, srv.Command, InstallHint(srv.Command), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
 	}

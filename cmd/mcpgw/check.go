@@ -109,26 +109,7 @@ func commandWarning(name string, srv *registry.Server, path, from string) string
 	if found, err := exec.LookPath(srv.Command); err == nil && os.Getenv("PATH") != path {
 		return msg + fmt.Sprintf("; this shell has it (%s): run `mcpgw service install` again to give the service this shell's PATH", found)
 	}
-	return msg + "; " + installHint(filepath.Base(srv.Command))
-}
-
-// installHint says where the common launchers come from.
-func installHint(command string) string {
-	switch command {
-	case "npx", "npm", "node", "pnpm", "yarn":
-		return "install Node.js (https://nodejs.org/) or put its bin directory on that PATH"
-	case "uvx", "uv":
-		return "install uv (https://docs.astral.sh/uv/getting-started/installation/)"
-	case "docker":
-		return "install Docker (https://docs.docker.com/get-started/get-docker/)"
-	case "python", "python3", "pip", "pipx":
-		return "install Python (https://www.python.org/downloads/)"
-	case "bun", "bunx":
-		return "install Bun (https://bun.sh/)"
-	case "deno":
-		return "install Deno (https://deno.com/)"
-	}
-	return "install it, or give its full path"
+	return msg + "; " + upstream.InstallHint(srv.Command)
 }
 
 func printServers(w io.Writer, cfg *registry.Config) {
