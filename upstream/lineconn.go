@@ -285,10 +285,6 @@ func (c *lineConn) requestMeta() []byte {
 	return c.meta
 }
 
-// errNoRawCall says a raw call cannot be made on this connection now; the
-// caller goes through the SDK instead.
-var errNoRawCall = errors.New("no raw call on this connection")
-
 // rawCall sends method with params (a JSON object) under an ID of the
 // connection's own and returns the response's result as the upstream
 // wrote it. A JSON-RPC error response is a *jsonrpc.Error, as the SDK
