@@ -9,19 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/lmittmann/tint"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/term"
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/mcpgw/mcpgw/cachefile"
@@ -72,12 +67,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		defer lj.Close()
 		logOut = lj
 	}
-	log, err := newLogger(logOut, f.logLevel, f.logFormat)
+	log, err := deploy.NewLogger(logOut, f.logLevel, f.logFormat)
 	if err != nil {
 		return err
 	}
 	if f.listen != "" {
-		if err := checkListen(f.listen, f.allowRemote); err != nil {
+		if err := deploy.CheckListen(f.listen, f.allowRemote); err != nil {
 			return err
 		}
 	}
@@ -227,7 +222,7 @@ func runDaemon(ctx context.Context, f *serveFlags, w *wiring, log *slog.Logger) 
 			ln = nil
 		}
 	}
-	reloads, stopHup := hupReloads(ctx)
+	reloads, stopHup := deploy.HUPReloads(ctx)
 	defer stopHup()
 	d := gateway.NewDaemon(gw, gateway.DaemonOptions{
 		ConfigPath:  path,
@@ -276,31 +271,6 @@ func runDaemon(ctx context.Context, f *serveFlags, w *wiring, log *slog.Logger) 
 	return err
 }
 
-// hupReloads turns SIGHUP into reload requests (at most one pending) until
-// stop is called; stop waits for the goroutine it started.
-func hupReloads(ctx context.Context) (reloads <-chan struct{}, stop func()) {
-	ch := make(chan struct{}, 1)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				select {
-				case ch <- struct{}{}:
-				default: // one is pending already
-				}
-			}
-		}
-	}()
-	return ch, func() { signal.Stop(hup); cancel(); <-done }
-}
-
 // loadTrust returns a reader of the trusted project directories, read
 // afresh for each new session so `mcpgw trust` needs no restart.
 func loadTrust(log *slog.Logger) func() *registry.TrustStore {
@@ -332,64 +302,6 @@ func defaultListen() string {
 		return l
 	}
 	return deploy.DefaultListen
-}
-
-// checkListen refuses non-loopback addresses unless allowed explicitly: the
-// daemon starts processes on behalf of whoever can reach it.
-func checkListen(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %q: %w", addr, err)
-	}
-	if allowRemote {
-		return nil
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with --token) if you mean it", addr)
-	}
-	return nil
-}
-
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	// Durations as people write them ("1.5s", "42ms") in every format:
-	// the JSON handler would print nanoseconds.
-	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationText}
-	switch strings.ToLower(format) {
-	case "auto", "":
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, ReplaceAttr: durationText})), nil
-		}
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text", "logfmt":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want auto, text or json", format)
-}
-
-// durationText writes a duration as a Go duration string, rounded to
-// what a person reads.
-func durationText(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindDuration {
-		d := a.Value.Duration()
-		switch {
-		case d >= time.Second:
-			d = d.Round(time.Millisecond)
-		case d >= time.Millisecond:
-			d = d.Round(10 * time.Microsecond)
-		}
-		return slog.String(a.Key, d.String())
-	}
-	return a
 }
 
 type nopWriteCloser struct{ io.Writer }
