@@ -141,7 +141,7 @@ func (u *Upstream) callMeta(opts *CallOptions) mcp.Meta {
 // yet (the SDK has sent no request on the connection): the SDK makes the
 // call.
 func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOptions) ([]byte, bool) {
-	var reqMeta []byte
+	var reqMeta []metaMember
 	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= sessionlessProtocol {
 		if reqMeta = s.lines.requestMeta(); reqMeta == nil {
 			return nil, false
@@ -154,7 +154,7 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 			return nil, false
 		}
 	}
-	p := make([]byte, 0, len(argData)+len(tool)+len(reqMeta)+48)
+	p := make([]byte, 0, len(argData)+len(tool)+48)
 	p = append(p, `{"name":`...)
 	p = strconv.AppendQuote(p, tool)
 	p = append(p, `,"arguments":`...)
@@ -176,24 +176,17 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 			p = append(p, ':')
 			p = append(p, vb...)
 		}
-		if reqMeta != nil {
-			// The caller's own members of these names win, as with the SDK.
-			obj := make([]byte, 0, len(reqMeta)+2) // reqMeta is shared: never append to it
-			obj = append(append(append(obj, '{'), reqMeta...), '}')
-			jsonwire.Members(obj, func(k, v []byte) bool {
-				if _, own := meta[string(k)]; own {
-					return true
-				}
-				if n > 0 {
-					p = append(p, ',')
-				}
-				n++
-				p = append(p, '"')
-				p = append(p, k...)
-				p = append(p, `":`...)
-				p = append(p, v...)
-				return true
-			})
+		for _, m := range reqMeta {
+			if _, own := meta[m.key]; own {
+				continue // the caller's own member of that name wins, as with the SDK
+			}
+			if n > 0 {
+				p = append(p, ',')
+			}
+			n++
+			p = strconv.AppendQuote(p, m.key)
+			p = append(p, ':')
+			p = append(p, m.value...)
 		}
 		p = append(p, '}')
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,7 @@ type lineConn struct {
 
 	mu    sync.Mutex
 	calls map[string]chan []byte // raw calls awaiting their response, by ID (as written, quoted)
-	meta  []byte                 // the per-request _meta members the SDK adds for protocol 2026-07-28, as captured from its requests
+	meta  []metaMember           // the per-request _meta members the SDK adds for protocol 2026-07-28, as captured from its requests
 	ids   atomic.Uint64
 }
 
@@ -244,6 +245,12 @@ func (c *lineConn) SessionID() string { return "" }
 // protocol 2026-07-28 and later (SEP-2575).
 var requestMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 
+// metaMember is one member of a request's _meta: its key and raw value.
+type metaMember struct {
+	key   string
+	value []byte
+}
+
 // noteMeta keeps the per-request _meta members of the SDK's first request
 // that has them, so that raw calls carry the same.
 func (c *lineConn) noteMeta(params json.RawMessage) {
@@ -257,29 +264,24 @@ func (c *lineConn) noteMeta(params json.RawMessage) {
 	if !ok {
 		return
 	}
-	var b []byte
+	var members []metaMember
 	jsonwire.Members(meta, func(k, v []byte) bool {
-		for _, want := range requestMetaKeys {
-			if string(k) == want {
-				b = append(b, ',')
-				b = strconv.AppendQuote(b, want)
-				b = append(b, ':')
-				b = append(b, v...)
-			}
+		if slices.Contains(requestMetaKeys, string(k)) {
+			members = append(members, metaMember{string(k), bytes.Clone(v)})
 		}
 		return true
 	})
-	if b == nil {
+	if members == nil {
 		return
 	}
 	c.mu.Lock()
-	c.meta = b[1:]
+	c.meta = members
 	c.mu.Unlock()
 }
 
-// requestMeta returns the captured per-request _meta members (without
-// braces), or nil.
-func (c *lineConn) requestMeta() []byte {
+// requestMeta returns the captured per-request _meta members, or nil. The
+// slice is shared and never changes.
+func (c *lineConn) requestMeta() []metaMember {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.meta
