@@ -147,9 +147,9 @@ func passThrough(res *mcp.CallToolResult, protocol string) *mcp.CallToolResult {
 func knownContent(c mcp.Content, protocol string) bool {
 	switch c.(type) {
 	case *mcp.AudioContent:
-		return protocol == "" || protocol >= "2025-03-26"
+		return knownType("audio", protocol)
 	case *mcp.ResourceLink:
-		return protocol == "" || protocol >= "2025-06-18"
+		return knownType("resource_link", protocol)
 	}
 	return true
 }
@@ -321,7 +321,7 @@ func relayable(raw []byte, protocol string, limit int) bool {
 }
 
 // knownType reports whether a content type is known to a protocol version
-// (as knownContent does for decoded content).
+// ("" when unknown: any).
 func knownType(typ, protocol string) bool {
 	switch typ {
 	case "text", "image", "resource":

@@ -14,42 +14,14 @@ package jsonwire
 // object or has no such member. Keys are compared as written: a key
 // spelled with escapes does not match.
 func Member(obj []byte, key string) (raw []byte, ok bool) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
-	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			return nil, false
-		}
-		if obj[i] == ',' {
-			i++
-			continue
-		}
-		if obj[i] != '"' {
-			return nil, false
-		}
-		end := skipString(obj, i)
-		if end < 0 {
-			return nil, false
-		}
-		k := obj[i+1 : end-1]
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(obj, i+1)
-		vend := Skip(obj, i)
-		if vend < 0 {
-			return nil, false
-		}
+	Members(obj, func(k, v []byte) bool {
 		if string(k) == key {
-			return obj[i:vend], true
+			raw, ok = v, true
+			return false
 		}
-		i = vend
-	}
+		return true
+	})
+	return raw, ok
 }
 
 // Without returns obj without its top-level member key (a copy), or obj
