@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,18 +64,9 @@ type process struct {
 // directory workDir(srv), in a new process group, with a parent-death signal on
 // Linux, and registered with the pool's reaper.
 func (p *Pool) startProcess(srv *registry.Server, log *slog.Logger) (*process, error) {
-	env := mergeEnv(os.Environ(), srv.Env)
-	name, args := srv.Command, srv.Args
-	if r, ok := resolveNpx(name, args, env); ok {
-		log.Debug("running npx package directly", "command", r.Command, "args", r.Args)
-		name, args = r.Command, r.Args
-		env = prependPath(env, r.BinDir)
-	} else if !strings.Contains(name, string(filepath.Separator)) {
-		if path, ok := envValue(env, "PATH"); ok && path != os.Getenv("PATH") {
-			if found, err := lookPathIn(name, path); err == nil {
-				name = found
-			}
-		}
+	name, args, env := command(srv, mergeEnv(os.Environ(), srv.Env))
+	if filepath.Base(srv.Command) == "npx" && filepath.Base(name) != "npx" {
+		log.Debug("running npx package directly", "command", name, "args", args)
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Env = env

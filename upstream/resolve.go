@@ -24,38 +24,52 @@ func workDir(srv *registry.Server) string {
 	return "/"
 }
 
+// command is what the daemon runs for srv with the environment env: an
+// npx package found in npm's cache runs directly (its bin directory first
+// on PATH, as npx does); a bare name is looked up on env's PATH (which the
+// server's own env may set); a path runs as written, relative to the
+// server's working directory. A name not found is returned as written.
+func command(srv *registry.Server, env []string) (name string, args []string, outEnv []string) {
+	if r, ok := resolveNpx(srv.Command, srv.Args, env); ok {
+		return r.Command, r.Args, prependPath(env, r.BinDir)
+	}
+	name = srv.Command
+	if !strings.Contains(name, string(filepath.Separator)) {
+		if path, ok := envValue(env, "PATH"); ok {
+			if found, err := lookPathIn(name, path); err == nil {
+				name = found
+			}
+		}
+	}
+	return name, srv.Args, env
+}
+
 // ResolveCommand finds the program a stdio server's command runs, the way
-// the daemon does when it starts it: path is the daemon's PATH (the
-// server's own env may override it); npx commands whose package is in
-// npm's cache run the package directly; a command with a directory is
-// taken relative to the server's working directory. The error says what is
-// missing.
+// the daemon does when it starts it (command), with path as the daemon's
+// PATH. The error says what is missing.
 func ResolveCommand(srv *registry.Server, path string) (string, error) {
-	env := mergeEnv([]string{"PATH=" + path, "HOME=" + os.Getenv("HOME")}, srv.Env)
+	env := []string{"PATH=" + path, "HOME=" + os.Getenv("HOME")}
 	for _, k := range []string{"npm_config_cache", "NPM_CONFIG_CACHE"} {
 		if v, ok := os.LookupEnv(k); ok {
-			env = mergeEnv(env, map[string]string{k: v})
+			env = append(env, k+"="+v)
 		}
 	}
-	if r, ok := resolveNpx(srv.Command, srv.Args, env); ok {
-		return r.Command, nil
+	name, _, env := command(srv, mergeEnv(env, srv.Env))
+	if !strings.Contains(name, string(filepath.Separator)) {
+		p, _ := envValue(env, "PATH")
+		return lookPathIn(name, p) // not found: its error
 	}
-	name := srv.Command
-	if strings.Contains(name, string(filepath.Separator)) {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(workDir(srv), name)
-		}
-		fi, err := os.Stat(name)
-		if err != nil {
-			return "", fmt.Errorf("%s does not exist", name)
-		}
-		if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%s is not an executable file", name)
-		}
-		return name, nil
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(workDir(srv), name)
 	}
-	p, _ := envValue(env, "PATH")
-	return lookPathIn(name, p)
+	fi, err := os.Stat(name)
+	if err != nil {
+		return "", fmt.Errorf("%s does not exist", name)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not an executable file", name)
+	}
+	return name, nil
 }
 
 // InstallHint says how to get a command that is not found: where the
