@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -127,6 +128,10 @@ type snapshot struct {
 	extra   map[string]json.RawMessage // other top-level fields, as read
 }
 
+// maxFileBytes bounds the cache file read: 10,000 tools with schemas are a
+// few MB, so a file over this was not written by a cache writer.
+const maxFileBytes = 256 << 20
+
 // load returns the current file, reusing the last parse while the file on
 // disk is the same one (same inode, size and modification time: every
 // writer replaces the file by rename). It returns an error only for I/O
@@ -138,7 +143,9 @@ func (f *File) load() (*snapshot, error) {
 }
 
 func (f *File) loadLocked() (*snapshot, error) {
-	fh, err := os.Open(f.path)
+	// Opened without blocking: a FIFO in the cache's place must not hang
+	// every lookup; it is refused below, as is a device or a huge file.
+	fh, err := os.OpenFile(f.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.snap = nil
 		return &snapshot{}, nil
@@ -155,7 +162,13 @@ func (f *File) loadLocked() (*snapshot, error) {
 		s.info.Size() == info.Size() && s.info.ModTime().Equal(info.ModTime()) {
 		return s, nil
 	}
-	data, err := io.ReadAll(fh)
+	if !info.Mode().IsRegular() || info.Size() > maxFileBytes {
+		// Not something a cache writer makes: a miss, like a corrupt file.
+		f.corrupt.Add(1)
+		f.snap = nil
+		return &snapshot{}, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading cache file: %w", err)
 	}

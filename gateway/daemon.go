@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -49,7 +51,10 @@ type DaemonOptions struct {
 	Watch func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error
 	// TrustFile is watched too, so that `mcpgw trust` applies at once.
 	TrustFile string
-	Logger    *slog.Logger
+	// LoadTimeout bounds reading the configuration at a reload; 0 means
+	// 10 s.
+	LoadTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // Daemon is mcpgw's run loop around a Server: it serves the listeners,
@@ -66,6 +71,12 @@ type Daemon struct {
 	// the running config's: the file that broke may be new.
 	failed []string
 	resync chan struct{} // tells the watcher the file set may have changed
+	// reloads numbers reloads as they start; applied is the latest one
+	// that took effect (guarded by mu).
+	reloads atomic.Uint64
+	applied uint64
+	// loadConfig reads the configuration (registry.Load of the options).
+	loadConfig func() (*registry.Config, error)
 }
 
 // NewDaemon returns the run loop of gw.
@@ -74,6 +85,7 @@ func NewDaemon(gw *Server, opts DaemonOptions) *Daemon {
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.loadConfig = func() (*registry.Config, error) { return registry.Load(opts.ConfigPath, opts.LoadOptions) }
 	if d.current == nil {
 		d.current = registry.Empty(opts.ConfigPath)
 	}
@@ -157,20 +169,30 @@ func (d *Daemon) Run(ctx context.Context) error {
 // not load keeps the running configuration (and says why); one with the
 // same content is a no-op but for project files; otherwise only changed
 // servers restart.
+//
+// The files are read before the lock is taken, and for at most
+// loadTimeout: a read that never returns (a file on a hung network mount)
+// fails this reload but not the ones after it. Of reloads that overlap, a
+// read that started earlier never replaces what a later one applied.
 func (d *Daemon) Reload(why string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if n := d.opts.Notifier; n != nil {
 		n.Reloading()
 		defer n.Ready()
 	}
+	seq := d.reloads.Add(1)
+	next, err := d.load()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if seq < d.applied {
+		return nil
+	}
+	d.applied = seq
 	defer func() {
 		select {
 		case d.resync <- struct{}{}:
 		default:
 		}
 	}()
-	next, err := registry.Load(d.opts.ConfigPath, d.opts.LoadOptions)
 	if err != nil {
 		d.failed = registry.WatchFiles(d.opts.ConfigPath, d.opts.LoadOptions)
 		d.gw.RecordReload(err)
@@ -196,6 +218,39 @@ func (d *Daemon) Reload(why string) error {
 	d.log.Info("config reloaded", "trigger", why, "servers", len(next.Servers),
 		"added", added, "changed", changed, "removed", removed)
 	return nil
+}
+
+// loadTimeout bounds reading the configuration at a reload.
+const loadTimeout = 10 * time.Second
+
+// load reads the configuration, giving up after loadTimeout. The read
+// itself cannot be interrupted; a stuck one ends with its file, and
+// meanwhile holds nothing but its goroutine.
+func (d *Daemon) load() (*registry.Config, error) {
+	type loaded struct {
+		cfg *registry.Config
+		err error
+	}
+	ch := make(chan loaded, 1)
+	go func() {
+		cfg, err := d.loadConfig()
+		ch <- loaded{cfg, err}
+	}()
+	t := time.NewTimer(d.loadTimeout())
+	defer t.Stop()
+	select {
+	case l := <-ch:
+		return l.cfg, l.err
+	case <-t.C:
+		return nil, fmt.Errorf("reading %s took over %s", d.opts.ConfigPath, d.loadTimeout())
+	}
+}
+
+func (d *Daemon) loadTimeout() time.Duration {
+	if d.opts.LoadTimeout > 0 {
+		return d.opts.LoadTimeout
+	}
+	return loadTimeout
 }
 
 // files is the watch set: every file that contributed to the running

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,4 +181,75 @@ func TestLimitListener(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not wake a waiting Accept")
 	}
+}
+
+// A reload whose read never returns fails after the load timeout, keeps
+// the running configuration, and does not hold up the reloads after it.
+func TestReloadStuckReadDoesNotWedge(t *testing.T) {
+	dir := t.TempDir()
+	gw := New(registry.Empty(filepath.Join(dir, "mcp.json")), &Options{NoBootstrap: true})
+	defer gw.Close()
+	d := NewDaemon(gw, DaemonOptions{ConfigPath: filepath.Join(dir, "mcp.json"), LoadTimeout: 100 * time.Millisecond})
+	config := func(names ...string) *registry.Config {
+		var b strings.Builder
+		b.WriteString(`{"mcpServers": {`)
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + n + `": {"command": "true"}`)
+		}
+		b.WriteString("}}")
+		cfg, err := registry.Parse([]byte(b.String()), filepath.Join(dir, "mcp.json"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	release := make(chan struct{})
+	stuck := true
+	var mu sync.Mutex
+	d.loadConfig = func() (*registry.Config, error) {
+		mu.Lock()
+		s := stuck
+		stuck = false
+		mu.Unlock()
+		if s {
+			<-release // a read that does not return until the test lets it
+			return config("old"), nil
+		}
+		return config("a", "b"), nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- d.Reload("stuck") }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stuck read held the reload for 10 s")
+	}
+	if err == nil || !strings.Contains(err.Error(), "took over 100ms") {
+		t.Fatalf("stuck reload: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Reload("next") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("next reload: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next reload waited for the stuck one")
+	}
+	names := func() []string {
+		var out []string
+		for _, s := range gw.Status().Servers {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("servers after the next reload: %v", got)
+	}
+	close(release) // the stuck read ends; its result goes nowhere
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Limits of a file mcpgw reads as configuration (its own file, imports,
@@ -27,7 +28,14 @@ var errNotRegular = errors.New("not a regular file")
 // nested at most maxConfigDepth deep. Errors name the file and the limit.
 // A missing file gives an error that wraps fs.ErrNotExist.
 func readConfigFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	// Opened without blocking and checked on the open file: a path
+	// swapped for a FIFO between a stat and an open would block the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -40,11 +48,6 @@ func readConfigFile(path string) ([]byte, error) {
 	if fi.Size() > maxConfigBytes {
 		return nil, fmt.Errorf("%s: %d bytes, over the %d MiB limit for a configuration file", path, fi.Size(), maxConfigBytes>>20)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
 		return nil, err
