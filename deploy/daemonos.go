@@ -14,6 +14,8 @@ import (
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/mcpgw/mcpgw/internal/loopback"
 )
 
 // How the daemon meets its surroundings: its log, SIGHUP, the address it
@@ -85,22 +87,20 @@ func HUPReloads(ctx context.Context) (reloads <-chan struct{}, stop func()) {
 	return ch, func() { signal.Stop(hup); cancel(); <-done }
 }
 
-// CheckListen refuses non-loopback addresses unless allowed explicitly: the
-// daemon starts processes on behalf of whoever can reach it.
-func CheckListen(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
+// ListenAddr checks the address to listen on and returns it with its host
+// in a form net.Listen takes: non-loopback addresses are refused unless
+// allowed explicitly (the daemon starts processes on behalf of whoever can
+// reach it), and shorthand loopback addresses such as 127.1 are spelled out.
+func ListenAddr(addr string, allowRemote bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", addr, err)
+		return "", fmt.Errorf("--listen %q: %w", addr, err)
 	}
-	if allowRemote {
-		return nil
+	if ip := loopback.ParseIP(host); ip != nil {
+		addr = net.JoinHostPort(ip.String(), port)
 	}
-	if host == "localhost" {
-		return nil
+	if allowRemote || loopback.IsHost(host) {
+		return addr, nil
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with --token) if you mean it", addr)
-	}
-	return nil
+	return "", fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with --token) if you mean it", addr)
 }

@@ -93,7 +93,7 @@ func TestMetricsRefuseForeignHost(t *testing.T) {
 	defer gw.Close()
 	ts := httptest.NewServer(gw.Handler(&HTTPOptions{Gatherer: prometheusRegistry()}))
 	defer ts.Close()
-	for host, want := range map[string]int{"": 200, "evil.example:7332": 403} {
+	for host, want := range map[string]int{"": 200, "evil.example:7332": 403, "127.1:7332": 200, "localhost.evil.example": 403} {
 		req, _ := http.NewRequest("GET", ts.URL+"/metrics", nil)
 		if host != "" {
 			req.Host = host

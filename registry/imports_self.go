@@ -5,6 +5,8 @@ import (
 	neturl "net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/loopback"
 )
 
 // pointsAtSelf reports why srv would make mcpgw talk to itself, or "" when
@@ -69,18 +71,10 @@ func pointsAtSelf(s *Server, opts *LoadOptions, configPath string) string {
 		return ""
 	}
 	host := u.Hostname()
-	if strings.EqualFold(host, lhost) || isLoopbackHost(host) && (isLoopbackHost(lhost) || isUnspecifiedHost(lhost)) {
+	if strings.EqualFold(host, lhost) || loopback.IsHost(host) && (loopback.IsHost(lhost) || isUnspecifiedHost(lhost)) {
 		return "points at mcpgw's own address " + opts.Listen
 	}
 	return ""
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 func isUnspecifiedHost(h string) bool {

@@ -72,7 +72,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	if f.listen != "" {
-		if err := deploy.CheckListen(f.listen, f.allowRemote); err != nil {
+		if f.listen, err = deploy.ListenAddr(f.listen, f.allowRemote); err != nil {
 			return err
 		}
 	}
