@@ -286,10 +286,18 @@ func (r stdoutReader) Read(b []byte) (int, error) {
 
 func (stdoutReader) Close() error { return nil }
 
-// stdinWriter writes the child's stdin; closing it ends the process (Close).
+// stdinWriter writes the child's stdin; closing it ends the process
+// without waiting for it: the SDK closes the connection inline when a
+// connect fails, and the caller must learn of the failure at once, not
+// after a process that ignores its stdin has been made to stop. (The
+// session's owner waits for the end with Close where it needs to.)
 type stdinWriter struct{ pr *process }
 
 func (w stdinWriter) Write(b []byte) (int, error) { return w.pr.stdin.Write(b) }
-func (w stdinWriter) Close() error                { return w.pr.Close() }
+func (w stdinWriter) Close() error {
+	w.pr.closeStdin()
+	go w.pr.Close() // bounded: SIGKILL after two grace periods
+	return nil
+}
 
 var _ io.ReadCloser = stdoutReader{}
