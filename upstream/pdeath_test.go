@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -33,14 +34,22 @@ func runPoolHelper() {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("server=%s grandchild=%s reaper=%d\n", server, resultText(res), p.reaper.pid())
+	grandchild := resultText(res)
+	res, err = u.Call(context.Background(), "spawn", map[string]any{"setsid": true}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	time.Sleep(3 * trackInterval) // the reaper notes descendants once per interval
+	fmt.Printf("server=%s grandchild=%s escaped=%s reaper=%d\n", server, grandchild, resultText(res), p.reaper.pid())
 	select {}
 }
 
 // TestKilledDaemonLeavesNoProcess kills -9 a process running a Pool whose
 // upstream has a child of its own, and checks that the upstream's whole
 // process group dies with it (parent-death signal for the server, the
-// reaper for the grandchild) and that the reaper then exits.
+// reaper for the grandchild), that a grandchild in a session of its own
+// (setsid) dies too, and that the reaper then exits.
 func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -67,11 +76,11 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the helper's PIDs: %v", err)
 	}
-	var server, grandchild, reaper int
-	if _, err := fmt.Sscanf(strings.TrimSpace(line), "server=%d grandchild=%d reaper=%d", &server, &grandchild, &reaper); err != nil {
+	var server, grandchild, escaped, reaper int
+	if _, err := fmt.Sscanf(strings.TrimSpace(line), "server=%d grandchild=%d escaped=%d reaper=%d", &server, &grandchild, &escaped, &reaper); err != nil {
 		t.Fatalf("helper said %q: %v", line, err)
 	}
-	for _, pid := range []int{server, grandchild, reaper} {
+	for _, pid := range []int{server, grandchild, escaped, reaper} {
 		if !alive(pid) {
 			t.Fatalf("process %d not running before the kill (line %q)", pid, line)
 		}
@@ -85,7 +94,7 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	killed = true
-	waitGone(t, server, grandchild, reaper)
+	waitGone(t, server, grandchild, escaped, reaper)
 	if left := groupMembers(server); len(left) > 0 {
 		t.Errorf("process group %d still has %v", server, left)
 	}
@@ -127,4 +136,24 @@ func groupMembers(g int) []int {
 		}
 	}
 	return out
+}
+
+// A grandchild that left its server's process group (setsid) is killed
+// when the server is closed, as the rest of the group is.
+func TestClosedServerLeavesNoEscapedGrandchild(t *testing.T) {
+	p := New(nil)
+	defer p.Close()
+	srv, _ := testServer(t, "escaper", nil)
+	u := p.Upstream(srv)
+	res, err := u.Call(context.Background(), "spawn", map[string]any{"setsid": true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(resultText(res), "%d", &pid); err != nil || !alive(pid) {
+		t.Fatalf("spawn said %q", resultText(res))
+	}
+	time.Sleep(3 * trackInterval) // the reaper notes descendants once per interval
+	p.Reconcile(nil) // the server leaves the config: its process ends
+	waitGone(t, pid)
 }

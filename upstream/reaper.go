@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The reaper ends upstream process groups when mcpgw dies without closing
@@ -38,30 +39,76 @@ func init() {
 }
 
 // runReaper is the helper's main loop.
+//
+// A server's descendant that leaves its process group (setsid, as daemons
+// and some browsers do) escapes a group kill. So while groups are listed,
+// the helper also notes every descendant of their members, every
+// trackInterval, and kills those still alive (the same process: its start
+// time is checked) when their group ends or at EOF. Only Linux can list a
+// process's children; elsewhere, and for a descendant that lived less
+// than trackInterval, the group kill is all there is. Under systemd, the
+// unit's cgroup (KillMode=control-group, the default) covers every case.
 func runReaper(in io.Reader) {
 	// Only EOF ends the reaper: signals meant for mcpgw (a terminal's ^C,
 	// a service manager's SIGTERM) must not stop it before it has worked.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	groups := map[int]bool{}
-	sc := bufio.NewScanner(in)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(line) < 2 {
-			continue
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- sc.Text()
 		}
-		pgid, err := strconv.Atoi(line[1:])
-		if err != nil || pgid <= 1 {
-			continue
-		}
-		switch line[0] {
-		case '+':
-			groups[pgid] = true
-		case '-':
-			delete(groups, pgid)
+	}()
+	groups := map[int]map[int]uint64{} // pgid → escaped descendants (pid → start time)
+	tick := time.NewTicker(trackInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				for pgid, escaped := range groups {
+					_ = syscall.Kill(-pgid, syscall.SIGKILL)
+					killEscaped(escaped)
+				}
+				return
+			}
+			if len(line) < 2 {
+				continue
+			}
+			pgid, err := strconv.Atoi(line[1:])
+			if err != nil || pgid <= 1 {
+				continue
+			}
+			switch line[0] {
+			case '+':
+				groups[pgid] = map[int]uint64{}
+			case '-':
+				killEscaped(groups[pgid])
+				delete(groups, pgid)
+			}
+		case <-tick.C:
+			for pgid, escaped := range groups {
+				for pid, start := range descendants(pgid) {
+					if processGroup(pid) != pgid {
+						escaped[pid] = start
+					}
+				}
+			}
 		}
 	}
-	for pgid := range groups {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// trackInterval is how often the reaper notes the descendants of its
+// groups.
+const trackInterval = time.Second
+
+// killEscaped kills the noted processes that are still the ones noted.
+func killEscaped(escaped map[int]uint64) {
+	for pid, start := range escaped {
+		if st, ok := startTime(pid); ok && st == start {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

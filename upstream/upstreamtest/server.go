@@ -70,6 +70,10 @@ var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
 
+type spawnArgs struct {
+	Setsid bool `json:"setsid,omitempty"`
+}
+
 type uriArgs struct {
 	URI string `json:"uri"`
 }
@@ -210,10 +214,13 @@ func NewServer(opts *Options) *mcp.Server {
 			}
 			return text(wd), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Starts a long-sleeping child process that shares stderr; returns its PID."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Starts a long-sleeping child process that shares stderr, in a session of its own with setsid; returns its PID."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a spawnArgs) (*mcp.CallToolResult, any, error) {
 			cmd := exec.Command("sleep", "3600")
 			cmd.Stderr = os.Stderr
+			if a.Setsid {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			}
 			if err := cmd.Start(); err != nil {
 				return nil, nil, err
 			}
