@@ -25,8 +25,8 @@ type discovery struct {
 }
 
 // discover starts, in the background, a discovery of every enabled,
-// trusted server in v that has no listing and is not being discovered
-// already; at most discoveryConcurrency run at once. It does nothing when
+// trusted server in v whose listing is not known (none, or its previous
+// configuration's) and is not being discovered already; at most discoveryConcurrency run at once. It does nothing when
 // Options.NoBootstrap is set.
 func (s *Server) discover(v *registry.View) {
 	if s.opts.NoBootstrap {
@@ -34,7 +34,7 @@ func (s *Server) discover(v *registry.View) {
 	}
 	for _, sv := range v.Servers {
 		srv := sv.Server
-		if !srv.Enabled || srv.Untrusted || sv.Listing != nil {
+		if !srv.Enabled || srv.Untrusted || sv.Known() {
 			continue
 		}
 		s.mu.Lock()

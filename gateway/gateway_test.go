@@ -412,3 +412,48 @@ func TestToolSearchDescriptionMetatool(t *testing.T) {
 	}
 	t.Logf("ToolSearch description for the MetaTool catalogue: %d bytes", len(d))
 }
+
+// A server whose configuration changes keeps its tools through the reload:
+// sessions do not lose them while the new process starts, and a call in
+// that window reaches the new process (it used to be "Unknown tool", with
+// --no-bootstrap until something else connected the server).
+func TestChangedServerKeepsToolsThroughReload(t *testing.T) {
+	for _, mode := range []string{ModeDirect, ModeProxy} {
+		t.Run(mode, func(t *testing.T) {
+			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha")
+			connectNow(t, gw, "alpha")
+			c := connect(t, gw, SessionOptions{})
+			echo := "alpha_echo"
+			call := func(msg string) (string, bool) {
+				if mode == ModeProxy {
+					return c.call(t, "mcp", map[string]any{"tool": echo, "args": map[string]any{"message": msg}})
+				}
+				return c.call(t, echo, map[string]any{"message": msg})
+			}
+			if text, isErr := call("before"); isErr || text != "before" {
+				t.Fatalf("call before the reload = %q (error %v)", text, isErr)
+			}
+			old := gw.Catalog().View().Config
+			next := &registry.Config{Servers: map[string]*registry.Server{}, Settings: old.Settings}
+			dir := t.TempDir()
+			srv := upstreamtest.Server("alpha", map[string]string{upstreamtest.EnvPIDFile: filepath.Join(dir, "pids"), "CHANGED": "1"})
+			if srv.Hash == old.Servers["alpha"].Hash {
+				t.Fatal("the changed server has the same identity")
+			}
+			next.Servers["alpha"] = srv
+			gw.Reload(next)
+			if mode == ModeDirect && !slices.Contains(c.tools(t), echo) {
+				t.Fatalf("after the reload the session lists %v", c.tools(t))
+			}
+			if text, isErr := call("after"); isErr || text != "after" {
+				t.Fatalf("call right after the reload = %q (error %v)", text, isErr)
+			}
+			if n := pidCount(t, filepath.Join(dir, "pids")); n != 1 {
+				t.Errorf("the changed server ran %d times, want 1", n)
+			}
+			if sv, _ := gw.Catalog().View().Server("alpha"); sv == nil || sv.Listing == nil || sv.Listing.Source != registry.SourceLive {
+				t.Errorf("listing after the call: %+v", sv)
+			}
+		})
+	}
+}

@@ -143,7 +143,7 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 		sr.State = string(st.State)
 	default:
 		switch {
-		case sv.Listing != nil && sv.Listing.Source == registry.SourceCache:
+		case sv.Listing != nil && sv.Listing.Source != registry.SourceLive:
 			sr.State = "cached"
 		case sv.Listing != nil:
 			sr.State = "idle-closed" // connected before, closed for idleness or after a crash

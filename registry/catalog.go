@@ -17,6 +17,11 @@ import (
 const (
 	SourceLive  = "live"  // read from the connected upstream
 	SourceCache = "cache" // read from the metadata cache file
+	// SourcePrevious is the listing of a server's previous configuration,
+	// kept under its new identity until the new one is read: a server whose
+	// config changed keeps its tools through a reload instead of vanishing
+	// until it has restarted. Any other listing replaces it.
+	SourcePrevious = "previous"
 )
 
 // Listing is what an upstream offers, as last seen live or in the cache.
@@ -26,7 +31,7 @@ type Listing struct {
 	Prompts      []*mcp.Prompt // nil = unknown
 	Templates    []*mcp.ResourceTemplate
 	Instructions string
-	Source       string    // SourceLive or SourceCache
+	Source       string    // SourceLive, SourceCache or SourcePrevious
 	At           time.Time // when it was read (cachedAt for cache entries)
 	// Rejected are tools the catalogue left out because they cannot be
 	// offered to clients (see CheckTool); set by SetListings.
@@ -58,6 +63,12 @@ type ServerView struct {
 	Listing *Listing
 	// Tools after include/exclude filtering, sorted by gateway name.
 	Tools []*Tool
+}
+
+// Known reports whether the server's own listing is known: live or cached,
+// not its previous configuration's (which is shown meanwhile).
+func (sv *ServerView) Known() bool {
+	return sv.Listing != nil && sv.Listing.Source != SourcePrevious
 }
 
 // View is an immutable snapshot of the catalogue: the configuration plus
@@ -103,10 +114,25 @@ func NewCatalog(cfg *Config) *Catalog {
 func (c *Catalog) View() *View { return c.cur.Load() }
 
 // SetConfig replaces the configuration. Listings are kept by identity hash,
-// so unchanged servers keep their tools. It returns the new View.
+// so unchanged servers keep their tools; a server whose identity changed
+// and whose new one has no listing yet keeps its previous one, marked
+// SourcePrevious. It returns the new View.
 func (c *Catalog) SetConfig(cfg *Config) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old := c.cfg; old != nil && cfg != nil {
+		for name, srv := range cfg.Servers {
+			prev := old.Servers[name]
+			if prev == nil || prev.Hash == srv.Hash || c.listings[srv.Hash] != nil {
+				continue
+			}
+			if l := c.listings[prev.Hash]; l != nil {
+				cp := *l
+				cp.Source = SourcePrevious
+				c.listings[srv.Hash] = &cp
+			}
+		}
+	}
 	c.cfg = cfg
 	return c.rebuildLocked()
 }
