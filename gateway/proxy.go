@@ -233,6 +233,12 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 	}
 	u := gw.upstream(ctx, srv)
 	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
+	if cr.opts == nil {
+		cr.opts = &upstream.CallOptions{}
+	}
+	// The entry called through decides: two entries for one upstream
+	// share its process, not their timeouts.
+	cr.opts.Timeout = srv.RequestTimeout
 	switch {
 	case t.Resource != nil:
 		var rr *mcp.ReadResourceResult

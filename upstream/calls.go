@@ -23,6 +23,10 @@ type CallOptions struct {
 	// Meta is the caller's request _meta, passed on to the upstream (but
 	// for the progress token, which the pool sets itself).
 	Meta mcp.Meta
+	// Timeout bounds the call instead of the upstream's RequestTimeout
+	// (for a config entry that shares the upstream under another name);
+	// 0 means the upstream's.
+	Timeout time.Duration
 }
 
 // Call calls tool with args (any value that marshals to a JSON object),
@@ -63,6 +67,9 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		// Absent or null arguments: send an empty object, which every
 		// server accepts (some refuse null).
 		args = struct{}{}
+	}
+	if opts != nil && opts.Timeout > 0 {
+		ctx = context.WithValue(ctx, timeoutKey{}, opts.Timeout)
 	}
 	err = u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
 		var first *mcp.CallToolResult // a raw call's result that needs input
@@ -310,6 +317,9 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResou
 	return res, err
 }
 
+// timeoutKey carries CallOptions.Timeout from call to do.
+type timeoutKey struct{}
+
 // do runs f on a session, with the request timeout, accounting and error
 // translation shared by Call and ReadResource.
 func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *session) error) (err error) {
@@ -339,6 +349,9 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 			return err
 		}
 		timeout := requestTimeout(srv)
+		if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok {
+			timeout = d
+		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		err = f(cctx, s)
 		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil

@@ -29,3 +29,16 @@ func TestStartupTimeoutIsOnTime(t *testing.T) {
 		t.Errorf("the connect timeout of 300ms was reported after %s", took.Round(time.Millisecond))
 	}
 }
+
+// CallOptions.Timeout bounds a call instead of the upstream's request
+// timeout: two config entries sharing one upstream keep their own.
+func TestCallTimeoutOption(t *testing.T) {
+	srv, _ := testServer(t, "shared", nil)
+	srv.RequestTimeout = time.Minute
+	u := newPool(t, nil).Upstream(srv)
+	_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 20000}, &CallOptions{Timeout: 300 * time.Millisecond})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.After != 300*time.Millisecond {
+		t.Fatalf("call with a 300ms timeout: %v", err)
+	}
+}

@@ -481,12 +481,6 @@ func TestDefaultWorkingDirectoryIsHome(t *testing.T) {
 // during a call) is recycled after the call times out, so the next call
 // works on a new process instead of timing out too.
 func TestWedgedUpstreamIsRecycled(t *testing.T) {
-	if raceEnabled {
-		// Under the race detector on a loaded machine the stopped server
-		// has been seen to answer the call (it was continued by something
-		// the test does not control); run it without -race.
-		t.Skip("flaky under the race detector; run: go test -run TestWedgedUpstreamIsRecycled ./upstream")
-	}
 	srv, pidFile := testServer(t, "wedged", nil)
 	srv.RequestTimeout = 500 * time.Millisecond
 	u := newPool(t, nil).Upstream(srv)
