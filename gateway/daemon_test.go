@@ -141,6 +141,7 @@ func TestLimitListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	connState(first, http.StateActive) // in a request: not evicted
 	second := make(chan net.Conn, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -169,6 +170,7 @@ func TestLimitListener(t *testing.T) {
 	defer held.Close()
 	c3, _ := ln.Accept()
 	defer c3.Close()
+	connState(c3, http.StateActive)
 	errc := make(chan error, 1)
 	go func() { _, err := ln.Accept(); errc <- err }()
 	time.Sleep(50 * time.Millisecond)
@@ -252,4 +254,39 @@ func TestReloadStuckReadDoesNotWedge(t *testing.T) {
 		t.Fatalf("servers after the next reload: %v", got)
 	}
 	close(release) // the stuck read ends; its result goes nowhere
+}
+
+// At the limit, a connection that has not sent a whole request (or is idle
+// between requests) makes room for a new one: stalled clients cannot lock
+// others out. One in a request is never closed for it.
+func TestLimitListenerEvictsStalled(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := limitListener(inner, 2)
+	defer ln.Close()
+	accept := func(st http.ConnState) net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		sc, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		connState(sc, st)
+		return sc
+	}
+	busy := accept(http.StateActive)
+	stalled := accept(http.StateNew)
+	accept(http.StateNew) // over the limit: the stalled one makes room
+	if _, err := stalled.Write([]byte("x")); err == nil {
+		t.Error("the stalled connection is still open")
+	}
+	if _, err := busy.Write([]byte("x")); err != nil {
+		t.Errorf("the busy connection was closed: %v", err)
+	}
 }

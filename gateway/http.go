@@ -191,7 +191,12 @@ func readBodies(fast func(http.ResponseWriter, *http.Request, []byte) bool, next
 			next.ServeHTTP(w, r)
 			return
 		}
+		// A body is one JSON-RPC message: a client that has not sent it
+		// within bodyTimeout is stalled, and gives its connection back.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return
@@ -210,8 +215,12 @@ func readBodies(fast func(http.ResponseWriter, *http.Request, []byte) bool, next
 	})
 }
 
-// maxRequestBody bounds one request's body.
-const maxRequestBody = 64 << 20
+// maxRequestBody bounds one request's body, and bodyTimeout the time to
+// send it.
+const (
+	maxRequestBody = 64 << 20
+	bodyTimeout    = 10 * time.Second
+)
 
 type sessionSlotKey struct{}
 

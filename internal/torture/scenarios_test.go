@@ -5,11 +5,14 @@ package torture
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -269,4 +272,105 @@ func trim(s string) string {
 		return s[:200] + fmt.Sprintf("… (%d bytes)", len(s))
 	}
 	return s
+}
+
+// TestTortureClients: 600 connections that never finish their headers and
+// 100 that never finish their body, then 2,000 sessions opened and
+// abandoned, then 64 concurrent clients while an upstream crashes over and
+// over. The daemon keeps serving, its memory stays bounded, and no steady
+// call fails.
+func TestTortureClients(t *testing.T) {
+	d := newDaemon(t, func(d *daemon) map[string]any {
+		return map[string]any{"steady": d.hostile("steady", "plain", nil), "victim": d.hostile("victim", "plain", nil)}
+	})
+	ctx := context.Background()
+	addr := strings.TrimPrefix(d.url, "http://")
+	var stalled []net.Conn
+	defer func() {
+		for _, c := range stalled {
+			c.Close()
+		}
+	}()
+	for i := range 700 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		stalled = append(stalled, c)
+		req := "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\n"
+		if i >= 600 {
+			req += "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+		}
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	start := time.Now()
+	ctx1, cancel := context.WithTimeout(ctx, 30*time.Second)
+	s := d.session(ctx1)
+	if got, isErr := call(ctx1, s, "steady_echo", map[string]any{"message": "through the stall"}); isErr || got != "through the stall" {
+		t.Fatalf("a call with 700 stalled connections open: %q (error %v)", got, isErr)
+	}
+	cancel()
+	t.Logf("700 stalled connections: a new session and call took %s", time.Since(start).Round(time.Millisecond))
+
+	_, before := d.rss()
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"abandoned","version":"1"}}}`
+	for i := range 2000 {
+		req, _ := http.NewRequest("POST", d.url+"/mcp", strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("abandoned session %d: %v", i, err)
+		}
+		readAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("abandoned session %d: %s", i, resp.Status)
+		}
+	}
+	rss, peak := d.rss()
+	t.Logf("2,000 abandoned sessions: RSS %.0f MB (peak %.0f MB, %.0f MB before)", rss, peak, before)
+	if rss > 256 {
+		t.Errorf("RSS %.0f MB with 2,000 abandoned sessions, want ≤ 256 MB", rss)
+	}
+
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		s := d.session(ctx)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			call(ctx, s, "victim_crash", nil)
+		}
+	}()
+	start = time.Now()
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := d.session(ctx)
+			for j := range 10 {
+				msg := "steady " + strconv.Itoa(j)
+				if got, isErr := call(ctx, s, "steady_echo", map[string]any{"message": msg}); isErr || got != msg {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	t.Logf("64 clients × 10 calls beside a crash loop: %s, %d failed", time.Since(start).Round(time.Millisecond), failed.Load())
+	if n := failed.Load(); n != 0 {
+		t.Errorf("%d of 640 steady calls failed while another upstream crashed", n)
+	}
+	if !d.alive() {
+		t.Fatalf("daemon died:\n%s", d.log)
+	}
 }
