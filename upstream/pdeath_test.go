@@ -154,6 +154,6 @@ func TestClosedServerLeavesNoEscapedGrandchild(t *testing.T) {
 		t.Fatalf("spawn said %q", resultText(res))
 	}
 	time.Sleep(3 * trackInterval) // the reaper notes descendants once per interval
-	p.Reconcile(nil) // the server leaves the config: its process ends
+	p.Reconcile(nil)              // the server leaves the config: its process ends
 	waitGone(t, pid)
 }
