@@ -28,12 +28,25 @@ func TestOtherUserRefused(t *testing.T) {
 	status := func(uid uint32, method, path, body string) string {
 		t.Helper()
 		args := []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, d.url + path}
+		socket := strings.HasPrefix(path, "unix:") // the shim's socket
+		if socket {
+			path = strings.TrimPrefix(path, "unix:")
+			args = []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, "--unix-socket", d.socket, "http://localhost" + path}
+		}
 		if body != "" {
 			args = append(args, "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream", "--data", body)
 		}
 		cmd := exec.Command(curl, args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 		out, err := cmd.Output()
+		if socket {
+			// The socket speaks lines, not HTTP: what matters is whether
+			// curl could connect (its exit status 7 says it could not).
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 7 {
+				return "no connection"
+			}
+			return "connected"
+		}
 		if err != nil {
 			t.Fatalf("curl as uid %d: %v", uid, err)
 		}
@@ -52,6 +65,10 @@ func TestOtherUserRefused(t *testing.T) {
 		{65534, "GET", "/metrics", "", "200"},
 		{0, "POST", "/mcp", initialize, "200"},
 		{0, "GET", "/-/status", "", "200"},
+		// The socket is the owner's alone (0600 in a 0700 directory, and
+		// the peer's UID checked): another user cannot even connect.
+		{65534, "POST", "unix:/mcp", initialize, "no connection"},
+		{0, "POST", "unix:/mcp", initialize, "connected"},
 	} {
 		if got := status(tc.uid, tc.method, tc.path, tc.body); got != tc.want {
 			t.Errorf("uid %d %s %s: %s, want %s", tc.uid, tc.method, tc.path, got, tc.want)
