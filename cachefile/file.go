@@ -162,6 +162,9 @@ func (f *File) loadLocked() (*snapshot, error) {
 		s.info.Size() == info.Size() && s.info.ModTime().Equal(info.ModTime()) {
 		return s, nil
 	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("reading cache file: %s is a directory", f.path)
+	}
 	if !info.Mode().IsRegular() || info.Size() > maxFileBytes {
 		// Not something a cache writer makes: a miss, like a corrupt file.
 		f.corrupt.Add(1)

@@ -3,6 +3,8 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -101,4 +103,31 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// DialOrStartDaemon dials the daemon's socket; when none answers and start
+// is set, it starts one with args (see StartDaemon) and dials that.
+func DialOrStartDaemon(ctx context.Context, sock string, start bool, args []string, timeout time.Duration) (net.Conn, error) {
+	conn, err := DialDaemon(sock)
+	switch {
+	case err == nil:
+		return conn, nil
+	case !start:
+		return nil, fmt.Errorf("no mcpgw daemon at %s: %w", sock, err)
+	}
+	return StartDaemon(ctx, sock, args, timeout)
+}
+
+// ShimLogger is the log of a process whose stdout carries protocol bytes
+// (the stdio shim): plain text on stderr, without time and level, which
+// the client that runs it adds or does not want.
+func ShimLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }

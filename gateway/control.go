@@ -3,12 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -145,4 +147,113 @@ func WriteResult(w io.Writer, res *mcp.CallToolResult) {
 			fmt.Fprintln(w, string(data))
 		}
 	}
+}
+
+// ProxyFlags are the options of the CLI's `mcp` tool commands.
+type ProxyFlags struct {
+	Server  string // only this server (tools, search)
+	Regex   bool   // search: the words are a regular expression
+	Schemas bool   // search: include parameters
+}
+
+// ProxyArgs turns a CLI command (tools, search, call, connect, describe)
+// and its arguments into the `mcp` tool's arguments, so that the command
+// shows exactly what the model would see.
+func ProxyArgs(command string, rest []string, f ProxyFlags) (map[string]any, error) {
+	args := map[string]any{}
+	one := func(key, usage string) error {
+		if len(rest) != 1 {
+			return errors.New("usage: " + usage)
+		}
+		args[key] = rest[0]
+		return nil
+	}
+	switch command {
+	case "tools":
+		if f.Server != "" {
+			args["server"] = f.Server
+		}
+	case "search":
+		if len(rest) == 0 {
+			return nil, errors.New("usage: mcpgw search [--server S] WORDS")
+		}
+		args["search"] = strings.Join(rest, " ")
+		if f.Server != "" {
+			args["server"] = f.Server
+		}
+		args["regex"], args["includeSchemas"] = f.Regex, f.Schemas
+	case "call":
+		if len(rest) == 0 || len(rest) > 2 {
+			return nil, errors.New(`usage: mcpgw call TOOL ['{"arg": "value"}']`)
+		}
+		args["tool"] = rest[0]
+		if len(rest) == 2 {
+			var a map[string]any
+			if err := json.Unmarshal([]byte(rest[1]), &a); err != nil {
+				return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
+			}
+			args["args"] = a
+		}
+	case "connect":
+		return args, one("connect", "mcpgw connect SERVER")
+	case "describe":
+		return args, one("describe", "mcpgw describe TOOL")
+	}
+	return args, nil
+}
+
+// ResultText is the text contents of a tool result, joined by spaces.
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// PrintLogs writes the daemon's recent lines about server to w; with
+// follow, it then polls once a second and writes the new ones, until ctx
+// ends.
+func (c *Control) PrintLogs(ctx context.Context, w io.Writer, server string, follow bool) error {
+	var last []string
+	for {
+		lines, err := c.Logs(ctx, server)
+		if err != nil {
+			return err
+		}
+		for _, l := range NewLines(last, lines) {
+			fmt.Fprintln(w, l)
+		}
+		last = lines
+		if !follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Healthz asks the daemon's /healthz and returns "URL: answer"; an error
+// when it does not answer 200 OK.
+func (c *Control) Healthz(ctx context.Context) (string, error) {
+	target := strings.TrimRight(c.URL, "/") + "/healthz"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("checking %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("checking %s: %s: %s", target, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return target + ": " + strings.TrimSpace(string(body)), nil
 }

@@ -239,3 +239,50 @@ func within(dir, path string) bool {
 	}
 	return strings.HasPrefix(path, dir)
 }
+
+// Trust adds dir to the store and saves it; the message says what changed.
+func (t *TrustStore) Trust(dir string) (string, error) {
+	if by := t.TrustedBy(dir); by != "" {
+		return fmt.Sprintf("%s is already trusted (through %s)", dir, by), nil
+	}
+	if _, err := t.Add(dir); err != nil {
+		return "", fmt.Errorf("trusting %s: %w", dir, err)
+	}
+	if err := t.Save(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("trusted %s: its project MCP servers may now start (store %s)", t.TrustedBy(dir), t.Path()), nil
+}
+
+// Untrust removes dir from the store and saves it; the message says what
+// changed. A directory trusted only through a parent is an error naming
+// the parent.
+func (t *TrustStore) Untrust(dir string) (string, error) {
+	if !t.Remove(dir) {
+		if by := t.TrustedBy(dir); by != "" {
+			return "", fmt.Errorf("%s is not trusted itself but through %s; run: mcpgw untrust %s", dir, by, by)
+		}
+		abs, _ := filepath.Abs(dir)
+		return abs + " was not trusted", nil
+	}
+	if err := t.Save(); err != nil {
+		return "", err
+	}
+	if by := t.TrustedBy(dir); by != "" {
+		return fmt.Sprintf("untrusted %s, but it is still trusted through %s", dir, by), nil
+	}
+	return fmt.Sprintf("untrusted %s: its project MCP servers no longer start", dir), nil
+}
+
+// Describe says whether dir's project servers may start, and through
+// which trusted directory.
+func (t *TrustStore) Describe(dir string) string {
+	by := t.TrustedBy(dir)
+	switch by {
+	case "":
+		return "not trusted: its servers are not started (mcpgw trust " + dir + ")"
+	case dir:
+		return "trusted"
+	}
+	return "trusted (through " + by + ")"
+}

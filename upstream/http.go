@@ -403,3 +403,18 @@ func OAuthClient(srv *registry.Server) oauth.Client {
 		AllowPrivateNetwork: o.AllowPrivateNetwork,
 	}
 }
+
+// LogIn stores a login to srv in store: the client credentials grant when
+// its oauth block asks for it, else the authorization code flow through
+// browser.
+func LogIn(ctx context.Context, srv *registry.Server, store *oauth.Store, browser oauth.Browser) error {
+	opts := oauth.LoginOptions{ServerURL: srv.URL, Client: OAuthClient(srv), Store: store}
+	var err error
+	if srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials {
+		_, err = oauth.ClientCredentials(ctx, opts)
+	} else {
+		opts.Browser = browser
+		_, err = oauth.Login(ctx, opts)
+	}
+	return err
+}

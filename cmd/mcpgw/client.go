@@ -109,44 +109,9 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rest := fs.Args()
-	callArgs := map[string]any{}
-	switch name {
-	case "tools":
-		if *server != "" {
-			callArgs["server"] = *server
-		}
-	case "search":
-		if len(rest) == 0 {
-			return errors.New("usage: mcpgw search [--server S] WORDS")
-		}
-		callArgs["search"] = strings.Join(rest, " ")
-		if *server != "" {
-			callArgs["server"] = *server
-		}
-		callArgs["regex"], callArgs["includeSchemas"] = *regex, *schemas
-	case "call":
-		if len(rest) == 0 || len(rest) > 2 {
-			return errors.New(`usage: mcpgw call TOOL ['{"arg": "value"}']`)
-		}
-		callArgs["tool"] = rest[0]
-		if len(rest) == 2 {
-			var a map[string]any
-			if err := json.Unmarshal([]byte(rest[1]), &a); err != nil {
-				return fmt.Errorf("arguments must be a JSON object: %w", err)
-			}
-			callArgs["args"] = a
-		}
-	case "connect":
-		if len(rest) != 1 {
-			return errors.New("usage: mcpgw connect SERVER")
-		}
-		callArgs["connect"] = rest[0]
-	case "describe":
-		if len(rest) != 1 {
-			return errors.New("usage: mcpgw describe TOOL")
-		}
-		callArgs["describe"] = rest[0]
+	callArgs, err := gateway.ProxyArgs(name, fs.Args(), gateway.ProxyFlags{Server: *server, Regex: *regex, Schemas: *schemas})
+	if err != nil {
+		return err
 	}
 	res, err := c.control().Proxy(ctx, callArgs)
 	if err != nil {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/gateway"
 )
 
 // healthcheck is `mcpgw healthcheck`: it asks a daemon's /healthz and
@@ -23,20 +22,10 @@ func healthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	target := strings.TrimRight(*url, "/") + "/healthz"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	answer, err := (&gateway.Control{URL: *url}).Healthz(ctx)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("checking %s: %w", target, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("checking %s: %s: %s", target, resp.Status, strings.TrimSpace(string(body)))
-	}
-	fmt.Fprintf(stdout, "%s: %s\n", target, strings.TrimSpace(string(body)))
+	fmt.Fprintln(stdout, answer)
 	return nil
 }

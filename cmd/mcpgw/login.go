@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -32,19 +30,13 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fs.Usage()
 		return errors.New("login: name one server")
 	}
-	srv, err := oauthServer(*config, fs.Arg(0))
+	srv, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	opts := oauth.LoginOptions{ServerURL: srv.URL, Client: upstream.OAuthClient(srv), Store: oauthStore()}
-	if srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials {
-		_, err = oauth.ClientCredentials(ctx, opts)
-	} else {
-		opts.Browser = oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser)
-		_, err = oauth.Login(ctx, opts)
-	}
+	err = upstream.LogIn(ctx, srv, oauthStore(), oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser))
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("login: no login within %v", *timeout)
 	}
@@ -57,7 +49,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case err != nil:
 		fmt.Fprintf(stdout, "The daemon will use it at its next connect (%v).\n", firstLine(err.Error()))
 	case res.IsError:
-		fmt.Fprintf(stdout, "The daemon could not connect %s yet: %s\n", srv.Name, resultText(res))
+		fmt.Fprintf(stdout, "The daemon could not connect %s yet: %s\n", srv.Name, firstLine(gateway.ResultText(res)))
 	default:
 		fmt.Fprintf(stdout, "The daemon has reconnected %s.\n", srv.Name)
 	}
@@ -75,7 +67,7 @@ func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logout [--all] SERVER")
 	}
-	srv, err := oauthServer(*config, fs.Arg(0))
+	srv, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -84,33 +76,4 @@ func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "Logged out of %s.\n", srv.Name)
 	return nil
-}
-
-// oauthServer finds name in the config: a remote server.
-func oauthServer(config, name string) (*registry.Server, error) {
-	cfg, err := registry.Load(config, &registry.LoadOptions{})
-	if err != nil {
-		return nil, err
-	}
-	srv, ok := cfg.Servers[name]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("no server %q in %s", name, cfg.Path)
-	case srv.URL == "":
-		return nil, fmt.Errorf("%s is a stdio server: only remote servers log in", name)
-	case srv.Auth != registry.AuthOAuth:
-		return nil, fmt.Errorf(`%s does not use OAuth: add "auth": "oauth" to its entry in %s`, name, cfg.Path)
-	}
-	return srv, nil
-}
-
-// resultText is the text of a tool result, on one line.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return firstLine(strings.Join(parts, " "))
 }

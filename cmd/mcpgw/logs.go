@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway"
 )
 
 // logsCmd is `mcpgw logs SERVER [-f]`: the daemon's recent lines about a
@@ -25,25 +23,7 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logs [-f] SERVER")
 	}
-	var last []string
-	for {
-		lines, err := c.control().Logs(ctx, fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		for _, l := range gateway.NewLines(last, lines) {
-			fmt.Fprintln(stdout, l)
-		}
-		last = lines
-		if !*follow {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
+	return c.control().PrintLogs(ctx, stdout, fs.Arg(0), *follow)
 }
 
 // uiCmd is `mcpgw ui`: the status page's address, opened in the browser.

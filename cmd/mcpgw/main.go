@@ -33,35 +33,6 @@ func main() {
 	}
 }
 
-const usage = `mcpgw — a local, multiplexing MCP gateway
-
-Usage:
-  mcpgw serve [--config FILE] [--listen ADDR]   run the daemon
-  mcpgw serve --stdio                           one private session on stdin/stdout
-  mcpgw stdio                                   connect a stdio MCP client to the daemon (starts it if needed)
-  mcpgw status [--json]                         what the running daemon is doing
-  mcpgw ui                                      open the status page (http://127.0.0.1:7332/)
-  mcpgw logs [-f] SERVER                        the daemon's lines about a server, and its stderr
-  mcpgw tools [--server S]                      list tools
-  mcpgw search WORDS...                         find tools
-  mcpgw describe TOOL                           show a tool's parameters
-  mcpgw call TOOL '{"arg":"value"}'             call a tool
-  mcpgw connect SERVER                          connect a server now
-  mcpgw login SERVER [--paste]                  log in to a remote server that uses OAuth
-  mcpgw logout SERVER [--all]                   forget that login
-  mcpgw reload                                  reload the config
-  mcpgw check [--config FILE] [--project DIR]   validate the config and its imports, list the servers
-  mcpgw trust DIR | --list                      let DIR's project files (.mcp.json, .pi/mcp.json) start servers
-  mcpgw untrust DIR                             stop trusting DIR
-  mcpgw service install|uninstall|status [--dry-run]  run the daemon as a user service (systemd, launchd)
-  mcpgw healthcheck [--url URL]                 exit 0 if the daemon answers /healthz (for containers)
-  mcpgw bench search --catalog F --queries F    measure the search ranking on your own catalogue
-  mcpgw completion bash|zsh|fish                shell completion, server names included
-  mcpgw version
-
-Run "mcpgw help COMMAND" for what a command does, its flags and examples.
-`
-
 // run dispatches a subcommand. It is main without the process: tests call it.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,7 +85,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		log.Info("mcpgw serving one session on stdio", "version", version, "config", w.path, "servers", len(w.cfg.Servers))
 		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: f.mode, Cwd: cwdOrEmpty()})
 	}
-	return runDaemon(ctx, f, w, log)
+	return gateway.Serve(ctx, w.gw, gateway.ServeOptions{
+		Listen: f.listen, ListenSet: f.listenSet, Socket: f.socket, Token: f.token,
+		ConfigPath: w.path, LoadOptions: w.loadOpts, Config: w.cfg, LoadErr: w.loadErr,
+		Gatherer: w.reg, CachePath: w.cachePath, Version: version, Logger: log,
+	})
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -190,87 +189,6 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	return w, nil
 }
 
-// runDaemon opens the listeners and runs the daemon until ctx ends.
-func runDaemon(ctx context.Context, f *serveFlags, w *wiring, log *slog.Logger) error {
-	gw, cfg, path, loadOpts, loadErr, reg, cachePath := w.gw, w.cfg, w.path, w.loadOpts, w.loadErr, w.reg, w.cachePath
-	listenSet := f.listenSet
-	var err error
-	notify := deploy.NewNotifier(log)
-	var sockLn net.Listener
-	if f.socket != "" {
-		ln, release, err := deploy.ListenSocket(f.socket)
-		if err != nil {
-			return err
-		}
-		// Released only once the gateway has closed, so that a daemon
-		// started meanwhile cannot serve the socket while this one still
-		// ends its sessions and upstreams.
-		defer func() { gw.Close(); release() }()
-		sockLn = ln
-	}
-
-	var ln net.Listener
-	if f.listen != "" {
-		ln, err = net.Listen("tcp", f.listen)
-		switch {
-		case err != nil && (listenSet || sockLn == nil):
-			return fmt.Errorf("listening on %s: %w", f.listen, err)
-		case err != nil:
-			// The default port is taken (another program, or another user's
-			// daemon): the socket still serves the shims.
-			log.Warn("HTTP listener unavailable; serving the unix socket only", "listen", f.listen, "err", err)
-			ln = nil
-		}
-	}
-	reloads, stopHup := deploy.HUPReloads(ctx)
-	defer stopHup()
-	d := gateway.NewDaemon(gw, gateway.DaemonOptions{
-		ConfigPath:  path,
-		LoadOptions: loadOpts,
-		Config:      cfg,
-		LoadErr:     loadErr,
-		HTTP:        ln,
-		Socket:      sockLn,
-		HTTPOptions: gateway.HTTPOptions{
-			Token: f.token, Gatherer: reg, SessionTimeout: cfg.Settings.SessionIdleTimeout, // read at start
-		},
-		ConnContext: gw.ConnContext,
-		Reloads:     reloads,
-		Notifier:    notify,
-		TrustFile:   registry.DefaultTrustPath(),
-		Logger:      log,
-		Watch: func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error {
-			return registry.Watch(ctx, files, reload, &registry.WatchOptions{Logger: log, Resync: resync})
-		},
-	})
-	// Start-up parsed the config and the cache; hand that garbage back now
-	// so an idle daemon stays small. Then trade some heap for fewer
-	// collections on the hot path (set here, not through GOGC, which
-	// upstream children would inherit).
-	debug.FreeOSMemory()
-	debug.SetGCPercent(gcPercent)
-	// Once started, the daemon settles on one CPU, unless $GOMAXPROCS says
-	// otherwise: its work is relaying small messages, and with more than
-	// one P the runtime spends more CPU waking threads to hand them
-	// between goroutines than the relaying costs (proxy bench on 2 CPUs:
-	// 358 µs per call instead of 382 at concurrency 1, 172 instead of 205
-	// at 64 sessions, at the same throughput). Start-up (config, cache,
-	// search indexes) runs on every CPU first.
-	if os.Getenv("GOMAXPROCS") == "" {
-		settle := time.AfterFunc(settleAfter, func() { runtime.GOMAXPROCS(1) })
-		defer settle.Stop()
-	}
-	mcpURL := "(none)"
-	if ln != nil {
-		mcpURL = "http://" + ln.Addr().String() + "/mcp"
-	}
-	log.Info("mcpgw serving", "version", version, "mcp", mcpURL,
-		"socket", f.socket, "config", path, "servers", len(cfg.Servers), "cache", cachePath)
-	err = d.Run(ctx)
-	log.Info("mcpgw stopping")
-	return err
-}
-
 // loadTrust returns a reader of the trusted project directories, read
 // afresh for each new session so `mcpgw trust` needs no restart.
 func loadTrust(log *slog.Logger) func() *registry.TrustStore {
@@ -287,14 +205,6 @@ func cwdOrEmpty() string {
 	d, _ := os.Getwd()
 	return d
 }
-
-// settleAfter is when the daemon goes down to one CPU (see serve).
-const settleAfter = 3 * time.Second
-
-// gcPercent is the daemon's GOGC: most of what a forwarded call allocates
-// is short-lived message buffers, so collecting less often costs little
-// memory and saves CPU per call.
-const gcPercent = 400
 
 // defaultListen is $MCPGW_LISTEN, else deploy.DefaultListen.
 func defaultListen() string {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -29,28 +27,14 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	cwd, _ := os.Getwd()
-	dial := func(ctx context.Context) (net.Conn, error) {
-		conn, err := deploy.DialDaemon(*sock)
-		if err == nil || *noStart {
-			if err != nil {
-				err = fmt.Errorf("no mcpgw daemon at %s: %w", *sock, err)
-			}
-			return conn, err
-		}
-		args := []string{"serve", "--socket", *sock, "--log-format", "json"}
-		if *config != "" {
-			args = append(args, "--config", *config)
-		}
-		return deploy.StartDaemon(ctx, *sock, args, *timeout)
+	serveArgs := []string{"serve", "--socket", *sock, "--log-format", "json"}
+	if *config != "" {
+		serveArgs = append(serveArgs, "--config", *config)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	})).With("component", "mcpgw stdio")
+	dial := func(ctx context.Context) (net.Conn, error) {
+		return deploy.DialOrStartDaemon(ctx, *sock, !*noStart, serveArgs, *timeout)
+	}
+	log := deploy.ShimLogger(stderr).With("component", "mcpgw stdio")
 	return shim.Run(ctx, stdin, stdout, shim.Options{
 		Dial:    dial,
 		Version: version,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -37,18 +36,11 @@ func trustCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw trust DIR (or --list)")
 	}
-	dir := fs.Arg(0)
-	if by := ts.TrustedBy(dir); by != "" {
-		fmt.Fprintf(stdout, "%s is already trusted (through %s)\n", dir, by)
-		return nil
-	}
-	if _, err := ts.Add(dir); err != nil {
-		return fmt.Errorf("trusting %s: %w", dir, err)
-	}
-	if err := ts.Save(); err != nil {
+	msg, err := ts.Trust(fs.Arg(0))
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trusted %s: its project MCP servers may now start (store %s)\n", ts.TrustedBy(dir), ts.Path())
+	fmt.Fprintln(stdout, msg)
 	return nil
 }
 
@@ -66,22 +58,10 @@ func untrustCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	dir := fs.Arg(0)
-	if !ts.Remove(dir) {
-		if by := ts.TrustedBy(dir); by != "" {
-			return fmt.Errorf("%s is not trusted itself but through %s; run: mcpgw untrust %s", dir, by, by)
-		}
-		abs, _ := filepath.Abs(dir)
-		fmt.Fprintf(stdout, "%s was not trusted\n", abs)
-		return nil
-	}
-	if err := ts.Save(); err != nil {
+	msg, err := ts.Untrust(fs.Arg(0))
+	if err != nil {
 		return err
 	}
-	if by := ts.TrustedBy(dir); by != "" {
-		fmt.Fprintf(stdout, "untrusted %s, but it is still trusted through %s\n", dir, by)
-		return nil
-	}
-	fmt.Fprintf(stdout, "untrusted %s: its project MCP servers no longer start\n", dir)
+	fmt.Fprintln(stdout, msg)
 	return nil
 }
