@@ -81,91 +81,110 @@ func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("project directory: %w", err)
 	}
-	trusted := trust.Trusted(dir)
-	user := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: dir}
-	repo := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: dir, untrusted: !trusted}
+	p := &projectRead{dir: dir, trusted: trust.Trusted(dir), projImports: map[string][]*sourceFile{}}
+	if err := c.readProject(p, opts); err != nil {
+		return nil, err
+	}
+	userSrcs, repoSrcs := c.arrangeProject(p)
+	c.sameAsUser(userSrcs)
+	return c.projectConfig(p, userSrcs, repoSrcs), nil
+}
 
-	var (
-		errs     []error
-		warns    []string
-		overlays []*sourceFile
-		files    []string
-	)
+// projectRead is what WithProject read for a project directory.
+type projectRead struct {
+	dir         string
+	trusted     bool
+	overlays    []*sourceFile            // the project's own files
+	projImports map[string][]*sourceFile // by import kind: the project's files of that tool
+	claudeLocal *sourceFile              // ~/.claude.json's servers for dir (user-written, so trusted)
+	files       []string                 // every file read
+	warns       []string
+}
+
+// readProject reads dir's project files, the project files of the
+// imported tools, and Claude Code's per-project servers.
+func (c *Config) readProject(p *projectRead, opts *LoadOptions) error {
+	user := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: p.dir}
+	repo := &sourceReader{opts: opts, settings: &c.Settings, configPath: c.Path, project: p.dir, untrusted: !p.trusted}
+	var errs []error
 	read := func(r *sourceReader, kind string, cand candidate) *sourceFile {
-		files = append(files, cand.path)
+		p.files = append(p.files, cand.path)
 		sf, w, err := r.read(kind, cand)
-		warns = append(warns, w...)
+		p.warns = append(p.warns, w...)
 		if err != nil {
 			errs = append(errs, err)
 			return nil
 		}
 		return sf
 	}
-	for _, f := range ProjectFiles(dir) {
+	for _, f := range ProjectFiles(p.dir) {
 		if sf := read(repo, kindProject, candidate{f, formatMCPServers}); sf != nil {
-			overlays = append(overlays, sf)
+			p.overlays = append(p.overlays, sf)
 		}
 	}
-	projImports := map[string][]*sourceFile{}
 	seen := map[string]bool{}
 	for _, kind := range c.Imports {
 		if seen[kind] {
 			continue
 		}
 		seen[kind] = true
-		for _, cand := range projectImportCandidates(kind, dir) {
+		for _, cand := range projectImportCandidates(kind, p.dir) {
 			if sf := read(repo, kind, cand); sf != nil {
-				projImports[kind] = append(projImports[kind], sf)
+				p.projImports[kind] = append(p.projImports[kind], sf)
 			}
 		}
 	}
-	var claudeLocal *sourceFile // user-written, so trusted whatever the project
 	for _, sf := range c.sources {
 		if sf.kind != ImportClaudeCode || sf.projects == nil {
 			continue
 		}
-		servers, ok := sf.projects[dir].(map[string]any)
+		servers, ok := sf.projects[p.dir].(map[string]any)
 		if !ok {
-			servers, ok = sf.projects[realDir(dir)].(map[string]any)
+			servers, ok = sf.projects[realDir(p.dir)].(map[string]any)
 		}
 		if !ok {
 			continue
 		}
 		parsed, w, err := user.parseServers(sf.path, formatClaudeJSON, "mcpServers", servers)
-		warns = append(warns, w...)
+		p.warns = append(p.warns, w...)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		claudeLocal = &sourceFile{kind: ImportClaudeCode, path: sf.path, servers: parsed.servers, plainHash: parsed.plainHash}
+		p.claudeLocal = &sourceFile{kind: ImportClaudeCode, path: sf.path, servers: parsed.servers, plainHash: parsed.plainHash}
 		break
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	return errors.Join(errs...)
+}
 
-	// The user's sources, with the project's import files in place.
-	var userSrcs, repoSrcs []*sourceFile
+// arrangeProject orders the sources: the user's, with the project's
+// import files in place (and the project's own files first) when the
+// project is trusted; else those go to repoSrcs, which only add names.
+func (c *Config) arrangeProject(p *projectRead) (userSrcs, repoSrcs []*sourceFile) {
 	for i, sf := range c.sources {
-		if sf.kind == ImportClaudeCode && claudeLocal != nil && (i == 0 || c.sources[i-1].kind != ImportClaudeCode) {
-			userSrcs = append(userSrcs, claudeLocal)
+		if sf.kind == ImportClaudeCode && p.claudeLocal != nil && (i == 0 || c.sources[i-1].kind != ImportClaudeCode) {
+			userSrcs = append(userSrcs, p.claudeLocal)
 		}
 		if i == 0 || c.sources[i-1].kind != sf.kind {
-			if trusted {
-				userSrcs = append(userSrcs, projImports[sf.kind]...)
+			if p.trusted {
+				userSrcs = append(userSrcs, p.projImports[sf.kind]...)
 			} else {
-				repoSrcs = append(repoSrcs, projImports[sf.kind]...)
+				repoSrcs = append(repoSrcs, p.projImports[sf.kind]...)
 			}
 		}
 		userSrcs = append(userSrcs, sf)
 	}
-	if trusted {
-		userSrcs = append(slices.Clip(overlays), userSrcs...)
+	if p.trusted {
+		userSrcs = append(slices.Clip(p.overlays), userSrcs...)
 	} else {
-		repoSrcs = append(slices.Clip(overlays), repoSrcs...)
+		repoSrcs = append(slices.Clip(p.overlays), repoSrcs...)
 	}
+	return userSrcs, repoSrcs
+}
 
-	// Project servers identical to a user server are that server.
+// sameAsUser makes project servers identical to a user server that server
+// (its working directory and identity).
+func (c *Config) sameAsUser(userSrcs []*sourceFile) {
 	byHash := map[string]*Server{}
 	for _, sf := range c.sources {
 		for _, s := range sf.servers {
@@ -181,7 +200,11 @@ func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (
 			}
 		}
 	}
+}
 
+// projectConfig builds the merged configuration: user sources first, then
+// the names only untrusted sources define, listed but not started.
+func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile) *Config {
 	out := *c
 	out.Servers = mergeSources(userSrcs)
 	untrustedCount := 0
@@ -197,20 +220,20 @@ func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (
 	out.sources = userSrcs
 	out.Files = slices.Clone(c.Files)
 	names := []string{"", "", ""}
-	data := [][]byte{[]byte(c.Hash), []byte(dir), []byte(fmt.Sprint(trusted))}
-	for _, f := range files {
+	data := [][]byte{[]byte(c.Hash), []byte(p.dir), []byte(fmt.Sprint(p.trusted))}
+	for _, f := range p.files {
 		out.Files = appendNew(out.Files, f)
 	}
-	for _, sf := range append(slices.Clip(overlays), flatten(c.Imports, projImports)...) {
+	for _, sf := range append(slices.Clip(p.overlays), flatten(c.Imports, p.projImports)...) {
 		names = append(names, sf.path)
 		data = append(data, sf.canon)
 	}
 	out.Hash = hashFiles(names, data)
-	out.Warnings = append(slices.Clip(c.Warnings), warns...)
-	if !trusted && untrustedCount > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: not trusted, so its %d project server(s) are listed but not started; to allow them: mcpgw trust %s", dir, untrustedCount, dir))
+	out.Warnings = append(slices.Clip(c.Warnings), p.warns...)
+	if !p.trusted && untrustedCount > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: not trusted, so its %d project server(s) are listed but not started; to allow them: mcpgw trust %s", p.dir, untrustedCount, p.dir))
 	}
-	return &out, nil
+	return &out
 }
 
 func flatten(kinds []string, byKind map[string][]*sourceFile) []*sourceFile {
