@@ -31,6 +31,7 @@ func TestTortureUpstreams(t *testing.T) {
 			"garbage":  d.hostile("garbage", "garbage", nil),
 			"initexit": d.hostile("initexit", "initexit", nil),
 			"stubborn": d.hostile("stubborn", "stubborn", nil),
+			"flooder":  d.hostile("flooder", "plain", nil),
 		}
 	})
 	ctx := context.Background()
@@ -74,7 +75,7 @@ func TestTortureUpstreams(t *testing.T) {
 	}
 	steady("huge")
 	back("huge")
-	got, isErr = call(ctx, s, "victim_flood", map[string]any{"mb": 50})
+	got, isErr = call(ctx, s, "flooder_flood", map[string]any{"mb": 50})
 	if isErr || got != "flooded" {
 		t.Errorf("50 MB of stderr: %q (error %v)", trim(got), isErr)
 	}
@@ -116,6 +117,7 @@ func TestTortureUpstreams(t *testing.T) {
 		"steady":  d.hostile("steady", "plain", nil),
 		"victim":  d.hostile("victim", "plain", map[string]any{"requestTimeoutMs": 1500}),
 		"garbage": d.hostile("garbage", "garbage", nil),
+		"flooder": d.hostile("flooder", "plain", nil),
 	})
 	reload(t, d, http.StatusOK)
 	if !waitGone(stubborn, 30*time.Second) {
