@@ -151,7 +151,9 @@ func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
 		if prefix == "" {
 			prefix = r.Header.Get(HeaderClientPrefix)
 		}
-		srv := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix}).server
+		ss := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix})
+		time.AfterFunc(initTimeout, ss.expireUninitialized)
+		srv := ss.server
 		if slot != nil {
 			slot.server = srv
 		}
@@ -165,6 +167,12 @@ func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
 		JSONResponse: true,
 	})
 }
+
+// initTimeout is how long an HTTP session may stay uninitialized: a client
+// sends notifications/initialized right after initialize, and one that
+// does not has gone (or never meant to come), and its session would
+// otherwise hold memory until the idle timeout.
+var initTimeout = 30 * time.Second
 
 // cancelSession ends the requests of the session whose Streamable HTTP
 // session ID is id.

@@ -248,6 +248,21 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	}()
 }
 
+// expireUninitialized closes the session if its client has not finished
+// initializing it (see initTimeout).
+func (ss *session) expireUninitialized() {
+	ss.mu.Lock()
+	initialized := ss.ss != nil
+	ss.mu.Unlock()
+	if initialized {
+		return
+	}
+	for sess := range ss.server.Sessions() {
+		sess.Close()
+	}
+	ss.cancel()
+}
+
 func (ss *session) close() {
 	ss.cancel()
 	ss.mu.Lock()
