@@ -53,11 +53,32 @@ func docsWords(docs []Doc) []docWords {
 func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
-
-	// Words of every field; the surface vocabulary splits compound names.
 	raw := docsWords(docs)
+	wordTerm := ix.vocabulary(raw)
+	all, avgLen := ix.docTerms(raw, wordTerm)
+	ix.buildPostings(all, avgLen)
+	for term, id := range ix.terms {
+		if !strings.ContainsAny(term, " =") {
+			ix.vocab = append(ix.vocab, term)
+			ix.vocabID = append(ix.vocabID, id)
+		}
+	}
+	sort.Sort(byVocab{ix})
+	ix.docNames()
+	ix.serverWords = serverWords(docs, ix)
+	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
+	return ix
+}
+
+// fieldTerms are a document's term IDs, per field.
+type fieldTerms [numFields][]int32
+
+// vocabulary stems the words of every field and notes the surface
+// vocabulary (which splits compound names) and the words of prose. It
+// returns each word's term.
+func (ix *Index) vocabulary(raw []docWords) map[string]int32 {
 	wordTerm := make(map[string]int32) // word → the term of its stem
-	for i := range docs {
+	for i := range raw {
 		f := &raw[i]
 		for fl, ws := range f {
 			for _, w := range ws {
@@ -75,11 +96,15 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			}
 		}
 	}
+	return wordTerm
+}
 
-	// Terms: stems, compound parts of name words, and pairs of name words.
-	type fieldTerms [numFields][]int32
-	all := make([]fieldTerms, len(docs))
-	ix.nameStart = make([]int32, len(docs)+1)
+// docTerms returns each document's terms — stems, compound parts of name
+// words, exact name words and pairs of name words — and the average length
+// of each field; it records the name terms (nameTerms, nameStart).
+func (ix *Index) docTerms(raw []docWords, wordTerm map[string]int32) ([]fieldTerms, [numFields]float64) {
+	all := make([]fieldTerms, len(raw))
+	ix.nameStart = make([]int32, len(raw)+1)
 	var lenSum [numFields]float64
 	for i := range raw {
 		f := &raw[i]
@@ -109,34 +134,44 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			}
 			all[i][fl] = ids
 		}
-		// Pairs of adjacent name words, in either order: "create_issue" is
-		// found by "issue create" as well as by "create an issue".
-		stems := make([]string, len(f[fieldName]))
-		for j, w := range f[fieldName] {
-			stems[j] = ix.stem(w)
-		}
-		for _, st := range stems {
-			ix.nameTerms = append(ix.nameTerms, ix.termID(st))
-		}
-		ix.nameStart[i+1] = int32(len(ix.nameTerms))
-		for j, w := range f[fieldName] {
-			if stems[j] != w {
-				all[i][fieldNameExact] = append(all[i][fieldNameExact], ix.termID("="+w))
-			}
-		}
-		for j := 0; j+1 < len(stems); j++ {
-			all[i][fieldNamePair] = append(all[i][fieldNamePair], ix.termID(namePairKey(stems[j], stems[j+1])))
-		}
+		ix.nameFields(i, f[fieldName], &all[i])
 		for fl := range all[i] {
 			lenSum[fl] += float64(len(all[i][fl]))
 		}
 	}
 	var avgLen [numFields]float64
 	for fl := range avgLen {
-		avgLen[fl] = lenSum[fl] / float64(max(len(docs), 1))
+		avgLen[fl] = lenSum[fl] / float64(max(len(raw), 1))
 	}
+	return all, avgLen
+}
 
-	// Postings: per term, the docs and their saturated BM25F weight.
+// nameFields adds document i's name terms, exact name words and pairs of
+// adjacent name words, in either order: "create_issue" is found by "issue
+// create" as well as by "create an issue".
+func (ix *Index) nameFields(i int, words []string, t *fieldTerms) {
+	stems := make([]string, len(words))
+	for j, w := range words {
+		stems[j] = ix.stem(w)
+	}
+	for _, st := range stems {
+		ix.nameTerms = append(ix.nameTerms, ix.termID(st))
+	}
+	ix.nameStart[i+1] = int32(len(ix.nameTerms))
+	for j, w := range words {
+		if stems[j] != w {
+			t[fieldNameExact] = append(t[fieldNameExact], ix.termID("="+w))
+		}
+	}
+	for j := 0; j+1 < len(stems); j++ {
+		t[fieldNamePair] = append(t[fieldNamePair], ix.termID(namePairKey(stems[j], stems[j+1])))
+	}
+}
+
+// buildPostings builds, per term, the documents that have it and their
+// saturated BM25F weight, in flat arrays (postStart, postDoc, postScore).
+func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
+	p := ix.p
 	type posting struct {
 		doc int32
 		tf  float32
@@ -162,7 +197,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			postings[t] = append(postings[t], posting{int32(i), float32(v)})
 		}
 	}
-	n := float64(len(docs))
+	n := float64(len(all))
 	ix.postStart = make([]int32, len(postings)+1)
 	for t, ps := range postings {
 		ix.postStart[t+1] = ix.postStart[t] + int32(len(ps))
@@ -179,15 +214,12 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 			ix.postScore[k] = float32(idf * v / (p.k1 + v))
 		}
 	}
+}
 
-	for term, id := range ix.terms {
-		if !strings.ContainsAny(term, " =") {
-			ix.vocab = append(ix.vocab, term)
-			ix.vocabID = append(ix.vocabID, id)
-		}
-	}
-	sort.Sort(byVocab{ix})
-
+// docNames records each document's qualified name, lower-cased text,
+// server, and rank in name order.
+func (ix *Index) docNames() {
+	docs := ix.docs
 	ix.qualified = make([]string, len(docs))
 	ix.server = make([]int32, len(docs))
 	ix.servers = make(map[string]int32)
@@ -222,9 +254,6 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	for r, d := range ix.byName {
 		ix.rank[d] = int32(r)
 	}
-	ix.serverWords = serverWords(docs, ix)
-	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
-	return ix
 }
 
 type byVocab struct{ ix *Index }
