@@ -1,0 +1,140 @@
+package search
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// parseQuery turns a query into groups of weighted terms, skipping stop words
+// unless keepStop. hadWords reports whether the query had words at all.
+func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (groups []queryGroup, hadWords bool) {
+	b := &queryBuilder{groups: s.groups[:0], alts: s.alts[:0]}
+	// The query's content words, and words its shape implies (a URL, a
+	// file name).
+	words := s.words[:0]
+	splitWords(query, func(w string) {
+		hadWords = true
+		if len(words) < maxQueryWords && len(w) <= maxWordBytes && (keepStop || !isStopWord(w)) {
+			words = append(words, w)
+		}
+	})
+	words = appendShapeWords(words, query)
+	s.words = words[:0]
+	short := len(words) <= ix.p.typoWords
+
+	var seen []string
+	var content []string // stems of the content words, in order, for pairs
+	for _, w := range words {
+		st := ix.stem(w)
+		content = append(content, st)
+		if slices.Contains(seen, st) {
+			continue
+		}
+		seen = append(seen, st)
+		ix.expandWord(b, w, st, short)
+	}
+	for i := 0; i+1 < len(content); i++ {
+		if content[i] == content[i+1] {
+			continue
+		}
+		if id, ok := ix.terms[namePairKey(content[i], content[i+1])]; ok {
+			b.add(id, ix.p.pair)
+			b.closeGroup()
+		}
+	}
+	s.groups, s.alts = b.groups[:0], b.alts[:0]
+	return b.groups, hadWords
+}
+
+// queryBuilder collects a query's groups of alternative terms.
+type queryBuilder struct {
+	groups []queryGroup
+	alts   []termAlt
+	start  int // where the group being built starts in alts
+}
+
+// add adds an alternative to the group being built, keeping the larger
+// weight when a term comes twice (a synonym that is also a prefix).
+func (b *queryBuilder) add(id int32, w float64) {
+	for i := b.start; i < len(b.alts); i++ {
+		if b.alts[i].term == id {
+			b.alts[i].w = max(b.alts[i].w, float32(w))
+			return
+		}
+	}
+	b.alts = append(b.alts, termAlt{id, float32(w)})
+}
+
+func (b *queryBuilder) closeGroup() {
+	if len(b.alts) > b.start {
+		b.groups = append(b.groups, queryGroup{alts: b.alts[b.start:len(b.alts):len(b.alts)]})
+	}
+	b.start = len(b.alts)
+}
+
+// empty reports whether the group being built has no alternative yet.
+func (b *queryBuilder) empty() bool { return len(b.alts) == b.start }
+
+// expandWord adds the groups of query word w (stem st): its stem, synonyms,
+// related terms and prefixes; else its known parts, or in a short query
+// the words one edit away; then the word as written.
+func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
+	p := ix.p
+	if id, ok := ix.terms[st]; ok {
+		b.add(id, 1)
+	}
+	for _, syn := range synonymsOf[st] {
+		if id, ok := ix.terms[syn]; ok {
+			b.add(id, p.synonym)
+		}
+	}
+	for _, rel := range relatedTo[st] {
+		if id, ok := ix.terms[rel]; ok {
+			b.add(id, p.related)
+		}
+	}
+	if len(st) >= p.minPrefix {
+		// Longer words that start with this one ("repo" → repository).
+		i := sort.SearchStrings(ix.vocab, st)
+		for k := 0; i < len(ix.vocab) && k < p.maxPrefix && strings.HasPrefix(ix.vocab[i], st); i++ {
+			if t := ix.vocab[i]; t != st {
+				b.add(ix.vocabID[i], p.prefix*float64(len(st))/float64(len(t)))
+				k++
+			}
+		}
+		// Shorter words this one starts with ("repositories" → repo).
+		for l := len(st) - 1; l >= p.minPrefix; l-- {
+			if id, ok := ix.terms[st[:l]]; ok {
+				b.add(id, p.prefix*float64(l)/float64(len(st)))
+			}
+		}
+	}
+	if b.empty() {
+		// An unknown compound ("wordcloud"): each known part.
+		for _, part := range ix.segment(w) {
+			if id, ok := ix.terms[ix.stem(part)]; ok {
+				b.add(id, 1)
+				b.closeGroup()
+			}
+		}
+	}
+	if b.empty() && short {
+		// A typo ("screnshot"), in a short query, where each word
+		// counts: the catalogue's words one edit away.
+		ix.nearWords(w, func(near string) {
+			if id, ok := ix.terms[ix.stem(near)]; ok {
+				b.add(id, p.typo)
+			}
+		})
+	}
+	b.closeGroup()
+	// The word as written, when a name has it so ("issues" favours
+	// list_issues over get_issue).
+	if st != w {
+		if id, ok := ix.terms["="+w]; ok {
+			b.add(id, 1)
+			b.closeGroup()
+		}
+	}
+}
