@@ -177,74 +177,9 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	start := time.Now()
 	ix := newIndex(docs, p)
 	rep := &BenchReport{Tools: len(docs), Servers: servers, Queries: len(qs), K: k, Build: time.Since(start)}
-
-	ids := make(map[string]int, len(docs))
-	for i, d := range docs {
-		ids[d.Server+"/"+d.Name] = i
+	if err := rep.rank(ix, qs); err != nil {
+		return nil, err
 	}
-	relevant := make(map[int]bool)
-	var hits1, hits5, hits10, hitsK int
-	var rr float64
-	for _, q := range qs {
-		var lv *LevelFigures
-		if q.Level != nil {
-			if rep.ByLevel == nil {
-				rep.ByLevel = map[int]*LevelFigures{}
-			}
-			if lv = rep.ByLevel[*q.Level]; lv == nil {
-				lv = &LevelFigures{}
-				rep.ByLevel[*q.Level] = lv
-			}
-			lv.Queries++
-		}
-		clear(relevant)
-		for _, name := range q.Relevant {
-			if i, ok := ids[name]; ok {
-				relevant[i] = true
-			}
-		}
-		if len(relevant) == 0 {
-			rep.Unknown++
-			continue
-		}
-		hits, err := ix.Search(q.Query, Options{})
-		if err != nil {
-			return nil, fmt.Errorf("searching %q: %w", q.Query, err)
-		}
-		for rank, h := range hits {
-			if relevant[h.Doc] {
-				rr += 1 / float64(rank+1)
-				if lv != nil {
-					lv.MRR += 1 / float64(rank+1)
-					if rank < 5 {
-						lv.RecallAt5++
-					}
-				}
-				if rank < 1 {
-					hits1++
-				}
-				if rank < 5 {
-					hits5++
-				}
-				if rank < 10 {
-					hits10++
-				}
-				if rank < k {
-					hitsK++
-				}
-				break
-			}
-		}
-	}
-	n := float64(len(qs))
-	rep.RecallAt1, rep.RecallAt5 = float64(hits1)/n, float64(hits5)/n
-	rep.RecallAt10, rep.RecallAtK = float64(hits10)/n, float64(hitsK)/n
-	rep.MRR = rr / n
-	for _, lv := range rep.ByLevel {
-		lv.RecallAt5 /= float64(lv.Queries)
-		lv.MRR /= float64(lv.Queries)
-	}
-
 	// Latency: the search the gateway makes, with a result limit.
 	lat := make([]time.Duration, len(qs))
 	for i, q := range qs {
@@ -258,12 +193,89 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	rep.P50 = lat[len(lat)/2]
 	rep.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
 	rep.Max = lat[len(lat)-1]
-
 	if out != nil {
 		rep.write(out)
 	}
 	return rep, nil
 }
+
+// rank runs every query and fills in the recall and MRR figures, overall
+// and per level.
+func (rep *BenchReport) rank(ix *Index, qs []benchQuery) error {
+	ids := make(map[string]int, len(ix.docs))
+	for i, d := range ix.docs {
+		ids[d.Server+"/"+d.Name] = i
+	}
+	relevant := make(map[int]bool)
+	var hits1, hits5, hits10, hitsK int
+	var rr float64
+	for _, q := range qs {
+		lv := rep.level(q.Level)
+		clear(relevant)
+		for _, name := range q.Relevant {
+			if i, ok := ids[name]; ok {
+				relevant[i] = true
+			}
+		}
+		if len(relevant) == 0 {
+			rep.Unknown++
+			continue
+		}
+		hits, err := ix.Search(q.Query, Options{})
+		if err != nil {
+			return fmt.Errorf("searching %q: %w", q.Query, err)
+		}
+		rank := slices.IndexFunc(hits, func(h Hit) bool { return relevant[h.Doc] })
+		if rank < 0 {
+			continue
+		}
+		rr += 1 / float64(rank+1)
+		if lv != nil {
+			lv.MRR += 1 / float64(rank+1)
+			lv.RecallAt5 += b2f(rank < 5)
+		}
+		hits1 += b2i(rank < 1)
+		hits5 += b2i(rank < 5)
+		hits10 += b2i(rank < 10)
+		hitsK += b2i(rank < rep.K)
+	}
+	n := float64(len(qs))
+	rep.RecallAt1, rep.RecallAt5 = float64(hits1)/n, float64(hits5)/n
+	rep.RecallAt10, rep.RecallAtK = float64(hits10)/n, float64(hitsK)/n
+	rep.MRR = rr / n
+	for _, lv := range rep.ByLevel {
+		lv.RecallAt5 /= float64(lv.Queries)
+		lv.MRR /= float64(lv.Queries)
+	}
+	return nil
+}
+
+// level returns the figures of a query's level (counting the query), nil
+// for a query without one.
+func (rep *BenchReport) level(l *int) *LevelFigures {
+	if l == nil {
+		return nil
+	}
+	if rep.ByLevel == nil {
+		rep.ByLevel = map[int]*LevelFigures{}
+	}
+	lv := rep.ByLevel[*l]
+	if lv == nil {
+		lv = &LevelFigures{}
+		rep.ByLevel[*l] = lv
+	}
+	lv.Queries++
+	return lv
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func b2f(b bool) float64 { return float64(b2i(b)) }
 
 func (r *BenchReport) write(w io.Writer) {
 	fmt.Fprintf(w, "catalog   %d tools, %d servers; index built in %v\n", r.Tools, r.Servers, r.Build.Round(time.Microsecond))

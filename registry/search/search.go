@@ -480,4 +480,3 @@ func sortKeys(keys, tmp []uint64) {
 		copy(keys, src)
 	}
 }
-
