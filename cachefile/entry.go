@@ -301,74 +301,19 @@ func encodeEntry(e *Entry, now time.Time) ([]byte, error) {
 	w.buf.WriteByte('{')
 	key(keyConfigHash)
 	w.str(e.ConfigHash)
-
 	key(keyTools)
-	w.buf.WriteByte('[')
-	n := 0
-	for _, t := range e.Tools {
-		if t == nil || t.Name == "" {
-			continue
-		}
-		if n++; n > 1 {
-			w.buf.WriteByte(',')
-		}
-		out := toolOut{
-			Name:         t.Name,
-			Description:  t.Description,
-			InputSchema:  t.InputSchema,
-			OutputSchema: t.OutputSchema,
-			Title:        t.Title,
-			Annotations:  t.Annotations,
-			Icons:        t.Icons,
-			Meta:         t.Meta,
-		}
-		out.UIResourceURI, out.UIVisibility, out.UIStreamMode = uiOf(t.Meta)
-		if err := w.value(out); err != nil {
-			return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
-		}
+	if err := writeArray(w, e.Tools, toolOutOf); err != nil {
+		return nil, err
 	}
-	w.buf.WriteByte(']')
-
 	key(keyResources)
-	w.buf.WriteByte('[')
-	n = 0
-	for _, r := range e.Resources {
-		if r == nil || r.Name == "" || r.URI == "" {
-			continue
-		}
-		if n++; n > 1 {
-			w.buf.WriteByte(',')
-		}
-		out := resourceOut{URI: r.URI, Name: r.Name, Description: r.Description, Title: r.Title,
-			MIMEType: r.MIMEType, Size: r.Size, Annotations: r.Annotations, Icons: r.Icons, Meta: r.Meta}
-		if err := w.value(out); err != nil {
-			return nil, fmt.Errorf("encoding resource %q: %w", r.URI, err)
-		}
+	if err := writeArray(w, e.Resources, resourceOutOf); err != nil {
+		return nil, err
 	}
-	w.buf.WriteByte(']')
-
 	if e.Prompts != nil {
 		key(keyPrompts)
-		w.buf.WriteByte('[')
-		n = 0
-		for _, p := range e.Prompts {
-			if p == nil || p.Name == "" {
-				continue
-			}
-			if n++; n > 1 {
-				w.buf.WriteByte(',')
-			}
-			out := promptOut{Name: p.Name, Title: p.Title, Description: p.Description, Icons: p.Icons, Meta: p.Meta}
-			if p.Arguments != nil {
-				out.Arguments = slices.DeleteFunc(slices.Clone(p.Arguments), func(a *mcp.PromptArgument) bool {
-					return a == nil || a.Name == ""
-				})
-			}
-			if err := w.value(out); err != nil {
-				return nil, fmt.Errorf("encoding prompt %q: %w", p.Name, err)
-			}
+		if err := writeArray(w, e.Prompts, promptOutOf); err != nil {
+			return nil, err
 		}
-		w.buf.WriteByte(']')
 	}
 	if e.Instructions != "" {
 		key(keyInstructions)
@@ -409,6 +354,67 @@ func encodeEntry(e *Entry, now time.Time) ([]byte, error) {
 	}
 	w.buf.WriteByte('}')
 	return w.buf.Bytes(), nil
+}
+
+// writeArray writes items as a JSON array of what conv makes of each,
+// leaving out those it refuses (ok false); kind and name label an item in
+// an error.
+func writeArray[T any](w *jsonWriter, items []T, conv func(T) (v any, kind, name string, ok bool)) error {
+	w.buf.WriteByte('[')
+	n := 0
+	for _, it := range items {
+		v, kind, name, ok := conv(it)
+		if !ok {
+			continue
+		}
+		if n++; n > 1 {
+			w.buf.WriteByte(',')
+		}
+		if err := w.value(v); err != nil {
+			return fmt.Errorf("encoding %s %q: %w", kind, name, err)
+		}
+	}
+	w.buf.WriteByte(']')
+	return nil
+}
+
+func toolOutOf(t *mcp.Tool) (any, string, string, bool) {
+	if t == nil || t.Name == "" {
+		return nil, "", "", false
+	}
+	out := toolOut{
+		Name:         t.Name,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+		Title:        t.Title,
+		Annotations:  t.Annotations,
+		Icons:        t.Icons,
+		Meta:         t.Meta,
+	}
+	out.UIResourceURI, out.UIVisibility, out.UIStreamMode = uiOf(t.Meta)
+	return out, "tool", t.Name, true
+}
+
+func resourceOutOf(r *mcp.Resource) (any, string, string, bool) {
+	if r == nil || r.Name == "" || r.URI == "" {
+		return nil, "", "", false
+	}
+	return resourceOut{URI: r.URI, Name: r.Name, Description: r.Description, Title: r.Title,
+		MIMEType: r.MIMEType, Size: r.Size, Annotations: r.Annotations, Icons: r.Icons, Meta: r.Meta}, "resource", r.URI, true
+}
+
+func promptOutOf(p *mcp.Prompt) (any, string, string, bool) {
+	if p == nil || p.Name == "" {
+		return nil, "", "", false
+	}
+	out := promptOut{Name: p.Name, Title: p.Title, Description: p.Description, Icons: p.Icons, Meta: p.Meta}
+	if p.Arguments != nil {
+		out.Arguments = slices.DeleteFunc(slices.Clone(p.Arguments), func(a *mcp.PromptArgument) bool {
+			return a == nil || a.Name == ""
+		})
+	}
+	return out, "prompt", p.Name, true
 }
 
 // uiOf derives the adapter's uiResourceUri, uiVisibility and uiStreamMode
