@@ -76,18 +76,31 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 		return v, ""
 	}
 	obj := maps.Clone(in)
+	if skip := n.shape(obj); skip != "" {
+		return nil, skip
+	}
+	if input := n.interpolate(obj); input != "" {
+		return nil, fmt.Sprintf("uses ${%s}, which only VS Code can prompt for", input)
+	}
+	n.workingDir(obj)
+	return obj, ""
+}
 
+// shape turns another tool's entry into mcpgw's field names and shapes:
+// transport types checked and dropped, a command array split, renamed and
+// tool-specific fields, foreign fields dropped. It returns why the entry
+// is skipped, if it is.
+func (n *normalizer) shape(obj map[string]any) (skip string) {
 	for _, k := range []string{"type", "transportType"} {
 		t, ok := obj[k].(string)
 		if !ok {
 			continue
 		}
 		if !slices.Contains(transportTypes, strings.ToLower(t)) {
-			return nil, fmt.Sprintf("%s %q is not supported by mcpgw", k, t)
+			return fmt.Sprintf("%s %q is not supported by mcpgw", k, t)
 		}
 		delete(obj, k)
 	}
-
 	if arr, ok := obj["command"].([]any); ok && len(arr) > 0 {
 		if c, ok := arr[0].(string); ok {
 			args := slices.Clone(arr[1:])
@@ -104,7 +117,6 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 	n.rename(obj, "serverUrl", "url")
 	n.rename(obj, "httpUrl", "url")
 	n.rename(obj, "disabledTools", "excludeTools")
-
 	switch n.format {
 	case formatOpenCode:
 		if o, ok := obj["oauth"]; ok {
@@ -123,7 +135,6 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 	case formatCodexTOML, formatCodexJSON:
 		n.codex(obj)
 	}
-
 	for _, k := range droppedForeignFields {
 		delete(obj, k)
 	}
@@ -131,9 +142,13 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 		n.warnf("envFile", "not supported by mcpgw; ignored (set env instead)")
 		delete(obj, "envFile")
 	}
+	return ""
+}
 
-	// Scalars to strings, then variables.
-	var input string
+// interpolate turns scalars into strings and expands variables in the
+// command, url, args, env, headers and cwd. It returns the first input
+// variable (${input:...}) found, which mcpgw cannot expand.
+func (n *normalizer) interpolate(obj map[string]any) (input string) {
 	str := func(s string) string {
 		s, in := n.vars(s)
 		if in != "" && input == "" {
@@ -141,11 +156,10 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 		}
 		return s
 	}
-	if s, ok := obj["command"].(string); ok {
-		obj["command"] = str(s)
-	}
-	if s, ok := obj["url"].(string); ok {
-		obj["url"] = str(s)
+	for _, k := range []string{"command", "url", "cwd"} {
+		if s, ok := obj[k].(string); ok {
+			obj[k] = str(s)
+		}
 	}
 	if arr, ok := obj["args"].([]any); ok {
 		arr = slices.Clone(arr)
@@ -169,8 +183,13 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 		}
 		obj[k] = m
 	}
+	return input
+}
+
+// workingDir resolves a relative cwd against the project (or the file's
+// directory), and gives a project's stdio server the project as its cwd.
+func (n *normalizer) workingDir(obj map[string]any) {
 	if c, ok := obj["cwd"].(string); ok {
-		c = str(c)
 		if c != "" && !filepath.IsAbs(c) && !strings.HasPrefix(c, "~") && !strings.ContainsAny(c, "${") {
 			base := n.r.project
 			if base == "" {
@@ -183,10 +202,6 @@ func (n *normalizer) normalize(v any) (def any, skip string) {
 		obj["cwd"] = n.r.project
 		n.defaultCwd = true
 	}
-	if input != "" {
-		return nil, fmt.Sprintf("uses ${%s}, which only VS Code can prompt for", input)
-	}
-	return obj, ""
 }
 
 // rename moves obj[from] to obj[to] unless to is set already.
