@@ -33,7 +33,50 @@ func resolveNpx(command string, args []string, env []string) (res npxResolution,
 	if base := filepath.Base(command); base != "npx" && base != "npx.cmd" {
 		return res, false
 	}
-	var pkg, bin string
+	pkg, bin, rest, ok := parseNpxArgs(args)
+	if !ok {
+		return res, false
+	}
+	name, version := splitPackageSpec(pkg)
+	if name == "" || strings.ContainsAny(name, `:*?[]\`) || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+		return res, false
+	}
+	npxDir := npxCacheDir(env)
+	if npxDir == "" {
+		return res, false
+	}
+	dir, rel, ok := newestInstall(npxDir, name, version, bin)
+	if !ok {
+		return res, false
+	}
+	script := filepath.Join(dir, filepath.FromSlash(rel))
+	fi, err := os.Stat(script)
+	if err != nil || !fi.Mode().IsRegular() {
+		return res, false
+	}
+	// .../_npx/<hash>/node_modules/<name>/ → .../_npx/<hash>/node_modules/.bin
+	res.BinDir = filepath.Join(npxDir, installHash(npxDir, dir), "node_modules", ".bin")
+
+	if isNodeScript(script) {
+		path, _ := envValue(env, "PATH")
+		node, err := lookPathIn("node", path)
+		if err != nil {
+			return res, false
+		}
+		res.Command, res.Args = node, append([]string{script}, rest...)
+		return res, true
+	}
+	if fi.Mode()&0o111 == 0 {
+		return res, false
+	}
+	res.Command, res.Args = script, append([]string(nil), rest...)
+	return res, true
+}
+
+// parseNpxArgs reads npx's arguments: the package (-p, --package or the
+// first argument), the binary when -p named the package, and the
+// arguments for it. ok is false for flags it does not know.
+func parseNpxArgs(args []string) (pkg, bin string, rest []string, ok bool) {
 	i := 0
 flags:
 	for ; i < len(args); i++ {
@@ -43,53 +86,42 @@ flags:
 			a == "--prefer-offline" || a == "--prefer-online" || a == "--no-install":
 		case a == "-p" || a == "--package":
 			if i+1 >= len(args) || pkg != "" {
-				return res, false
+				return "", "", nil, false
 			}
 			i++
 			pkg = args[i]
 		case strings.HasPrefix(a, "--package="):
 			if pkg != "" {
-				return res, false
+				return "", "", nil, false
 			}
 			pkg = strings.TrimPrefix(a, "--package=")
 		case a == "--":
 			i++
 			break flags
 		case strings.HasPrefix(a, "-"):
-			return res, false
+			return "", "", nil, false
 		default:
 			break flags
 		}
 	}
+	if i >= len(args) {
+		return "", "", nil, false
+	}
 	if pkg == "" {
-		if i >= len(args) {
-			return res, false
-		}
 		pkg = args[i]
-		i++
 	} else {
-		if i >= len(args) {
-			return res, false
-		}
 		bin = args[i]
-		i++
 	}
-	rest := args[i:]
+	return pkg, bin, args[i+1:], true
+}
 
-	name, version := splitPackageSpec(pkg)
-	if name == "" || strings.ContainsAny(name, `:*?[]\`) || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
-		return res, false
-	}
-	npxDir := npxCacheDir(env)
-	if npxDir == "" {
-		return res, false
-	}
+// newestInstall finds, in npx's cache, the most recently installed copy
+// of package name that meets version and has the binary bin (its default
+// binary when bin is ""): its directory and the binary's path in it. ok is
+// false when there is none, or when version is a spec it cannot judge.
+func newestInstall(npxDir, name, version, bin string) (dir, rel string, ok bool) {
 	matches, _ := filepath.Glob(filepath.Join(npxDir, "*", "node_modules", filepath.FromSlash(name), "package.json"))
-
-	var best struct {
-		dir, rel string
-		mtime    int64
-	}
+	var mtime int64
 	for _, m := range matches {
 		fi, err := os.Stat(m)
 		if err != nil {
@@ -106,43 +138,19 @@ flags:
 		}
 		if ok, known := satisfies(pj.Version, version); !ok {
 			if !known {
-				return res, false // a spec we cannot judge: let npx decide
+				return "", "", false // a spec we cannot judge: let npx decide
 			}
 			continue
 		}
-		rel := pickBin(pj.Bin, name, bin)
-		if rel == "" {
+		r := pickBin(pj.Bin, name, bin)
+		if r == "" {
 			continue
 		}
-		if t := fi.ModTime().UnixNano(); best.dir == "" || t > best.mtime {
-			best.dir, best.rel, best.mtime = filepath.Dir(m), rel, t
+		if t := fi.ModTime().UnixNano(); dir == "" || t > mtime {
+			dir, rel, mtime = filepath.Dir(m), r, t
 		}
 	}
-	if best.dir == "" {
-		return res, false
-	}
-	script := filepath.Join(best.dir, filepath.FromSlash(best.rel))
-	fi, err := os.Stat(script)
-	if err != nil || !fi.Mode().IsRegular() {
-		return res, false
-	}
-	// .../_npx/<hash>/node_modules/<name>/ → .../_npx/<hash>/node_modules/.bin
-	res.BinDir = filepath.Join(npxDir, installHash(npxDir, best.dir), "node_modules", ".bin")
-
-	if isNodeScript(script) {
-		path, _ := envValue(env, "PATH")
-		node, err := lookPathIn("node", path)
-		if err != nil {
-			return res, false
-		}
-		res.Command, res.Args = node, append([]string{script}, rest...)
-		return res, true
-	}
-	if fi.Mode()&0o111 == 0 {
-		return res, false
-	}
-	res.Command, res.Args = script, append([]string(nil), rest...)
-	return res, true
+	return dir, rel, dir != ""
 }
 
 // splitPackageSpec splits "name@version" / "@scope/name@version".
