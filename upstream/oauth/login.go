@@ -82,6 +82,38 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	}
 
 	var got *Credentials
+	cfg := codeHandlerConfig(opts, prev, hc, redirect, callbacks, &got)
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var req *http.Request
+	resp := opts.Challenge
+	if resp != nil && resp.Request != nil {
+		req = resp.Request
+	} else if req, resp, err = challenge(ctx, hc, opts.ServerURL); err != nil {
+		return nil, err
+	}
+	if err := h.Authorize(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	if got == nil {
+		return nil, errors.New("the authorization finished without a token")
+	}
+	got.Registered = opts.Client.ClientID == "" && got.ClientID != opts.Client.ClientMetadataURL
+	if err := opts.Store.Save(got); err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// codeHandlerConfig configures the SDK's authorization code flow for a
+// login: the browser round trip (through opts.Browser, answered by the
+// callback listener), the registration (a client ID metadata document, a
+// pre-registered client, configured or from an earlier login, else dynamic
+// registration, in the SDK's order), and the scopes (configured, and those
+// granted before). The credentials obtained are stored in *got.
+func codeHandlerConfig(opts LoginOptions, prev *Credentials, hc *http.Client, redirect string, callbacks chan *url.URL, got **Credentials) *auth.AuthorizationCodeHandlerConfig {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		Client:      hc,
@@ -102,7 +134,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 		},
 		RequestRefreshToken: true,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			got = &Credentials{
+			*got = &Credentials{
 				ServerURL: opts.ServerURL, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 				AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle),
 				RedirectURL: c.RedirectURL, Scopes: c.Scopes, Token: tok,
@@ -110,9 +142,6 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 			return c.TokenSource(ctx, tok), nil
 		},
 	}
-	// Registration, in the SDK's order: a client ID metadata document, a
-	// pre-registered client (configured, or registered by an earlier
-	// login), dynamic registration.
 	if opts.Client.ClientMetadataURL != "" {
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: opts.Client.ClientMetadataURL}
 	}
@@ -137,28 +166,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	if len(extra) > 0 {
 		cfg.ScopeFilter = func(discovered []string) []string { return unionScopes(discovered, extra) }
 	}
-	h, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var req *http.Request
-	resp := opts.Challenge
-	if resp != nil && resp.Request != nil {
-		req = resp.Request
-	} else if req, resp, err = challenge(ctx, hc, opts.ServerURL); err != nil {
-		return nil, err
-	}
-	if err := h.Authorize(ctx, req, resp); err != nil {
-		return nil, err
-	}
-	if got == nil {
-		return nil, errors.New("the authorization finished without a token")
-	}
-	got.Registered = opts.Client.ClientID == "" && got.ClientID != opts.Client.ClientMetadataURL
-	if err := opts.Store.Save(got); err != nil {
-		return nil, err
-	}
-	return got, nil
+	return cfg
 }
 
 func preregistered(id, secret string) *oauthex.ClientCredentials {
