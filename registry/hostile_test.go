@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Files mcpgw reads as configuration are bounded before they are parsed: a
@@ -72,5 +73,35 @@ func TestHostileProjectFile(t *testing.T) {
 	_, err := base.WithProject(f.proj, base.Trust, f.opts)
 	if err == nil || !strings.Contains(err.Error(), "nested more than 256 levels deep") {
 		t.Errorf("WithProject with a deeply nested .mcp.json: %v", err)
+	}
+}
+
+// A trust store that is a FIFO trusts nothing, says so, and does not hang
+// the load (its bytes were read with os.ReadFile, which blocked).
+func TestTrustStoreFIFO(t *testing.T) {
+	dir := t.TempDir()
+	trust := filepath.Join(dir, "trust.json")
+	if err := syscall.Mkfifo(trust, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"mcpServers": {"a": {"command": "x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Config, 1)
+	go func() {
+		cfg, err := Load(cfgPath, &LoadOptions{Home: dir, TrustFile: trust})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- cfg
+	}()
+	select {
+	case cfg := <-done:
+		if cfg == nil || cfg.Servers["a"] == nil || !strings.Contains(strings.Join(cfg.Warnings, "\n"), "no project is trusted") {
+			t.Errorf("config with a FIFO trust store: %+v", cfg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Load blocked on a FIFO trust store")
 	}
 }

@@ -215,6 +215,36 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	cfg.sources = []*sourceFile{own}
 	cfg.opts = opts
 
+	errs := readImports(cfg, opts)
+	trust, trustErr := openTrust(opts)
+	if trustErr != "" {
+		cfg.Warnings = append(cfg.Warnings, trustErr+"; no project is trusted")
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	cfg.Trust = trust
+	cfg.Servers = mergeSources(cfg.sources)
+
+	names := []string{""}
+	data := [][]byte{[]byte(cfg.Hash)}
+	for _, sf := range cfg.sources[1:] {
+		names = append(names, sf.path)
+		data = append(data, sf.canon)
+		cfg.Files = appendNew(cfg.Files, sf.path)
+	}
+	if trust.path != "" {
+		names = append(names, trust.path, "")
+		data = append(data, trust.raw, []byte(trustErr))
+		cfg.Files = appendNew(cfg.Files, trust.path)
+	}
+	cfg.Hash = hashFiles(names, data)
+	return nil
+}
+
+// readImports reads the files of every import kind the config names,
+// adding them to cfg's sources; errors name the import.
+func readImports(cfg *Config, opts *LoadOptions) []error {
 	var errs []error
 	r := &sourceReader{opts: opts, settings: &cfg.Settings, configPath: cfg.Path}
 	seen := map[string]bool{}
@@ -243,42 +273,25 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 			cfg.sources = append(cfg.sources, sf)
 		}
 	}
+	return errs
+}
 
-	// A trust store that cannot be used trusts nothing; it does not stop
-	// the user's own servers.
-	trust := &TrustStore{}
-	var trustErr string
-	if opts != nil && opts.TrustFile != "" {
-		t, err := LoadTrust(opts.TrustFile)
-		if err != nil {
-			path, _ := filepath.Abs(opts.TrustFile)
-			t = &TrustStore{path: path}
-			t.raw, _ = os.ReadFile(path)
-			trustErr = err.Error()
-			cfg.Warnings = append(cfg.Warnings, trustErr+"; no project is trusted")
-		}
-		trust = t
+// openTrust loads the trust store the options name. One that cannot be
+// used trusts nothing (it does not stop the user's own servers): its
+// error is returned as text, and its bytes, as far as they can be read,
+// still count in the config's hash, so that fixing it reloads.
+func openTrust(opts *LoadOptions) (*TrustStore, string) {
+	if opts == nil || opts.TrustFile == "" {
+		return &TrustStore{}, ""
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	t, err := LoadTrust(opts.TrustFile)
+	if err == nil {
+		return t, ""
 	}
-	cfg.Trust = trust
-	cfg.Servers = mergeSources(cfg.sources)
-
-	names := []string{""}
-	data := [][]byte{[]byte(cfg.Hash)}
-	for _, sf := range cfg.sources[1:] {
-		names = append(names, sf.path)
-		data = append(data, sf.canon)
-		cfg.Files = appendNew(cfg.Files, sf.path)
-	}
-	if trust.path != "" {
-		names = append(names, trust.path, "")
-		data = append(data, trust.raw, []byte(trustErr))
-		cfg.Files = appendNew(cfg.Files, trust.path)
-	}
-	cfg.Hash = hashFiles(names, data)
-	return nil
+	path, _ := filepath.Abs(opts.TrustFile)
+	t = &TrustStore{path: path}
+	t.raw, _ = readConfigFile(path) // bounded: the file may be a FIFO
+	return t, err.Error()
 }
 
 // mergeSources merges the servers of srcs: the first definition of a name
