@@ -234,15 +234,7 @@ func canonical(id Identity, env Env) (string, error) {
 		}
 		urlValue = &u
 	}
-	var bearer *string
-	if id.has(hasBearerToken, id.BearerToken) {
-		t := interpolateSecret(id.BearerToken, env)
-		bearer = &t
-	} else if id.BearerTokenEnv != "" {
-		if t, ok := env.lookup(id.BearerTokenEnv); ok {
-			bearer = &t
-		}
-	}
+	bearer := id.bearer(env)
 
 	b := make([]byte, 0, 512)
 	b = append(b, `{"args":`...)
@@ -282,29 +274,49 @@ func canonical(id Identity, env Env) (string, error) {
 	b = append(b, `,"protocolVersion":`...)
 	b = appendField(b, id.has(hasProtocolVersion, id.ProtocolVersion), id.ProtocolVersion)
 	b = append(b, `,"requestHeadersCommand":`...)
-	if c := id.RequestHeadersCommand; c == nil {
-		b = append(b, "undefined"...)
-	} else {
-		b = append(b, `{"args":`...)
-		b = appendStrings(b, c.Args, &env)
-		b = append(b, `,"command":`...)
-		b = appendJSString(b, interpolate(c.Command, env))
-		b = append(b, `,"env":`...)
-		b = appendRecord(b, c.Env, env)
-		b = append(b, `,"timeoutMs":`...)
-		if c.TimeoutMs == nil {
-			b = append(b, "undefined"...)
-		} else {
-			b = appendJSNumber(b, *c.TimeoutMs)
-		}
-		b = append(b, '}')
-	}
+	b = appendHeadersCommand(b, id.RequestHeadersCommand, env)
 	b = append(b, `,"socket":`...)
 	b = appendField(b, id.has(hasSocket, id.Socket), resolvePath(id.Socket, env))
 	b = append(b, `,"url":`...)
 	b = appendOptString(b, urlValue)
 	b = append(b, '}')
 	return string(b), nil
+}
+
+// bearer is the bearer token the adapter hashes: the configured one,
+// interpolated, else the value of bearerTokenEnv; nil for none.
+func (id Identity) bearer(env Env) *string {
+	if id.has(hasBearerToken, id.BearerToken) {
+		t := interpolateSecret(id.BearerToken, env)
+		return &t
+	}
+	if id.BearerTokenEnv != "" {
+		if t, ok := env.lookup(id.BearerTokenEnv); ok {
+			return &t
+		}
+	}
+	return nil
+}
+
+// appendHeadersCommand appends requestHeadersCommand as the adapter's
+// JSON.stringify would, args and command interpolated.
+func appendHeadersCommand(b []byte, c *HeadersCommand, env Env) []byte {
+	if c == nil {
+		return append(b, "undefined"...)
+	}
+	b = append(b, `{"args":`...)
+	b = appendStrings(b, c.Args, &env)
+	b = append(b, `,"command":`...)
+	b = appendJSString(b, interpolate(c.Command, env))
+	b = append(b, `,"env":`...)
+	b = appendRecord(b, c.Env, env)
+	b = append(b, `,"timeoutMs":`...)
+	if c.TimeoutMs == nil {
+		b = append(b, "undefined"...)
+	} else {
+		b = appendJSNumber(b, *c.TimeoutMs)
+	}
+	return append(b, '}')
 }
 
 func appendField(b []byte, present bool, v string) []byte {
