@@ -86,61 +86,13 @@ func (u *Upstream) runAttempt(att *attempt) {
 		discard, s, snap = s, nil, nil
 		err = fmt.Errorf("upstream %q: %w", srv.Name, ErrClosed)
 	}
-	name := u.srv.Name
 	switch {
 	case err == nil:
-		s.connectedAt = time.Now()
-		s.done = make(chan struct{})
-		u.sess = s
-		u.failures = 0
-		u.nextRetry = time.Time{}
-		// A server that negotiated an older protocol than the probe's
-		// gets initialize straight away next time: one request, not two.
-		u.pinned = s.pinned || snap.ProtocolVersion < sessionlessProtocol
-		if s.kind != kindStdio {
-			u.httpKind = s.kind
-		}
-		u.connects++
-		if u.lost {
-			u.lost = false
-			u.m.restart(name)
-		}
-		u.lastUsed = time.Now()
-		u.setStateLocked(StateConnected, "")
-		u.publishLocked(snap)
-		u.armIdleLocked()
-		u.m.connect(name, outcomeSuccess)
-		u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools),
-			"protocol", snap.ProtocolVersion, "took", time.Since(start).Round(time.Millisecond))
+		u.installLocked(s, snap, start)
 	case u.retired:
 		// Closed meanwhile; its state says so already.
 	default:
-		var ae *AuthError
-		var te *TimeoutError
-		switch {
-		case errors.As(err, &ae):
-			u.authErr = ae
-			u.setStateLocked(StateNeedsAuth, ae.Reason)
-			u.m.connect(name, outcomeNeedsAuth)
-			u.log.Warn("upstream needs authentication", "reason", ae.Reason)
-		default:
-			outcome := outcomeFailure
-			if errors.As(err, &te) {
-				outcome = outcomeTimeout
-				if !srv.IsRemote() && !o.pinned && !u.pinned {
-					// An old server may ignore the server/discover probe
-					// instead of answering it: try the next connect pinned.
-					u.pinned = true
-					u.log.Info("upstream connect timed out; the next connect pins the protocol version", "version", legacyProtocolVersion)
-				}
-			}
-			u.failures++
-			wait := backoff(u.failures)
-			u.nextRetry = time.Now().Add(wait)
-			u.setStateLocked(StateFailed, err.Error())
-			u.m.connect(name, outcome)
-			u.log.Warn("upstream connect failed", "error", err, "failures", u.failures, "retry_in", wait.Round(time.Millisecond))
-		}
+		u.connectFailedLocked(err, srv, o)
 	}
 	att.sess, att.snap, att.err = s, snap, err
 	close(att.done)
@@ -152,6 +104,67 @@ func (u *Upstream) runAttempt(att *attempt) {
 	if s != nil && !u.pool.goTracked(func() { u.watch(s) }) {
 		// The pool is closing and will force-close s (it is registered).
 		close(s.done)
+	}
+}
+
+// installLocked makes s the upstream's session after a connect that
+// succeeded, and publishes what it lists.
+func (u *Upstream) installLocked(s *session, snap *Snapshot, start time.Time) {
+	name := u.srv.Name
+	s.connectedAt = time.Now()
+	s.done = make(chan struct{})
+	u.sess = s
+	u.failures = 0
+	u.nextRetry = time.Time{}
+	// A server that negotiated an older protocol than the probe's
+	// gets initialize straight away next time: one request, not two.
+	u.pinned = s.pinned || snap.ProtocolVersion < sessionlessProtocol
+	if s.kind != kindStdio {
+		u.httpKind = s.kind
+	}
+	u.connects++
+	if u.lost {
+		u.lost = false
+		u.m.restart(name)
+	}
+	u.lastUsed = time.Now()
+	u.setStateLocked(StateConnected, "")
+	u.publishLocked(snap)
+	u.armIdleLocked()
+	u.m.connect(name, outcomeSuccess)
+	u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools),
+		"protocol", snap.ProtocolVersion, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// connectFailedLocked records a failed connect: needs-auth, or failed
+// with its backoff (a stdio server that timed out is pinned next time).
+func (u *Upstream) connectFailedLocked(err error, srv *registry.Server, o dialOptions) {
+	name := u.srv.Name
+	var ae *AuthError
+	var te *TimeoutError
+	switch {
+	case errors.As(err, &ae):
+		u.authErr = ae
+		u.setStateLocked(StateNeedsAuth, ae.Reason)
+		u.m.connect(name, outcomeNeedsAuth)
+		u.log.Warn("upstream needs authentication", "reason", ae.Reason)
+	default:
+		outcome := outcomeFailure
+		if errors.As(err, &te) {
+			outcome = outcomeTimeout
+			if !srv.IsRemote() && !o.pinned && !u.pinned {
+				// An old server may ignore the server/discover probe
+				// instead of answering it: try the next connect pinned.
+				u.pinned = true
+				u.log.Info("upstream connect timed out; the next connect pins the protocol version", "version", legacyProtocolVersion)
+			}
+		}
+		u.failures++
+		wait := backoff(u.failures)
+		u.nextRetry = time.Now().Add(wait)
+		u.setStateLocked(StateFailed, err.Error())
+		u.m.connect(name, outcome)
+		u.log.Warn("upstream connect failed", "error", err, "failures", u.failures, "retry_in", wait.Round(time.Millisecond))
 	}
 }
 
