@@ -477,8 +477,8 @@ func TestDefaultWorkingDirectoryIsHome(t *testing.T) {
 	}
 }
 
-// A server that stops answering altogether (here: stopped with SIGSTOP
-// during a call) is recycled after the call times out, so the next call
+// A server that stops answering altogether (here: wedged by its freeze
+// tool, so that not even a ping gets an answer) is recycled after the call times out, so the next call
 // works on a new process instead of timing out too.
 func TestWedgedUpstreamIsRecycled(t *testing.T) {
 	srv, pidFile := testServer(t, "wedged", nil)

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -263,10 +264,28 @@ func NewServer(opts *Options) *mcp.Server {
 			}
 			return text(string(data)), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server process (SIGSTOP): nothing answers any more, like a wedged server."},
-		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return text("thawed"), nil, nil
+	// freeze wedges the server from the inside, without signals (a
+	// SIGSTOP can be undone by whoever sends a SIGCONT to a reused PID or
+	// process group on a busy machine): every request from then on, ping
+	// included, waits until its client gives up on it.
+	wedged := make(chan struct{})
+	var wedge sync.Once
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			select {
+			case <-wedged:
+				<-ctx.Done()
+				return nil, ctx.Err()
+			default:
+				return next(ctx, method, req)
+			}
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Wedges the server: this request and every later one (ping included) get no answer, like a server whose event loop is stuck."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			wedge.Do(func() { close(wedged) })
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
 		})
 
 	addText := func(uri, name, mime, body string) {
