@@ -115,7 +115,7 @@ func canonical(t testing.TB, data []byte) string {
 // fast path and to one without, over HTTP against real stdio upstreams,
 // and compares the answers: the same JSON, and the fast path taken.
 func TestFastPathAnswersAsTheSDK(t *testing.T) {
-	calls := map[string][]string{
+	calls := map[Mode][]string{
 		ModeDirect: {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"héllo <&> \"quoted\"\n"}}}`,
 			`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"a_add","arguments":{"a":1.5,"b":2}}}`,
@@ -137,9 +137,12 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_image"}}}`,
 		},
 	}
-	for _, tc := range []struct{ mode, transport string }{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"}} {
+	for _, tc := range []struct {
+		mode      Mode
+		transport string
+	}{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"}} {
 		mode := tc.mode
-		t.Run(mode+"/"+tc.transport, func(t *testing.T) {
+		t.Run(string(mode)+"/"+tc.transport, func(t *testing.T) {
 			var answers [2][]string
 			var fast [2]int64
 			for i, noFast := range []bool{false, true} {
@@ -185,11 +188,11 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 // mode and through the mcp tool, to a real stdio upstream: the gateway's
 // time and allocations per call, with and without the fast path.
 func BenchmarkFastCall(b *testing.B) {
-	for _, mode := range []string{ModeDirect, ModeProxy} {
+	for _, mode := range []Mode{ModeDirect, ModeProxy} {
 		for _, noFast := range []bool{false, true} {
-			name := mode + "/fast"
+			name := string(mode) + "/fast"
 			if noFast {
-				name = mode + "/sdk"
+				name = string(mode) + "/sdk"
 			}
 			b.Run(name, func(b *testing.B) {
 				cfg := &registry.Config{Servers: map[string]*registry.Server{"a": upstreamtest.Server("a", nil)},

@@ -329,8 +329,8 @@ func TestToolSearchDescription(t *testing.T) {
 // and direct mode.
 func TestProgressForwarded(t *testing.T) {
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
-	for _, mode := range []string{ModeProxy, ModeDirect} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Mode{ModeProxy, ModeDirect} {
+		t.Run(string(mode), func(t *testing.T) {
 			var mu sync.Mutex
 			var got []string
 			ct, st := mcp.NewInMemoryTransports()
@@ -356,12 +356,12 @@ func TestProgressForwarded(t *testing.T) {
 				}
 				params = &mcp.CallToolParams{Name: "alpha_sleep", Arguments: map[string]any{"ms": 400}}
 			}
-			params.SetProgressToken("tok-" + mode)
+			params.SetProgressToken("tok-" + string(mode))
 			res, err := sess.CallTool(ctx, params)
 			if err != nil || res.IsError {
 				t.Fatalf("call: %v %+v", err, res)
 			}
-			want := []string{"tok-" + mode + " 1/4 step 1", "tok-" + mode + " 2/4 step 2", "tok-" + mode + " 3/4 step 3", "tok-" + mode + " 4/4 step 4"}
+			want := []string{"tok-" + string(mode) + " 1/4 step 1", "tok-" + string(mode) + " 2/4 step 2", "tok-" + string(mode) + " 3/4 step 3", "tok-" + string(mode) + " 4/4 step 4"}
 			deadline := time.Now().Add(5 * time.Second)
 			for {
 				mu.Lock()
@@ -418,8 +418,8 @@ func TestToolSearchDescriptionMetatool(t *testing.T) {
 // that window reaches the new process (it used to be "Unknown tool", with
 // --no-bootstrap until something else connected the server).
 func TestChangedServerKeepsToolsThroughReload(t *testing.T) {
-	for _, mode := range []string{ModeDirect, ModeProxy} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Mode{ModeDirect, ModeProxy} {
+		t.Run(string(mode), func(t *testing.T) {
 			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha")
 			connectNow(t, gw, "alpha")
 			c := connect(t, gw, SessionOptions{})

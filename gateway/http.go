@@ -151,7 +151,7 @@ func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
 		if prefix == "" {
 			prefix = r.Header.Get(HeaderClientPrefix)
 		}
-		ss := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: mode, DirectTools: direct, ClientPrefix: prefix})
+		ss := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: Mode(mode), DirectTools: direct, ClientPrefix: prefix})
 		time.AfterFunc(initTimeout, ss.expireUninitialized)
 		srv := ss.server
 		if slot != nil {

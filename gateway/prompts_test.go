@@ -15,8 +15,8 @@ import (
 // mode, prompts under gateway names, a URI both servers offer rewritten for
 // the second; gets, reads and completions reach the right upstream.
 func TestPromptsAndResourcesForwarded(t *testing.T) {
-	for _, mode := range []string{ModeProxy, ModeToolSearch, ModeDirect} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Mode{ModeProxy, ModeToolSearch, ModeDirect} {
+		t.Run(string(mode), func(t *testing.T) {
 			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha", "beta")
 			connectNow(t, gw, "alpha")
 			connectNow(t, gw, "beta")

@@ -385,9 +385,9 @@ func (s *Server) Close() error {
 
 // SessionOptions describe a downstream session.
 type SessionOptions struct {
-	Cwd         string // the client's working directory, if known
-	Mode        string // proxy, toolsearch, direct; "" = the configured mode
-	DirectTools string // MCP_DIRECT_TOOLS of the session; "" = the daemon's
+	Cwd         string        // the client's working directory, if known
+	Mode        registry.Mode // proxy, toolsearch, direct; "" = the configured mode
+	DirectTools string        // MCP_DIRECT_TOOLS of the session; "" = the daemon's
 	// ClientPrefix says how the client names mcpgw's tools, for the names
 	// written into text for the model: "none", "KEY_" (pi-mcp-adapter),
 	// "mcp__KEY__" (Pi 1.x); "" = recognise the client from initialize.

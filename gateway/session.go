@@ -15,11 +15,16 @@ import (
 	"github.com/mcpgw/mcpgw/upstream"
 )
 
-// Session modes.
+// Mode is a session's mode, as the config names it.
+type Mode = registry.Mode
+
+// Session modes: the `mcp` tool (the default);
+// `ToolSearch` with direct tools and the tools it activated; every tool
+// under its own name, with its full schema.
 const (
-	ModeProxy      = "proxy"      // the `mcp` tool (default)
-	ModeToolSearch = "toolsearch" // `ToolSearch` + direct tools + tools it activated
-	ModeDirect     = "direct"     // every tool under its own name, full schema
+	ModeProxy      = registry.ModeProxy
+	ModeToolSearch = registry.ModeToolSearch
+	ModeDirect     = registry.ModeDirect
 )
 
 // session is one downstream MCP session: its own go-sdk Server (tools are
@@ -29,7 +34,7 @@ type session struct {
 	gw     *Server
 	key    string // names its private upstreams (Pool.SessionUpstream)
 	opts   SessionOptions
-	mode   string
+	mode   registry.Mode
 	direct directSpec
 	server *mcp.Server
 
@@ -84,7 +89,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	}
 	if opts.Resume {
 		if st := s.loadSessionState(opts.ID); st != nil {
-			ss.mode = sessionMode(st.Mode, ss.mode)
+			ss.mode = sessionMode(registry.Mode(st.Mode), ss.mode)
 			for _, name := range st.Activated {
 				ss.activated[name] = true
 			}
@@ -154,11 +159,11 @@ var sessionProtocols = func() []string {
 }()
 
 // sessionMode picks the session's mode: its own request, else the config's.
-func sessionMode(requested, configured string) string {
-	for _, m := range []string{requested, configured} {
-		switch strings.ToLower(m) {
+func sessionMode(requested, configured registry.Mode) registry.Mode {
+	for _, m := range []registry.Mode{requested, configured} {
+		switch m := registry.Mode(strings.ToLower(string(m))); m {
 		case ModeProxy, ModeToolSearch, ModeDirect:
-			return strings.ToLower(m)
+			return m
 		}
 	}
 	return ModeProxy

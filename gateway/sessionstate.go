@@ -53,7 +53,7 @@ func (s *Server) saveSessionState(ss *session) {
 		return
 	}
 	ss.mu.Lock()
-	st := sessionState{Mode: ss.mode}
+	st := sessionState{Mode: string(ss.mode)}
 	for name := range ss.activated {
 		st.Activated = append(st.Activated, name)
 	}

@@ -96,7 +96,7 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	w := &lockedWriter{w: conn}
 	lf := &lineFilter{br: br, c: conn, w: w}
 	t := &mcp.IOTransport{Reader: lf, Writer: w}
-	return s.serveTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: hello.Mode, DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
+	return s.serveTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
 		ID: hello.Session, Resume: hello.Resume}, func(ss *session) {
 		if !s.opts.NoFastPath {
 			lf.ss.Store(ss)

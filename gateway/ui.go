@@ -202,7 +202,7 @@ func isForm(r *http.Request) bool {
 func (ss *session) pageSession() pageSession {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	p := pageSession{Mode: ss.mode, Dir: ss.opts.Cwd, Activated: len(ss.activated)}
+	p := pageSession{Mode: string(ss.mode), Dir: ss.opts.Cwd, Activated: len(ss.activated)}
 	if ss.ss != nil {
 		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
 			p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version

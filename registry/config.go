@@ -45,11 +45,14 @@ import (
 // but mcpgw does not use, and unknown fields, are accepted with a warning:
 // the file may be shared with other tools.
 
-// Mode values of Settings.Mode: what a downstream session sees.
+// Mode is what a downstream session sees (Settings.Mode).
+type Mode string
+
+// Modes.
 const (
-	ModeProxy      = "proxy"      // one `mcp` tool (default)
-	ModeToolSearch = "toolsearch" // `ToolSearch` plus direct and activated tools
-	ModeDirect     = "direct"     // every tool directly
+	ModeProxy      Mode = "proxy"      // one `mcp` tool (default)
+	ModeToolSearch Mode = "toolsearch" // `ToolSearch` plus direct and activated tools
+	ModeDirect     Mode = "direct"     // every tool directly
 )
 
 // Auth values of Server.Auth. "" means not set: OAuth is detected when the
@@ -384,8 +387,8 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 				s.CacheMaxAge = d
 			}
 		case "mode":
-			if x, ok := p.str(m.value, f); ok && p.oneOf(m.value, f, x, ModeProxy, ModeToolSearch, ModeDirect) {
-				s.Mode = x
+			if x, ok := p.str(m.value, f); ok && p.oneOf(m.value, f, x, string(ModeProxy), string(ModeToolSearch), string(ModeDirect)) {
+				s.Mode = Mode(x)
 			}
 		case "requestTimeoutMs":
 			if d, ok := p.duration(m.value, f, time.Millisecond); ok {

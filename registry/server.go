@@ -86,7 +86,7 @@ type Settings struct {
 	IdleTimeout    time.Duration // default idle close for lazy servers; 10 min default; 0 = never
 	CachePath      string        // metadata cache file; "" = default (~/.pi/agent/mcp-cache.json)
 	CacheMaxAge    time.Duration // cache entry validity; default 7 days
-	Mode           string        // downstream mode: proxy (default), toolsearch, direct
+	Mode           Mode          // downstream mode: proxy (default), toolsearch, direct
 	RequestTimeout time.Duration // default per-call timeout; 0 = default (2 min)
 	StartupTimeout time.Duration // default connect timeout; 0 = default (60 s)
 	DirectTools    []string      // MCP_DIRECT_TOOLS-style spec from settings, if any

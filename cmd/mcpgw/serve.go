@@ -83,7 +83,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		// A private single-session gateway: stdout carries protocol bytes only.
 		w.gw.Start()
 		log.Info("mcpgw serving one session on stdio", "version", version, "config", w.path, "servers", len(w.cfg.Servers))
-		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: f.mode, Cwd: cwdOrEmpty()})
+		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: gateway.Mode(f.mode), Cwd: cwdOrEmpty()})
 	}
 	return gateway.Serve(ctx, w.gw, gateway.ServeOptions{
 		Listen: f.listen, ListenSet: f.listenSet, Socket: f.socket, Token: f.token,
