@@ -276,24 +276,6 @@ func readImports(cfg *Config, opts *LoadOptions) []error {
 	return errs
 }
 
-// openTrust loads the trust store the options name. One that cannot be
-// used trusts nothing (it does not stop the user's own servers): its
-// error is returned as text, and its bytes, as far as they can be read,
-// still count in the config's hash, so that fixing it reloads.
-func openTrust(opts *LoadOptions) (*TrustStore, string) {
-	if opts == nil || opts.TrustFile == "" {
-		return &TrustStore{}, ""
-	}
-	t, err := LoadTrust(opts.TrustFile)
-	if err == nil {
-		return t, ""
-	}
-	path, _ := filepath.Abs(opts.TrustFile)
-	t = &TrustStore{path: path}
-	t.raw, _ = readConfigFile(path) // bounded: the file may be a FIFO
-	return t, err.Error()
-}
-
 // mergeSources merges the servers of srcs: the first definition of a name
 // wins.
 func mergeSources(srcs []*sourceFile) map[string]*Server {
