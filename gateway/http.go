@@ -99,6 +99,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	mux.Handle("GET /{$}", control(s.servePage))
 	mux.Handle("POST /{$}", control(s.servePage)) // the token form, when one is set
 	mux.Handle("POST /-/connect", control(s.serveConnect))
+	mux.Handle("POST /-/enable", control(s.serveEnable(true)))
+	mux.Handle("POST /-/disable", control(s.serveEnable(false)))
 	mux.Handle("GET /-/logs", control(s.serveLogs))
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {

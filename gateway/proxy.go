@@ -258,6 +258,7 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 	}
 	elapsed := time.Since(start)
 	gw.metrics.call(srv.Name, callOutcome(ctx, res, err), elapsed)
+	gw.latency.add(srv.Name, elapsed)
 	if err != nil {
 		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil

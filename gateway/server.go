@@ -79,6 +79,12 @@ type Server struct {
 	opts    Options
 	version string
 	catalog *registry.Catalog
+	latency latencies // recent call durations per server, for status
+	// base is the configuration as loaded; the catalogue holds it with the
+	// servers disabled from the status page turned off (overrides).
+	base       atomic.Pointer[registry.Config]
+	overrideMu sync.Mutex
+	disabled   map[string]bool // by server name, for the daemon's lifetime
 	pool    *upstream.Pool
 	metrics *metrics
 	started time.Time
@@ -130,6 +136,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.metrics = newMetrics(s.opts.Registerer)
+	s.base.Store(cfg)
 	s.catalog = registry.NewCatalog(cfg)
 	s.pool = upstream.New(&upstream.Options{
 		Logger:            s.log,
@@ -241,6 +248,7 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 		s.log.Warn("project config not applied", "cwd", cwd, "err", err)
 		return nil, err
 	}
+	ov = s.withOverrides(ov)
 	if len(ov.Servers) == len(base.Servers) {
 		same := true
 		for name, srv := range ov.Servers {
@@ -307,7 +315,8 @@ func (s *Server) sessionList() []*session {
 // listings are looked up for new servers), the pool restarts only servers
 // whose identity changed, and sessions whose tools changed are notified.
 func (s *Server) Reload(cfg *registry.Config) {
-	s.catalog.SetConfig(cfg)
+	s.base.Store(cfg)
+	s.catalog.SetConfig(s.withOverrides(cfg))
 	s.loadCache(cfg)
 	after := s.catalog.View()
 	s.RefreshProjects()

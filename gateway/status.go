@@ -57,6 +57,12 @@ type ServerReport struct {
 	// (a refresh is due), with TokenExpiry when the token has one.
 	Login       string    `json:"login,omitempty"`
 	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
+	// P50Ms is the median duration of its last 256 calls, in ms.
+	P50Ms float64 `json:"p50Ms,omitempty"`
+	// Line is the line of its entry in Source.
+	Line int `json:"line,omitempty"`
+	// DisabledHere: disabled from the status page until the daemon stops.
+	DisabledHere bool `json:"disabledHere,omitempty"`
 }
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
@@ -109,6 +115,8 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 		Lifecycle: srv.Lifecycle,
 		Transport: "stdio",
 		Source:    srv.Source,
+		Line:      srv.Line,
+		P50Ms:     float64(s.latency.p50(srv.Name).Microseconds()) / 1000,
 	}
 	if srv.IsRemote() {
 		sr.Transport = "http"
@@ -125,6 +133,7 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 	}
 	if !srv.Enabled {
 		sr.State = "disabled"
+		sr.DisabledHere = s.disabledHere(srv.Name)
 		return sr
 	}
 	st := s.pool.Upstream(srv).Status()

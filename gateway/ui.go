@@ -172,6 +172,28 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "connected %s\n", name)
 }
 
+// serveEnable is POST /-/enable and /-/disable ?server=NAME (or a form
+// field): the server on or off until the daemon stops (SetEnabled).
+func (s *Server) serveEnable(on bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := r.FormValue("server")
+		if err := s.SetEnabled(name, on); err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if isForm(r) {
+			http.Redirect(w, r, "/#server-"+name, http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		state := "enabled"
+		if !on {
+			state = "disabled"
+		}
+		fmt.Fprintf(w, "%s %s until the daemon stops\n", state, name)
+	}
+}
+
 // serveLogs is GET /-/logs?server=NAME: the server's last stderr lines and
 // the daemon's lines about it, as text (`mcpgw logs`).
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {

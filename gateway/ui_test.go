@@ -2,12 +2,19 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
 // TestPageRenders renders the page (HTML and JSON) with sessions, servers
@@ -50,4 +57,116 @@ func TestPageRenders(t *testing.T) {
 	if len(data.Servers) != 1 || len(data.Servers[0].ToolList) == 0 || len(data.SessionList) != 1 || len(data.Results) == 0 || data.Results[0].Tool != "alpha_echo" || data.Results[0].Why == "" {
 		t.Errorf("JSON data: %+v", data)
 	}
+}
+
+// Disabling a server from the page takes its tools from sessions and
+// closes it, survives a reload, and enabling brings it back; the page
+// shows the p50 of its calls and the line of its entry.
+func TestPageDisableEnable(t *testing.T) {
+	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha", "beta")
+	connectNow(t, gw, "alpha")
+	connectNow(t, gw, "beta")
+	c := connect(t, gw, SessionOptions{})
+	if text, isErr := c.call(t, "alpha_echo", map[string]any{"message": "x"}); isErr || text != "x" {
+		t.Fatalf("alpha_echo: %q", text)
+	}
+	h := gw.Handler(&HTTPOptions{Token: "t"})
+	post := func(path string) int {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader("server=alpha"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("Authorization", "Bearer t")
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	report := func() ServerReport {
+		for _, sr := range gw.Status().Servers {
+			if sr.Name == "alpha" {
+				return sr
+			}
+		}
+		t.Fatal("no alpha in status")
+		return ServerReport{}
+	}
+	if sr := report(); sr.P50Ms <= 0 || sr.Calls != 1 {
+		t.Errorf("after one call: p50 %v ms, %d calls", sr.P50Ms, sr.Calls)
+	}
+	if code := post("/-/disable"); code != http.StatusSeeOther {
+		t.Fatalf("POST /-/disable: %d", code)
+	}
+	c.waitListChanged(t)
+	if tools := c.tools(t); slices.Contains(tools, "alpha_echo") || !slices.Contains(tools, "beta_echo") {
+		t.Errorf("after disabling alpha the session lists %v", tools)
+	}
+	if sr := report(); sr.State != "disabled" || !sr.DisabledHere {
+		t.Errorf("alpha after disabling: %+v", sr)
+	}
+	ps, _ := upstreamtest.ReadPIDs(pids["alpha"])
+	if len(ps) != 1 || !waitExit(ps[0]) {
+		t.Errorf("alpha's process %v still runs after disabling", ps)
+	}
+	// A reload (same config) keeps it disabled.
+	gw.Reload(gw.base.Load())
+	if sr := report(); sr.State != "disabled" {
+		t.Errorf("alpha after a reload: %s", sr.State)
+	}
+	if code := post("/-/enable"); code != http.StatusSeeOther {
+		t.Fatalf("POST /-/enable: %d", code)
+	}
+	if text, isErr := c.call(t, "alpha_echo", map[string]any{"message": "back"}); isErr || text != "back" {
+		t.Errorf("alpha_echo after enabling: %q", text)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+	req.Header.Set("Authorization", "Bearer t")
+	h.ServeHTTP(rec, req)
+	if body := rec.Body.String(); !strings.Contains(body, " ms</td>") || !strings.Contains(body, `action="/-/disable"`) {
+		t.Errorf("the page lacks the p50 or the Disable button")
+	}
+}
+
+// waitExit waits, bounded, for pid to be gone.
+func waitExit(pid int) bool {
+	for range 500 {
+		if syscall.Kill(pid, 0) != nil {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// BenchmarkStatusPage100 renders the status page of a daemon with 100
+// servers of 20 cached tools each: the time to first render.
+func BenchmarkStatusPage100(b *testing.B) {
+	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
+	for i := range 100 {
+		name := fmt.Sprintf("server%03d", i)
+		cfg.Servers[name] = &registry.Server{Name: name, Command: "server-" + name, Enabled: true, Hash: fmt.Sprintf("%064d", i), Source: "/home/u/.config/mcpgw/mcp.json", Line: i + 2}
+	}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	defer gw.Close()
+	ls := map[string]*registry.Listing{}
+	for _, srv := range cfg.Servers {
+		l := &registry.Listing{Source: registry.SourceCache}
+		for j := range 20 {
+			l.Tools = append(l.Tools, &mcp.Tool{Name: fmt.Sprintf("tool_%d", j), Description: "Does thing number " + fmt.Sprint(j) + " for the user.",
+				InputSchema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []any{"path"}}})
+		}
+		ls[srv.Hash] = l
+	}
+	gw.Catalog().SetListings(ls)
+	h := http.HandlerFunc(gw.servePage)
+	var size int
+	b.ResetTimer()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil))
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1024, "KiB/page")
 }

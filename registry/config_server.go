@@ -40,6 +40,9 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 		nerr:      len(p.errs),
 		lifecycle: LifecycleLazy,
 	}
+	if line, _, ok := lineCol(p.data, sm.key.StartOffset); ok {
+		st.s.Line = line
+	}
 	for _, m := range p.members(obj, field) {
 		f := joinField(field, m.name)
 		if !p.transportMember(st, m, f) && !p.behaviourMember(st, m, f) {

@@ -124,14 +124,14 @@ func TestValidationErrorFields(t *testing.T) {
 
 func boolPtr(b bool) *bool { return &b }
 
-// clearHashes zeroes Server.Hash, checked separately, so that servers can
-// be compared whole.
+// clearHashes zeroes Server.Hash and Server.Line, checked separately, so
+// that servers can be compared whole.
 func clearHashes(servers map[string]*Server) {
 	for _, s := range servers {
 		if s.Hash == "" || len(s.Hash) != 64 {
 			panic("server " + s.Name + " has no identity hash")
 		}
-		s.Hash = ""
+		s.Hash, s.Line = "", 0
 	}
 }
 
@@ -642,5 +642,16 @@ func TestMaxConcurrency(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Field != "mcpServers.a.maxConcurrency" {
 			t.Errorf("maxConcurrency %s: err = %v", bad, err)
 		}
+	}
+}
+
+// Each server knows the line of its entry, for the status page.
+func TestServerLine(t *testing.T) {
+	cfg, err := Parse([]byte("// servers\n{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n\n    \"b\": {\n      \"url\": \"https://example.com/mcp\"}}}"), "mem.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Servers["a"].Line, cfg.Servers["b"].Line; a != 4 || b != 6 {
+		t.Errorf("lines a=%d b=%d, want 4 and 6", a, b)
 	}
 }

@@ -140,6 +140,8 @@ type Server struct {
 	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Source is the file the definition came from.
 	Source string
+	// Line is the line of the server's entry in Source (0: not known).
+	Line int
 	// Untrusted marks a server from a project directory the user has not
 	// trusted (see TrustStore). It is listed so the user can see it, but
 	// Enabled is false and it must never be started.
