@@ -101,6 +101,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	mux.Handle("POST /-/connect", control(s.serveConnect))
 	mux.Handle("POST /-/enable", control(s.serveEnable(true)))
 	mux.Handle("POST /-/disable", control(s.serveEnable(false)))
+	mux.Handle("POST /-/trust", control(s.serveTrust(true)))
+	mux.Handle("POST /-/refuse", control(s.serveTrust(false)))
 	mux.Handle("GET /-/logs", control(s.serveLogs))
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {

@@ -85,9 +85,12 @@ type Server struct {
 	base       atomic.Pointer[registry.Config]
 	overrideMu sync.Mutex
 	disabled   map[string]bool // by server name, for the daemon's lifetime
-	pool       *upstream.Pool
-	metrics    *metrics
-	started    time.Time
+	// refusedDirs are projects refused trust on the status page: not
+	// listed there again until the daemon stops.
+	refusedDirs map[string]bool
+	pool        *upstream.Pool
+	metrics     *metrics
+	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server
 

@@ -36,9 +36,11 @@ type pageData struct {
 	CSS         template.CSS  `json:"-"`
 	Servers     []pageServer  `json:"servers"`
 	SessionList []pageSession `json:"sessionList"`
-	Query       string        `json:"query,omitempty"`
-	Results     []pageResult  `json:"results,omitempty"`
-	now         time.Time
+	// Pending are projects whose servers wait for the user's trust.
+	Pending []pendingProject `json:"pending,omitempty"`
+	Query   string           `json:"query,omitempty"`
+	Results []pageResult     `json:"results,omitempty"`
+	now     time.Time
 }
 
 // pageSession is one live downstream session.
@@ -113,6 +115,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	for _, ss := range s.sessionList() {
 		d.SessionList = append(d.SessionList, ss.pageSession())
 	}
+	d.Pending = s.pendingProjects()
 	if q := r.URL.Query().Get("q"); q != "" {
 		d.Query = q
 		ix := v.Index()
