@@ -103,6 +103,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	mux.Handle("POST /-/disable", control(s.serveEnable(false)))
 	mux.Handle("POST /-/trust", control(s.serveTrust(true)))
 	mux.Handle("POST /-/refuse", control(s.serveTrust(false)))
+	mux.Handle("POST /-/login", control(s.serveLogin))
 	mux.Handle("GET /-/logs", control(s.serveLogs))
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {

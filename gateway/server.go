@@ -88,6 +88,8 @@ type Server struct {
 	// refusedDirs are projects refused trust on the status page: not
 	// listed there again until the daemon stops.
 	refusedDirs map[string]bool
+	loginMu     sync.Mutex
+	logins      map[string]*pageLogin // status-page logins in progress, by server
 	pool        *upstream.Pool
 	metrics     *metrics
 	started     time.Time

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// A login from the status page: the user clicks Log in, the daemon starts
+// the authorization code flow (as `mcpgw login` does, with its one-shot
+// loopback callback) and sends the browser that clicked to the
+// authorization page. The daemon never opens a browser by itself; this is
+// the user's click. When the authorization server redirects back, the
+// tokens are stored and the server reconnected.
+
+// pageLogin is one login in progress.
+type pageLogin struct {
+	url  chan string // the authorization URL, once known
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// loginTimeout bounds a page login.
+const loginTimeout = 5 * time.Minute
+
+// serveLogin is POST /-/login with server=NAME: it answers with a redirect
+// to the authorization URL (form posts) or the URL as text.
+func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
+	name := r.FormValue("server")
+	sv, ok := s.catalog.View().Server(name)
+	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
+		http.Error(w, fmt.Sprintf("no remote server %q with \"auth\": \"oauth\"", name), http.StatusNotFound)
+		return
+	}
+	if s.opts.OAuthStore == nil {
+		http.Error(w, "this daemon keeps no logins", http.StatusConflict)
+		return
+	}
+	l := s.startLogin(sv.Server)
+	var authURL string
+	select {
+	case authURL = <-l.url:
+		l.url <- authURL // for a second click
+	case <-l.done:
+		if l.err != nil {
+			http.Error(w, "login: "+l.err.Error(), http.StatusBadGateway)
+			return
+		}
+		http.Error(w, "logged in already", http.StatusConflict)
+		return
+	case <-r.Context().Done():
+		return
+	}
+	if isForm(r) {
+		http.Redirect(w, r, authURL, http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, authURL)
+}
+
+// startLogin returns the login of srv in progress, starting one if none is.
+func (s *Server) startLogin(srv *registry.Server) *pageLogin {
+	s.loginMu.Lock()
+	defer s.loginMu.Unlock()
+	if l := s.logins[srv.Name]; l != nil {
+		return l
+	}
+	l := &pageLogin{url: make(chan string, 1), done: make(chan struct{})}
+	if s.logins == nil {
+		s.logins = map[string]*pageLogin{}
+	}
+	s.logins[srv.Name] = l
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, loginTimeout)
+		defer cancel()
+		browser := func(ctx context.Context, authURL string, redirect <-chan *url.URL) (*url.URL, error) {
+			l.url <- authURL
+			select {
+			case u := <-redirect:
+				return u, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		l.err = upstream.LogIn(ctx, srv, s.opts.OAuthStore, browser)
+		if l.err == nil {
+			s.log.Info("logged in from the status page", "server", srv.Name)
+			if _, err := s.pool.Upstream(srv).Reconnect(ctx); err != nil {
+				s.log.Warn("reconnecting after the login", "server", srv.Name, "err", err)
+			}
+		} else {
+			s.log.Warn("login from the status page failed", "server", srv.Name, "err", l.err)
+		}
+		s.loginMu.Lock()
+		delete(s.logins, srv.Name)
+		s.loginMu.Unlock()
+		close(l.done)
+	}()
+	return l
+}
