@@ -45,6 +45,12 @@ import (
 // but mcpgw does not use, and unknown fields, are accepted with a warning:
 // the file may be shared with other tools.
 
+// Values of Settings.OAuthCredentialStore.
+const (
+	CredentialStoreFile    = "file"
+	CredentialStoreKeyring = "keyring"
+)
+
 // Mode is what a downstream session sees (Settings.Mode).
 type Mode string
 
@@ -293,7 +299,7 @@ var (
 	settingsFields = []string{
 		"toolPrefix", "idleTimeout", "cachePath", "cacheMaxAge", "mode",
 		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
-		"discoveryTimeoutMs", "sessionIdleTimeout",
+		"discoveryTimeoutMs", "sessionIdleTimeout", "oauthCredentialStore",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -377,6 +383,10 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 		case "idleTimeout":
 			if d, ok := p.duration(m.value, f, time.Minute); ok {
 				s.IdleTimeout = d
+			}
+		case "oauthCredentialStore":
+			if x, ok := p.str(m.value, f); ok && p.oneOf(m.value, f, x, CredentialStoreFile, CredentialStoreKeyring) {
+				s.OAuthCredentialStore = x
 			}
 		case "cachePath":
 			if x, ok := p.str(m.value, f); ok && x != "" {

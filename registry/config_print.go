@@ -45,22 +45,31 @@ func (cfg *Config) WriteServers(w io.Writer) {
 }
 
 // LoadOAuthServer loads the config at path (the default one for "") and
-// returns its server name, which must be a remote server using OAuth.
-func LoadOAuthServer(path, name string) (*Server, error) {
+// returns its server name, which must be a remote server using OAuth, and
+// the config's settings.
+func LoadOAuthServer(path, name string) (*Server, Settings, error) {
+	srv, cfg, err := loadOAuthServer(path, name)
+	if err != nil {
+		return nil, Settings{}, err
+	}
+	return srv, cfg.Settings, nil
+}
+
+func loadOAuthServer(path, name string) (*Server, *Config, error) {
 	cfg, err := Load(path, &LoadOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	srv, ok := cfg.Servers[name]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("no server %q in %s", name, cfg.Path)
+		return nil, nil, fmt.Errorf("no server %q in %s", name, cfg.Path)
 	case srv.URL == "":
-		return nil, fmt.Errorf("%s is a stdio server: only remote servers log in", name)
+		return nil, nil, fmt.Errorf("%s is a stdio server: only remote servers log in", name)
 	case srv.Auth != AuthOAuth:
-		return nil, fmt.Errorf(`%s does not use OAuth: add "auth": "oauth" to its entry in %s`, name, cfg.Path)
+		return nil, nil, fmt.Errorf(`%s does not use OAuth: add "auth": "oauth" to its entry in %s`, name, cfg.Path)
 	}
-	return srv, nil
+	return srv, cfg, nil
 }
 
 // Enabled counts the enabled servers.

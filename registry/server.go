@@ -90,6 +90,10 @@ type Settings struct {
 	RequestTimeout time.Duration // default per-call timeout; 0 = default (2 min)
 	StartupTimeout time.Duration // default connect timeout; 0 = default (60 s)
 	DirectTools    []string      // MCP_DIRECT_TOOLS-style spec from settings, if any
+	// OAuthCredentialStore is where OAuth logins are kept: "file" (the
+	// default: 0600 files under the state directory) or "keyring" (the OS
+	// keyring, and nowhere else).
+	OAuthCredentialStore string
 	// DiscoveryTimeout bounds how long an answer about tools (search, list,
 	// ToolSearch, a first tools/list) waits for servers whose tools are not
 	// known yet and that are being connected: discoveryTimeoutMs, default

@@ -30,13 +30,13 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fs.Usage()
 		return errors.New("login: name one server")
 	}
-	srv, err := registry.LoadOAuthServer(*config, fs.Arg(0))
+	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	err = upstream.LogIn(ctx, srv, oauthStore(), oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser))
+	err = upstream.LogIn(ctx, srv, oauthStore(settings), oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser))
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("login: no login within %v", *timeout)
 	}
@@ -67,11 +67,11 @@ func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logout [--all] SERVER")
 	}
-	srv, err := registry.LoadOAuthServer(*config, fs.Arg(0))
+	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	if err := oauthStore().Forget(srv.URL, *all); err != nil {
+	if err := oauthStore(settings).Forget(srv.URL, *all); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Logged out of %s.\n", srv.Name)

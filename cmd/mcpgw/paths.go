@@ -4,22 +4,15 @@ import (
 	"os"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
-// sessionDir is where the daemon keeps shim sessions' state across
-// restarts; none for a private --stdio session.
-func sessionDir(private bool) string {
-	if private {
-		return ""
-	}
-	return deploy.SessionDir()
-}
-
 // oauthStore is where the daemon and mcpgw login keep OAuth logins.
-func oauthStore() *oauth.Store {
-	if d := os.Getenv("MCPGW_OAUTH_DIR"); d != "" {
-		return &oauth.Store{Dir: d}
+func oauthStore(s registry.Settings) *oauth.Store {
+	dir := os.Getenv("MCPGW_OAUTH_DIR")
+	if dir == "" {
+		dir = oauth.DefaultDir(deploy.StateDir())
 	}
-	return &oauth.Store{Dir: oauth.DefaultDir(deploy.StateDir())}
+	return &oauth.Store{Dir: dir, Keyring: s.OAuthCredentialStore == registry.CredentialStoreKeyring}
 }

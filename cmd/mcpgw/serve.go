@@ -83,7 +83,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		// A private single-session gateway: stdout carries protocol bytes only.
 		w.gw.Start()
 		log.Info("mcpgw serving one session on stdio", "version", version, "config", w.path, "servers", len(w.cfg.Servers))
-		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: gateway.Mode(f.mode), Cwd: cwdOrEmpty()})
+		cwd, _ := os.Getwd()
+		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: gateway.Mode(f.mode), Cwd: cwd})
 	}
 	return gateway.Serve(ctx, w.gw, gateway.ServeOptions{
 		Listen: f.listen, ListenSet: f.listenSet, Socket: f.socket, Token: f.token,
@@ -172,6 +173,10 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	if w.cachePath == "" {
 		w.cachePath = cachefile.DefaultPath()
 	}
+	sessionDir := deploy.SessionDir() // shim sessions' state across restarts
+	if f.stdio {
+		sessionDir = "" // a private session has none
+	}
 	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
 	w.gw = gateway.New(w.cfg, &gateway.Options{
 		Logger:      log,
@@ -183,8 +188,8 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		DirectTools: os.Getenv("MCP_DIRECT_TOOLS"),
 		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
-		SessionDir:  sessionDir(f.stdio),
-		OAuthStore:  oauthStore(),
+		SessionDir:  sessionDir,
+		OAuthStore:  oauthStore(w.cfg.Settings),
 	})
 	return w, nil
 }
@@ -199,11 +204,6 @@ func loadTrust(log *slog.Logger) func() *registry.TrustStore {
 		}
 		return t
 	}
-}
-
-func cwdOrEmpty() string {
-	d, _ := os.Getwd()
-	return d
 }
 
 // defaultListen is $MCPGW_LISTEN, else deploy.DefaultListen.

@@ -6,8 +6,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,8 +54,14 @@ func (c *Credentials) config() *oauth2.Config {
 // A Store keeps Credentials in files of mode 0600, one per server URL, in a
 // directory of mode 0700. Writes are atomic (a temporary file renamed), so
 // the daemon and a login in another process never see half a file.
+//
+// With Keyring set, the credentials live in the OS keyring instead (the
+// Secret Service over D-Bus on Linux, the login keychain on macOS), and
+// nothing is written to Dir. A keyring that cannot be reached is an error:
+// credentials never fall back to files.
 type Store struct {
-	Dir string
+	Dir     string
+	Keyring bool
 }
 
 // DefaultDir is where a daemon and `mcpgw login` keep credentials, under
@@ -65,8 +69,7 @@ type Store struct {
 func DefaultDir(stateDir string) string { return filepath.Join(stateDir, "oauth") }
 
 func (s *Store) path(serverURL string) string {
-	sum := sha256.Sum256([]byte(serverURL))
-	return filepath.Join(s.Dir, hex.EncodeToString(sum[:12])+".json")
+	return filepath.Join(s.Dir, s.key(serverURL)+".json")
 }
 
 // ErrNotLoggedIn is returned for a server with no stored token.
@@ -76,7 +79,7 @@ var ErrNotLoggedIn = errors.New("not logged in")
 // none. Credentials stored for another URL (a hash collision, a hand-copied
 // file) are never returned.
 func (s *Store) Load(serverURL string) (*Credentials, error) {
-	data, err := os.ReadFile(s.path(serverURL))
+	data, err := s.read(serverURL)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNotLoggedIn
 	}
@@ -95,14 +98,17 @@ func (s *Store) Load(serverURL string) (*Credentials, error) {
 
 // Save stores c.
 func (s *Store) Save(c *Credentials) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if s.Keyring {
+		return keyringSet(s.key(c.ServerURL), data)
+	}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
 	if err := os.Chmod(s.Dir, 0o700); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(s.Dir, ".tmp-*")
@@ -131,10 +137,7 @@ func (s *Store) Forget(serverURL string, all bool) error {
 		return nil
 	}
 	if err != nil || all {
-		if rerr := os.Remove(s.path(serverURL)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-			return rerr
-		}
-		return nil
+		return s.remove(serverURL)
 	}
 	c.Token = nil
 	return s.Save(c)
@@ -220,8 +223,24 @@ func (src *Source) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// reload re-reads the credentials when the file changed.
+// reload re-reads the credentials when they changed: the file's
+// modification time, or, in the keyring, at most once per keyringRecheck.
 func (src *Source) reload() error {
+	if src.store.Keyring {
+		if src.creds != nil && time.Since(src.modTime) < keyringRecheck {
+			return nil
+		}
+		c, err := src.store.Load(src.serverURL)
+		if errors.Is(err, ErrNotLoggedIn) {
+			src.creds = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		src.creds, src.modTime = c, time.Now()
+		return nil
+	}
 	fi, err := os.Stat(src.store.path(src.serverURL))
 	if errors.Is(err, os.ErrNotExist) {
 		src.creds = nil
@@ -245,7 +264,15 @@ func (src *Source) reload() error {
 	return nil
 }
 
+// keyringRecheck is how long a Source trusts what it read from the
+// keyring (a login in another process shows after at most this long).
+const keyringRecheck = 2 * time.Second
+
 func (src *Source) stat() {
+	if src.store.Keyring {
+		src.modTime = time.Now()
+		return
+	}
 	if fi, err := os.Stat(src.store.path(src.serverURL)); err == nil {
 		src.modTime = fi.ModTime()
 	}
