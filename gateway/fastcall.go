@@ -77,6 +77,7 @@ func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 // fastCall answers the tools/call id of the session with params, or
 // returns ok false when the SDK should.
 func (ss *session) fastCall(ctx context.Context, id, params []byte) (result json.RawMessage, ok bool) {
+	ss.lastActive.Store(time.Now().UnixNano())
 	run, ok := ss.prepareFast(id, params)
 	if !ok {
 		return nil, false

@@ -45,6 +45,8 @@ type session struct {
 
 	// overlay is the session's project configuration (nil: the daemon's).
 	overlay atomic.Pointer[registry.Config]
+	// lastActive is when the client last sent a request (Unix ns).
+	lastActive atomic.Int64
 
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
@@ -429,6 +431,7 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 // calls the request makes (upstream.WithPeer).
 func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss.lastActive.Store(time.Now().UnixNano())
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()
 		stop := context.AfterFunc(ss.ctx, cancel)

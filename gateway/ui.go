@@ -45,10 +45,12 @@ type pageData struct {
 
 // pageSession is one live downstream session.
 type pageSession struct {
-	Client    string `json:"client"` // name and version from initialize
-	Mode      string `json:"mode"`
-	Dir       string `json:"dir,omitempty"` // its project directory, when known
-	Activated int    `json:"activated"`     // tools ToolSearch activated
+	Client     string    `json:"client"`    // name and version from initialize
+	Transport  string    `json:"transport"` // http, socket (mcpgw stdio) or stdio
+	LastActive time.Time `json:"lastActive,omitzero"`
+	Mode       string    `json:"mode"`
+	Dir        string    `json:"dir,omitempty"` // its project directory, when known
+	Activated  int       `json:"activated"`     // tools ToolSearch activated
 }
 
 // pageResult is one search result of the playground, with why it ranked.
@@ -227,7 +229,16 @@ func isForm(r *http.Request) bool {
 func (ss *session) pageSession() pageSession {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	p := pageSession{Mode: string(ss.mode), Dir: ss.opts.Cwd, Activated: len(ss.activated)}
+	p := pageSession{Mode: string(ss.mode), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio"}
+	if t := ss.lastActive.Load(); t != 0 {
+		p.LastActive = time.Unix(0, t)
+	}
+	switch {
+	case ss.ss != nil && ss.ss.ID() != "":
+		p.Transport = "http"
+	case ss.opts.ID != "":
+		p.Transport = "socket"
+	}
 	if ss.ss != nil {
 		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
 			p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version

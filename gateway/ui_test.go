@@ -45,7 +45,10 @@ func TestPageRenders(t *testing.T) {
 			Name     string                  `json:"name"`
 			ToolList []struct{ Name string } `json:"toolList"`
 		} `json:"servers"`
-		SessionList []struct{ Mode string } `json:"sessionList"`
+		SessionList []struct {
+			Mode, Transport string
+			LastActive      time.Time
+		} `json:"sessionList"`
 		Results     []struct {
 			Tool, Why string
 			Score     float64
@@ -53,6 +56,9 @@ func TestPageRenders(t *testing.T) {
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &data); err != nil {
 		t.Fatalf("JSON: %v\n%s", err, rec.Body.String())
+	}
+	if len(data.SessionList) == 1 && (data.SessionList[0].Transport != "stdio" || data.SessionList[0].LastActive.IsZero()) {
+		t.Errorf("session: %+v, want transport stdio and a last request", data.SessionList[0])
 	}
 	if len(data.Servers) != 1 || len(data.Servers[0].ToolList) == 0 || len(data.SessionList) != 1 || len(data.Results) == 0 || data.Results[0].Tool != "alpha_echo" || data.Results[0].Why == "" {
 		t.Errorf("JSON data: %+v", data)
