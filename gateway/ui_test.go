@@ -49,7 +49,7 @@ func TestPageRenders(t *testing.T) {
 			Mode, Transport string
 			LastActive      time.Time
 		} `json:"sessionList"`
-		Results     []struct {
+		Results []struct {
 			Tool, Why string
 			Score     float64
 		} `json:"results"`
