@@ -73,6 +73,22 @@ func TestStatusPageInChromium(t *testing.T) {
 	); err != nil {
 		t.Fatalf("Reconnect did not bring flaky back on the page: %v", err)
 	}
+	// Disable, then enable again, from the page.
+	if err := chromedp.Do(tctx,
+		chromedp.Click(`tr#server-flaky form[action="/-/disable"] button`),
+		chromedp.WaitVisible(`tr#server-flaky form[action="/-/enable"] button`),
+	); err != nil {
+		t.Fatalf("Disable: %v", err)
+	}
+	if state, err := chromedp.Run(tctx, chromedp.Text(`tr#server-flaky td:nth-child(2)`)); err != nil || !strings.HasPrefix(state, "disabled") {
+		t.Errorf("state after Disable: %q (%v)", state, err)
+	}
+	if err := chromedp.Do(tctx,
+		chromedp.Click(`tr#server-flaky form[action="/-/enable"] button`),
+		chromedp.WaitVisible(`tr#server-flaky form[action="/-/disable"] button`),
+	); err != nil {
+		t.Fatalf("Enable: %v", err)
+	}
 	if same, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !same {
 		t.Errorf("the page was reloaded (%v); it should update in place", err)
 	}
