@@ -79,24 +79,39 @@ type fieldTerms [numFields][]int32
 // vocabulary (which splits compound names) and the words of prose. It
 // returns each word's term.
 func (ix *Index) vocabulary(raw []docWords) map[string]int32 {
-	wordTerm := make(map[string]int32) // word → the term of its stem
+	type word struct {
+		term  int32
+		prose bool
+	}
+	words := make(map[string]word) // one lookup per occurrence
 	for i := range raw {
 		f := &raw[i]
 		for fl, ws := range f {
+			prose := fl == int(fieldDescription) || fl == int(fieldParamDescription) || fl == int(fieldServerDescription)
 			for _, w := range ws {
-				if _, ok := wordTerm[w]; !ok {
+				e, ok := words[w]
+				if ok && (e.prose || !prose) {
+					continue
+				}
+				if !ok {
 					st := stem(w)
 					ix.stems[w] = st
-					wordTerm[w] = ix.termID(st)
+					e.term = ix.termID(st)
+					if len(w) >= 3 {
+						ix.surface[w] = struct{}{}
+					}
 				}
-				if len(w) >= 3 {
-					ix.surface[w] = struct{}{}
-				}
-				if fl == int(fieldDescription) || fl == int(fieldParamDescription) || fl == int(fieldServerDescription) {
+				if prose {
+					e.prose = true
 					ix.prose[w] = struct{}{}
 				}
+				words[w] = e
 			}
 		}
+	}
+	wordTerm := make(map[string]int32, len(words)) // word → the term of its stem
+	for w, e := range words {
+		wordTerm[w] = e.term
 	}
 	return wordTerm
 }
@@ -108,6 +123,7 @@ func (ix *Index) docTerms(raw []docWords, wordTerm map[string]int32) ([]fieldTer
 	all := make([]fieldTerms, len(raw))
 	ix.nameStart = make([]int32, len(raw)+1)
 	var lenSum [numFields]float64
+	segments := map[string][]string{} // name words recur across a server's tools
 	for i := range raw {
 		f := &raw[i]
 		name := slices.Clip(f[fieldName])
@@ -115,7 +131,12 @@ func (ix *Index) docTerms(raw []docWords, wordTerm map[string]int32) ([]fieldTer
 			// Only made-up compounds: a word the descriptions use as a
 			// word ("discount") is not split ("disc", "count").
 			if _, ok := ix.prose[w]; !ok {
-				name = append(name, ix.segment(w)...)
+				parts, seen := segments[w]
+				if !seen {
+					parts = ix.segment(w)
+					segments[w] = parts
+				}
+				name = append(name, parts...)
 			}
 		}
 		for fl := searchField(0); fl < numFields; fl++ {
