@@ -331,7 +331,6 @@ func textWords(text string) []string {
 	return out
 }
 
-// schemaNode is the part of a JSON Schema that search reads.
 // schemaWords returns the words of the property names of a JSON Schema,
 // and the words of their descriptions and titles, at any depth (through
 // properties, items, anyOf, oneOf and allOf, at most 8 levels), in

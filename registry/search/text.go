@@ -17,11 +17,17 @@ func splitWords(text string, emit func(string)) {
 	var buf [64]byte
 	start := -1
 	for i := 0; i <= len(text); {
-		r, size := rune(0), 1
+		alnum, size := false, 1
 		if i < len(text) {
-			r, size = utf8.DecodeRuneInString(text[i:])
+			if c := text[i]; c < utf8.RuneSelf {
+				alnum = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(text[i:])
+				alnum = unicode.IsLetter(r) || unicode.IsDigit(r)
+			}
 		}
-		if i < len(text) && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+		if alnum {
 			if start < 0 {
 				start = i
 			}
@@ -42,6 +48,15 @@ const (
 )
 
 func runeClassOf(r rune) runeClass {
+	if r < utf8.RuneSelf {
+		switch {
+		case '0' <= r && r <= '9':
+			return runeDigit
+		case 'A' <= r && r <= 'Z':
+			return runeUpper
+		}
+		return runeLower
+	}
 	switch {
 	case unicode.IsDigit(r):
 		return runeDigit
