@@ -4,6 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +96,32 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("the page was reloaded (%v); it should update in place", err)
 	}
 
+	// A page from another origin that posts a form to the daemon, as a
+	// hostile site would: the browser sends it, the daemon refuses it.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<form id="f" method="post" action="%s/-/disable"><input name="server" value="steady"></form><script>document.getElementById("f").submit()</script>`, d.url)
+	}))
+	defer evil.Close()
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(evil.URL),
+		chromedp.Sleep(time.Second), // the form posts as the page loads
+	); err != nil {
+		t.Fatalf("the hostile page: %v", err)
+	}
+	refused, err := chromedp.Run(tctx, chromedp.Text(`body`))
+	if err != nil || !strings.Contains(refused, "cross-origin") {
+		t.Errorf("the browser, after the hostile form (%v): %q", err, refused)
+	}
+	for _, sr := range daemonStatus(t, d.url).Servers {
+		if sr.Name == "steady" && (sr.State == "disabled" || sr.DisabledHere) {
+			t.Errorf("a cross-origin form disabled steady (the browser showed %q)", refused)
+		}
+	}
+	if err := chromedp.Do(tctx, chromedp.Navigate(d.url+"/")); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := chromedp.Do(tctx,
 		chromedp.SetValue(`#search input[name=q]`, "echo a message"),
 		chromedp.Submit(`#search input[name=q]`),
@@ -105,3 +134,4 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("search results (%v):\n%s", err, results)
 	}
 }
+
