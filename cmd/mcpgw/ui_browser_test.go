@@ -134,4 +134,3 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("search results (%v):\n%s", err, results)
 	}
 }
-
