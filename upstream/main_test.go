@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -170,37 +170,12 @@ func (u *Upstream) currentSession() *session {
 	return u.sess
 }
 
-// alive reports whether pid is a live (non-zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...; comm may contain spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 // waitGone waits until none of pids is alive, failing after a generous
 // deadline (a liveness bound, not a speed assertion).
 func waitGone(t testing.TB, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var left []int
-		for _, pid := range pids {
-			if alive(pid) {
-				left = append(left, pid)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes still alive: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if left := proctest.WaitGone(20*time.Second, pids...); len(left) > 0 {
+		t.Fatalf("processes still alive: %v", left)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -81,7 +82,7 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 		t.Fatalf("helper said %q: %v", line, err)
 	}
 	for _, pid := range []int{server, grandchild, escaped, reaper} {
-		if !alive(pid) {
+		if !proctest.Alive(pid) {
 			t.Fatalf("process %d not running before the kill (line %q)", pid, line)
 		}
 	}
@@ -150,7 +151,7 @@ func TestClosedServerLeavesNoEscapedGrandchild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	if _, err := fmt.Sscanf(resultText(res), "%d", &pid); err != nil || !alive(pid) {
+	if _, err := fmt.Sscanf(resultText(res), "%d", &pid); err != nil || !proctest.Alive(pid) {
 		t.Fatalf("spawn said %q", resultText(res))
 	}
 	time.Sleep(3 * trackInterval) // the reaper notes descendants once per interval

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -337,13 +338,13 @@ func TestCloseEndsProcessGroup(t *testing.T) {
 	u := p.Upstream(srv)
 	server := atoi(t, call(t, u, "pid", nil))
 	grandchild := atoi(t, call(t, u, "spawn", nil))
-	if !alive(server) || !alive(grandchild) {
-		t.Fatalf("server %d alive %v, grandchild %d alive %v", server, alive(server), grandchild, alive(grandchild))
+	if !proctest.Alive(server) || !proctest.Alive(grandchild) {
+		t.Fatalf("server %d alive %v, grandchild %d alive %v", server, proctest.Alive(server), grandchild, proctest.Alive(grandchild))
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(server) {
+	if proctest.Alive(server) {
 		t.Errorf("server %d alive after Close", server)
 	}
 	waitGone(t, grandchild)

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 func TestDockerHealthcheck(t *testing.T) {
@@ -67,7 +69,7 @@ func TestDockerHealthcheckDaemon(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "") // never report to a service manager running the tests
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
-	var log syncBuffer
+	var log proctest.Buffer
 	var serveErr error
 	exited := make(chan struct{})
 	go func() {

@@ -51,6 +51,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -192,9 +193,9 @@ func waitHTTPOrExit(url string, exited <-chan struct{}, timeout time.Duration) e
 // process is a child process in its own process group, started by startProcess.
 type process struct {
 	cmd    *exec.Cmd
-	output *syncBuffer   // stdout and stderr, interleaved
-	exited chan struct{} // closed once the process has exited
-	err    error         // Wait's result; read only after exited is closed
+	output *proctest.Buffer // stdout and stderr, interleaved
+	exited chan struct{}    // closed once the process has exited
+	err    error            // Wait's result; read only after exited is closed
 
 	stopOnce sync.Once
 }
@@ -204,7 +205,7 @@ type process struct {
 // logging the output if the test failed.
 func startProcess(t testing.TB, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, output: new(syncBuffer), exited: make(chan struct{})}
+	p := &process{cmd: cmd, output: new(proctest.Buffer), exited: make(chan struct{})}
 	if cmd.Stdout == nil {
 		cmd.Stdout = p.output
 	}
@@ -241,24 +242,6 @@ func (p *process) stop() {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-p.exited
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var mcpgwBuild struct {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 // listenNotify opens a unixgram socket the way systemd does for a
@@ -47,7 +49,7 @@ func TestNotifyServe(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve",

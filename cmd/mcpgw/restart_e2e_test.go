@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 // lineClient speaks newline-delimited JSON-RPC to `mcpgw stdio`.
@@ -34,7 +36,7 @@ func startShim(t *testing.T, bin string, args ...string) *lineClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

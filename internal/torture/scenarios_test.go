@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 // TestTortureUpstreams: upstreams that crash mid-call, hang, answer 100 MB,
@@ -101,7 +103,7 @@ func TestTortureUpstreams(t *testing.T) {
 
 	got, isErr = call(ctx, s, "victim_spawn", nil)
 	grandchild, err := strconv.Atoi(got)
-	if isErr || err != nil || !alive(grandchild) {
+	if isErr || err != nil || !proctest.Alive(grandchild) {
 		t.Fatalf("spawn: %q (error %v)", got, isErr)
 	}
 	got, isErr = call(ctx, s, "stubborn_pid", nil)
@@ -120,7 +122,7 @@ func TestTortureUpstreams(t *testing.T) {
 		"flooder": d.hostile("flooder", "plain", nil),
 	})
 	reload(t, d, http.StatusOK)
-	if !waitGone(stubborn, 30*time.Second) {
+	if len(proctest.WaitGone(30*time.Second, stubborn)) > 0 {
 		t.Errorf("a server that ignores SIGTERM outlived its removal by 30 s")
 	}
 	steady("stubborn removed")
@@ -128,7 +130,7 @@ func TestTortureUpstreams(t *testing.T) {
 		t.Fatalf("daemon died:\n%s", d.log)
 	}
 	d.stop()
-	if !waitGone(grandchild, 10*time.Second) {
+	if len(proctest.WaitGone(10*time.Second, grandchild)) > 0 {
 		t.Errorf("a setsid grandchild outlived the daemon")
 		_ = syscall.Kill(grandchild, syscall.SIGKILL)
 	}
@@ -157,7 +159,7 @@ func TestTortureKilledDaemon(t *testing.T) {
 	}
 	<-d.done
 	for _, pid := range pids {
-		if !waitGone(pid, 20*time.Second) {
+		if len(proctest.WaitGone(20*time.Second, pid)) > 0 {
 			t.Errorf("process %d outlived a kill -9 of the daemon", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

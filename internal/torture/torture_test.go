@@ -3,7 +3,6 @@
 package torture
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,12 +14,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 var mcpgwBin string
@@ -56,7 +56,7 @@ type daemon struct {
 	socket string
 	pids   string // the upstreams' PID file
 	cmd    *exec.Cmd
-	log    *lockedBuffer
+	log    *proctest.Buffer
 	done   chan struct{}
 }
 
@@ -89,7 +89,7 @@ func (d *daemon) writeConfig(servers map[string]any) {
 func newDaemon(t *testing.T, servers func(d *daemon) map[string]any) *daemon {
 	dir := t.TempDir()
 	d := &daemon{t: t, dir: dir, config: filepath.Join(dir, "mcp.json"), socket: filepath.Join(dir, "run", "mcpgw.sock"),
-		pids: filepath.Join(dir, "upstream.pids"), log: &lockedBuffer{}, done: make(chan struct{})}
+		pids: filepath.Join(dir, "upstream.pids"), log: &proctest.Buffer{}, done: make(chan struct{})}
 	d.writeConfig(servers(d))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -147,7 +147,7 @@ func (d *daemon) stop() {
 		}
 	}
 	for _, pid := range d.upstreamPIDs() {
-		if waitGone(pid, 30*time.Second) {
+		if len(proctest.WaitGone(30*time.Second, pid)) == 0 {
 			continue
 		}
 		d.t.Errorf("upstream process %d outlived the daemon", pid)
@@ -221,49 +221,6 @@ func call(ctx context.Context, s *mcp.ClientSession, tool string, args map[strin
 		}
 	}
 	return b.String(), res.IsError
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > 8000 {
-		s = "…" + s[len(s)-8000:]
-	}
-	return s
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-// waitGone waits up to d for pid to end; false if it is still alive.
-func waitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
 
 func readAll(r io.Reader) string {

@@ -226,31 +226,24 @@ func (src *Source) Token() (*oauth2.Token, error) {
 // reload re-reads the credentials when they changed: the file's
 // modification time, or, in the keyring, at most once per keyringRecheck.
 func (src *Source) reload() error {
+	version := time.Now()
 	if src.store.Keyring {
 		if src.creds != nil && time.Since(src.modTime) < keyringRecheck {
 			return nil
 		}
-		c, err := src.store.Load(src.serverURL)
-		if errors.Is(err, ErrNotLoggedIn) {
+	} else {
+		fi, err := os.Stat(src.store.path(src.serverURL))
+		if errors.Is(err, os.ErrNotExist) {
 			src.creds = nil
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		src.creds, src.modTime = c, time.Now()
-		return nil
-	}
-	fi, err := os.Stat(src.store.path(src.serverURL))
-	if errors.Is(err, os.ErrNotExist) {
-		src.creds = nil
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if src.creds != nil && fi.ModTime().Equal(src.modTime) {
-		return nil
+		if src.creds != nil && fi.ModTime().Equal(src.modTime) {
+			return nil
+		}
+		version = fi.ModTime()
 	}
 	c, err := src.store.Load(src.serverURL)
 	if errors.Is(err, ErrNotLoggedIn) {
@@ -260,7 +253,7 @@ func (src *Source) reload() error {
 	if err != nil {
 		return err
 	}
-	src.creds, src.modTime = c, fi.ModTime()
+	src.creds, src.modTime = c, version
 	return nil
 }
 
