@@ -122,6 +122,21 @@ func (c *client) waitListChanged(t *testing.T) {
 	}
 }
 
+// waitTools waits, through list_changed notifications, until the
+// session's tools satisfy ok: the SDK announces changes 10 ms after they
+// happen, so on a loaded machine one sync may reach the client in two
+// goes.
+func (c *client) waitTools(t *testing.T, ok func([]string) bool) {
+	t.Helper()
+	for got := c.tools(t); !ok(got); got = c.tools(t) {
+		select {
+		case <-c.notify:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the session lists %v", got)
+		}
+	}
+}
+
 func pidCount(t *testing.T, path string) int {
 	t.Helper()
 	pids, err := upstreamtest.ReadPIDs(path)
@@ -250,13 +265,7 @@ func TestDirectModeFromCacheWithoutConnecting(t *testing.T) {
 	// it (perhaps more than once: the SDK sends list_changed 10 ms after a
 	// change, and on a loaded machine the tools may arrive in two goes).
 	c.waitListChanged(t)
-	for got := c.tools(t); len(got) <= 2 || !slices.Contains(got, "alpha_add"); got = c.tools(t) {
-		select {
-		case <-c.notify:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("after connect the session lists %v", got)
-		}
-	}
+	c.waitTools(t, func(got []string) bool { return len(got) > 2 && slices.Contains(got, "alpha_add") })
 }
 
 func TestDirectToolsInProxyMode(t *testing.T) {

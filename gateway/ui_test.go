@@ -102,9 +102,7 @@ func TestPageDisableEnable(t *testing.T) {
 		t.Fatalf("POST /-/disable: %d", code)
 	}
 	c.waitListChanged(t)
-	if tools := c.tools(t); slices.Contains(tools, "alpha_echo") || !slices.Contains(tools, "beta_echo") {
-		t.Errorf("after disabling alpha the session lists %v", tools)
-	}
+	c.waitTools(t, func(tools []string) bool { return !slices.Contains(tools, "alpha_echo") && slices.Contains(tools, "beta_echo") })
 	if sr := report(); sr.State != "disabled" || !sr.DisabledHere {
 		t.Errorf("alpha after disabling: %+v", sr)
 	}
