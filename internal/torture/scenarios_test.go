@@ -252,6 +252,46 @@ func TestTortureFiles(t *testing.T) {
 	}
 }
 
+// TestTortureSecrets: secrets in a server's env, its URL's query and its
+// headers appear nowhere — not in answers to the model, status, the status
+// page or the log — even when that server fails to connect.
+func TestTortureSecrets(t *testing.T) {
+	d := newDaemon(t, func(d *daemon) map[string]any {
+		steady := d.hostile("steady", "plain", nil)
+		steady["env"].(map[string]any)["API_TOKEN"] = "s3cr3t-env"
+		return map[string]any{
+			"steady": steady,
+			"remote": map[string]any{"url": "http://127.0.0.1:1/mcp?api_key=s3cr3t-query",
+				"headers": map[string]any{"Authorization": "Bearer s3cr3t-header"}},
+		}
+	})
+	ctx := context.Background()
+	s := d.session(ctx)
+	var seen []string
+	for _, tool := range []string{"remote_anything", "steady_echo"} {
+		got, _ := call(ctx, s, tool, map[string]any{"message": "hi"})
+		seen = append(seen, got)
+	}
+	for _, path := range []string{"/-/status", "/", "/-/logs?server=remote"} {
+		resp, err := http.Get(d.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, readAll(resp.Body))
+		resp.Body.Close()
+	}
+	d.stop()
+	seen = append(seen, d.log.String())
+	for i, out := range seen {
+		if j := strings.Index(out, "s3cr3t"); j >= 0 {
+			t.Errorf("output %d shows a secret: …%s…", i, out[max(0, j-80):min(len(out), j+20)])
+		}
+	}
+	if !strings.Contains(seen[0], "remote") {
+		t.Errorf("the failing server is not explained to the model: %q", seen[0])
+	}
+}
+
 // reload asks the daemon to reload and checks the status; it returns the
 // answer's body.
 func reload(t *testing.T, d *daemon, want int) string {
