@@ -102,7 +102,9 @@ func TestPageDisableEnable(t *testing.T) {
 		t.Fatalf("POST /-/disable: %d", code)
 	}
 	c.waitListChanged(t)
-	c.waitTools(t, func(tools []string) bool { return !slices.Contains(tools, "alpha_echo") && slices.Contains(tools, "beta_echo") })
+	c.waitTools(t, func(tools []string) bool {
+		return !slices.Contains(tools, "alpha_echo") && slices.Contains(tools, "beta_echo")
+	})
 	if sr := report(); sr.State != "disabled" || !sr.DisabledHere {
 		t.Errorf("alpha after disabling: %+v", sr)
 	}
