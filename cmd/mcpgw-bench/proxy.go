@@ -346,150 +346,203 @@ func (b *benchRun) httpClient() *http.Client {
 func (b *benchRun) callPhases(ctx context.Context) error {
 	var closers benchClosers
 	defer closers.close()
-	rep := b.rep
-	exe, self := b.o.Mcpgw, b.o.Self // mcpgw; this binary, for the test servers
-
-	cfg, err := benchWriteConfig(filepath.Join(b.dir, "main"), map[string]any{
-		"bench": map[string]any{"command": self, "args": []string{"testserver"}},
-	})
+	c, err := b.startCallBench(ctx, &closers)
 	if err != nil {
 		return err
+	}
+	var latency, throughput []*benchPath
+	var groups [][]*benchPath
+	if slices.Contains(b.o.Phases, benchPhaseLatency) {
+		if latency, err = c.latencyPaths(); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(b.o.Phases, benchPhaseThroughput) {
+		if groups, err = c.throughputGroups(); err != nil {
+			return err
+		}
+		throughput = slices.Concat(groups...)
+	}
+	if err := c.warmUp(ctx, slices.Concat(latency, throughput)); err != nil {
+		return err
+	}
+	b.measure(ctx, c.d, latency, groups)
+	return ctx.Err()
+}
+
+// callBench is what the latency and throughput phases run against: the
+// daemon with its one test upstream, the same test server over HTTP, and a
+// client to open sessions with.
+type callBench struct {
+	b       *benchRun
+	ctx     context.Context
+	closers *benchClosers
+	d       *benchDaemon
+	up      *benchHTTPUpstream
+	client  *mcp.Client
+	me      int
+	// The calls each path makes: to the upstream itself, through the
+	// daemon in direct mode, through the mcp tool.
+	echo, viaDaemon, viaProxy benchCall
+}
+
+func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*callBench, error) {
+	cfg, err := benchWriteConfig(filepath.Join(b.dir, "main"), map[string]any{
+		"bench": map[string]any{"command": b.o.Self, "args": []string{"testserver"}},
+	})
+	if err != nil {
+		return nil, err
 	}
 	var extra []string
 	if b.o.CPUProfile != "" {
 		prof, err := filepath.Abs(b.o.CPUProfile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		extra = append(extra, "--cpuprofile", prof)
 	}
 	b.progress("starting the daemon")
-	d, err := startBenchDaemon(ctx, exe, filepath.Join(b.dir, "main"), cfg, extra...)
+	d, err := startBenchDaemon(ctx, b.o.Mcpgw, filepath.Join(b.dir, "main"), cfg, extra...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	closers.add(d.stop)
-	up, err := startBenchHTTPUpstream(ctx, self)
+	up, err := startBenchHTTPUpstream(ctx, b.o.Self)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	closers.add(up.stop)
+	return &callBench{
+		b: b, ctx: ctx, closers: closers, d: d, up: up, me: os.Getpid(),
+		client:    mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil),
+		echo:      benchCall{tool: "echo", args: map[string]any{"message": benchMessage}},
+		viaDaemon: benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}},
+		viaProxy:  benchCall{tool: "mcp", args: map[string]any{"tool": "bench_echo", "args": map[string]any{"message": benchMessage}}},
+	}, nil
+}
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil)
-	me := os.Getpid()
-	echo := benchCall{tool: "echo", args: map[string]any{"message": benchMessage}}
-	viaDaemon := benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}}
-	viaProxy := benchCall{tool: "mcp", args: map[string]any{"tool": "bench_echo", "args": map[string]any{"message": benchMessage}}}
+// httpSessions opens n sessions to url.
+func (c *callBench) httpSessions(url string, n int) ([]*mcp.ClientSession, error) {
+	var out []*mcp.ClientSession
+	for range n {
+		cs, err := c.client.Connect(c.ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.b.httpClient()}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to %s: %w", url, err)
+		}
+		c.closers.add(func() { _ = cs.Close() })
+		out = append(out, cs)
+	}
+	return out, nil
+}
 
-	httpSessions := func(url string, n int) ([]*mcp.ClientSession, error) {
-		var out []*mcp.ClientSession
-		for range n {
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: b.httpClient()}, nil)
-			if err != nil {
-				return nil, fmt.Errorf("connecting to %s: %w", url, err)
-			}
-			closers.add(func() { _ = cs.Close() })
-			out = append(out, cs)
-		}
-		return out, nil
+// stdioSession starts bin with args and opens a session over its stdio.
+func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession, int, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = benchEnv(nil)
+	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("starting %s: %w", strings.Join(args, " "), err)
 	}
-	stdioSession := func(bin string, args ...string) (*mcp.ClientSession, int, error) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = benchEnv(nil)
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
-		if err != nil {
-			return nil, 0, fmt.Errorf("starting %s: %w", strings.Join(args, " "), err)
-		}
-		closers.add(func() { _ = cs.Close() })
-		return cs, cmd.Process.Pid, nil
-	}
+	c.closers.add(func() { _ = cs.Close() })
+	return cs, cmd.Process.Pid, nil
+}
 
-	daemonURL := d.url + "/mcp?mode=direct"
-	var latency []*benchPath
-	if slices.Contains(b.o.Phases, benchPhaseLatency) {
-		b.progress("connecting the concurrency-1 sessions")
-		direct, directPID, err := stdioSession(self, "testserver")
-		if err != nil {
-			return err
-		}
-		directHTTP, err := httpSessions(up.url+"/mcp", 1)
-		if err != nil {
-			return err
-		}
-		viaHTTP, err := httpSessions(daemonURL, 1)
-		if err != nil {
-			return err
-		}
-		viaTool, err := httpSessions(d.url+"/mcp?mode=proxy", 1)
-		if err != nil {
-			return err
-		}
-		shim, shimPID, err := stdioSession(exe, "stdio", "--socket", d.socket, "--mode", "direct", "--no-start")
-		if err != nil {
-			return err
-		}
-		latency = []*benchPath{
-			newBenchPath("direct stdio", echo, []*mcp.ClientSession{direct}, map[string]int{"client": me, "upstream": directPID}),
-			newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
-			newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
-			newBenchPath("daemon HTTP, mcp tool", viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}),
-			newBenchPath("daemon via shim", viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": me, "shim": shimPID, "daemon": d.pid}),
-		}
+func (c *callBench) daemonURL(mode string) string { return c.d.url + "/mcp?mode=" + mode }
+
+// latencyPaths are the concurrency-1 paths: the upstream over stdio and
+// HTTP, the daemon over HTTP (direct and through the mcp tool) and
+// through the shim.
+func (c *callBench) latencyPaths() ([]*benchPath, error) {
+	c.b.progress("connecting the concurrency-1 sessions")
+	direct, directPID, err := c.stdioSession(c.b.o.Self, "testserver")
+	if err != nil {
+		return nil, err
 	}
-	// Throughput: groups of paths with the same number of sessions,
-	// alternated within the group; at 64, the mcp tool too.
-	var throughput []*benchPath
+	directHTTP, err := c.httpSessions(c.up.url+"/mcp", 1)
+	if err != nil {
+		return nil, err
+	}
+	viaHTTP, err := c.httpSessions(c.daemonURL("direct"), 1)
+	if err != nil {
+		return nil, err
+	}
+	viaTool, err := c.httpSessions(c.daemonURL("proxy"), 1)
+	if err != nil {
+		return nil, err
+	}
+	shim, shimPID, err := c.stdioSession(c.b.o.Mcpgw, "stdio", "--socket", c.d.socket, "--mode", "direct", "--no-start")
+	if err != nil {
+		return nil, err
+	}
+	me, d, up := c.me, c.d, c.up
+	return []*benchPath{
+		newBenchPath("direct stdio", c.echo, []*mcp.ClientSession{direct}, map[string]int{"client": me, "upstream": directPID}),
+		newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
+		newBenchPath("daemon HTTP", c.viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
+		newBenchPath("daemon HTTP, mcp tool", c.viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}),
+		newBenchPath("daemon via shim", c.viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": me, "shim": shimPID, "daemon": d.pid}),
+	}, nil
+}
+
+// throughputGroups are groups of paths with the same number of sessions,
+// alternated within the group; at 64, the mcp tool too.
+func (c *callBench) throughputGroups() ([][]*benchPath, error) {
 	var groups [][]*benchPath
-	if slices.Contains(b.o.Phases, benchPhaseThroughput) {
-		for _, n := range []int{16, 64} {
-			b.progress("connecting %d sessions to each side", n)
-			directHTTP, err := httpSessions(up.url+"/mcp", n)
-			if err != nil {
-				return err
-			}
-			viaHTTP, err := httpSessions(daemonURL, n)
-			if err != nil {
-				return err
-			}
-			group := []*benchPath{
-				newBenchPath("direct HTTP", echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
-				newBenchPath("daemon HTTP", viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
-			}
-			if n == 64 {
-				viaTool, err := httpSessions(d.url+"/mcp?mode=proxy", n)
-				if err != nil {
-					return err
-				}
-				group = append(group, newBenchPath("daemon HTTP, mcp tool", viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}))
-			}
-			groups = append(groups, group)
-			throughput = append(throughput, group...)
+	for _, n := range []int{16, 64} {
+		c.b.progress("connecting %d sessions to each side", n)
+		directHTTP, err := c.httpSessions(c.up.url+"/mcp", n)
+		if err != nil {
+			return nil, err
 		}
+		viaHTTP, err := c.httpSessions(c.daemonURL("direct"), n)
+		if err != nil {
+			return nil, err
+		}
+		group := []*benchPath{
+			newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": c.me, "upstream": c.up.pid}),
+			newBenchPath("daemon HTTP", c.viaDaemon, viaHTTP, map[string]int{"client": c.me, "daemon": c.d.pid}),
+		}
+		if n == 64 {
+			viaTool, err := c.httpSessions(c.daemonURL("proxy"), n)
+			if err != nil {
+				return nil, err
+			}
+			group = append(group, newBenchPath("daemon HTTP, mcp tool", c.viaProxy, viaTool, map[string]int{"client": c.me, "daemon": c.d.pid}))
+		}
+		groups = append(groups, group)
 	}
+	return groups, nil
+}
 
-	// Warm up every session. By then the daemon runs its one upstream
-	// (connected at start, having no cache entry), whose CPU time the
-	// daemon paths count as "upstream".
-	for _, p := range slices.Concat(latency, throughput) {
+// warmUp warms every session up. By then the daemon runs its one upstream
+// (connected at start, having no cache entry), whose CPU time the daemon
+// paths count as "upstream".
+func (c *callBench) warmUp(ctx context.Context, paths []*benchPath) error {
+	for _, p := range paths {
 		p.warmUp(ctx, 20)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
-	kids, _, err := benchUpstreams(d.pid)
+	kids, _, err := benchUpstreams(c.d.pid)
 	if err != nil {
 		return err
 	}
 	if len(kids) != 1 {
-		return fmt.Errorf("the daemon runs %d upstream processes after the warm-up, want 1:\n%s", len(kids), d.logTail())
+		return fmt.Errorf("the daemon runs %d upstream processes after the warm-up, want 1:\n%s", len(kids), c.d.logTail())
 	}
-	for _, p := range slices.Concat(latency, throughput) {
+	for _, p := range paths {
 		if _, ok := p.procs["daemon"]; ok {
 			p.procs["upstream"] = kids[0]
-			p.metrics = d.url + "/metrics"
+			p.metrics = c.d.url + "/metrics"
 		}
 	}
+	return nil
+}
 
+// measure runs the paths in alternating rounds and records their figures.
+func (b *benchRun) measure(ctx context.Context, d *benchDaemon, latency []*benchPath, groups [][]*benchPath) {
+	rep := b.rep
 	slice := b.o.Duration / time.Duration(b.o.Rounds)
 	if len(latency) > 0 {
 		b.progress("latency at concurrency 1: %d paths × %v", len(latency), b.o.Duration)
@@ -505,6 +558,7 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 			rep.LatencyRatio = hp / dp
 		}
 	}
+	throughput := slices.Concat(groups...)
 	if len(throughput) > 0 {
 		b.progress("throughput at 16 and 64 sessions: %d paths × %v", len(throughput), b.o.Duration)
 		for r := range b.o.Rounds {
@@ -532,5 +586,4 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	if rep.Errors > 0 {
 		rep.Problems = append(rep.Problems, d.problems("main")...)
 	}
-	return ctx.Err()
 }

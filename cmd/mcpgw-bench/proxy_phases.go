@@ -134,27 +134,8 @@ func (b *benchRun) processPhase(ctx context.Context) error {
 		}
 	}
 	wg.Wait()
-	kids, helpers, err := benchUpstreams(d.pid)
-	if err != nil {
+	if err := pr.count(d.pid, pidFile); err != nil {
 		return err
-	}
-	pr.Children, pr.Helpers = len(kids), len(helpers)
-	pids, err := upstreamtest.ReadPIDs(pidFile)
-	if err != nil {
-		return err
-	}
-	pr.Starts = len(pids)
-	m, _ := benchProcMemory(d.pid)
-	pr.DaemonRSSKB = m.RSS
-	for _, k := range kids {
-		m, _ := benchProcMemory(k)
-		pr.UpstreamRSSKB += m.RSS
-		pr.UpstreamAnonKB += m.Anon
-	}
-	for _, k := range helpers {
-		m, _ := benchProcMemory(k)
-		pr.HelperRSSKB += m.RSS
-		pr.HelperAnonKB += m.Anon
 	}
 	b.rep.Processes = pr
 	b.rep.Errors += pr.Errors
@@ -169,4 +150,32 @@ func (b *benchRun) processPhase(ctx context.Context) error {
 			benchFanSessions, benchFanServers, pr.Children, pr.Starts, benchFanServers))
 	}
 	return ctx.Err()
+}
+
+// count records the processes the daemon runs (upstreams and helpers) and
+// their memory, and how many upstreams were ever started (pidFile).
+func (pr *benchProcesses) count(daemon int, pidFile string) error {
+	kids, helpers, err := benchUpstreams(daemon)
+	if err != nil {
+		return err
+	}
+	pr.Children, pr.Helpers = len(kids), len(helpers)
+	pids, err := upstreamtest.ReadPIDs(pidFile)
+	if err != nil {
+		return err
+	}
+	pr.Starts = len(pids)
+	m, _ := benchProcMemory(daemon)
+	pr.DaemonRSSKB = m.RSS
+	for _, k := range kids {
+		m, _ := benchProcMemory(k)
+		pr.UpstreamRSSKB += m.RSS
+		pr.UpstreamAnonKB += m.Anon
+	}
+	for _, k := range helpers {
+		m, _ := benchProcMemory(k)
+		pr.HelperRSSKB += m.RSS
+		pr.HelperAnonKB += m.Anon
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,17 +15,43 @@ import (
 
 // benchTargets are the pass/fail lines. Each compares figures of this one
 // run, so machine noise affects both sides of a ratio.
-func benchTargets(r *benchReport) []benchTarget {
-	var out []benchTarget
-	find := func(figs []*benchFigure, path string) *benchFigure {
-		for _, f := range figs {
-			if f.Path == path {
-				return f
-			}
+// benchDaemonPaths are the paths through the daemon that targets judge.
+var benchDaemonPaths = []string{"daemon HTTP", "daemon HTTP, mcp tool"}
+
+func benchFind(figs []*benchFigure, path string) *benchFigure {
+	for _, f := range figs {
+		if f.Path == path {
+			return f
 		}
-		return nil
 	}
-	daemonPaths := []string{"daemon HTTP", "daemon HTTP, mcp tool"}
+	return nil
+}
+
+func benchTargets(r *benchReport) []benchTarget {
+	out := slices.Concat(latencyTargets(r), loadTargets(r))
+	if r.Idle != nil {
+		out = append(out, benchTarget{
+			Name: fmt.Sprintf("idle RSS with %d cached servers", r.Idle.Servers),
+			Want: fmt.Sprintf("≤ %d MB, 0 processes", benchMaxIdleRSSKB/1024),
+			Got:  fmt.Sprintf("%s, %d processes", benchMB(r.Idle.RSSKB), r.Idle.Children),
+			Pass: r.Idle.RSSKB > 0 && r.Idle.RSSKB <= benchMaxIdleRSSKB && r.Idle.Children == 0,
+		})
+	}
+	if p := r.Processes; p != nil {
+		out = append(out, benchTarget{
+			Name: fmt.Sprintf("%d sessions × %d servers, upstream processes", p.Sessions, p.Servers),
+			Want: fmt.Sprintf("≤ %d (direct use: %d)", p.Servers, p.Direct),
+			Got:  fmt.Sprintf("%d running, %d started, %d errors", p.Children, p.Starts, p.Errors),
+			Pass: p.Children <= p.Servers && p.Starts <= p.Servers && p.Errors == 0,
+		})
+	}
+	return out
+}
+
+// latencyTargets judge the concurrency-1 figures.
+func latencyTargets(r *benchReport) []benchTarget {
+	var out []benchTarget
+	find, daemonPaths := benchFind, benchDaemonPaths
 	if direct := find(r.Latency, "direct HTTP"); direct != nil && direct.P50 > 0 {
 		for _, path := range daemonPaths {
 			f := find(r.Latency, path)
@@ -68,6 +95,13 @@ func benchTargets(r *benchReport) []benchTarget {
 			})
 		}
 	}
+	return out
+}
+
+// loadTargets judge the figures at 64 sessions.
+func loadTargets(r *benchReport) []benchTarget {
+	var out []benchTarget
+	find, daemonPaths := benchFind, benchDaemonPaths
 	var loaded []*benchFigure
 	for _, f := range r.Throughput {
 		if f.Sessions == 64 {
@@ -98,22 +132,6 @@ func benchTargets(r *benchReport) []benchTarget {
 			})
 		}
 	}
-	if r.Idle != nil {
-		out = append(out, benchTarget{
-			Name: fmt.Sprintf("idle RSS with %d cached servers", r.Idle.Servers),
-			Want: fmt.Sprintf("≤ %d MB, 0 processes", benchMaxIdleRSSKB/1024),
-			Got:  fmt.Sprintf("%s, %d processes", benchMB(r.Idle.RSSKB), r.Idle.Children),
-			Pass: r.Idle.RSSKB > 0 && r.Idle.RSSKB <= benchMaxIdleRSSKB && r.Idle.Children == 0,
-		})
-	}
-	if p := r.Processes; p != nil {
-		out = append(out, benchTarget{
-			Name: fmt.Sprintf("%d sessions × %d servers, upstream processes", p.Sessions, p.Servers),
-			Want: fmt.Sprintf("≤ %d (direct use: %d)", p.Servers, p.Direct),
-			Got:  fmt.Sprintf("%d running, %d started, %d errors", p.Children, p.Starts, p.Errors),
-			Pass: p.Children <= p.Servers && p.Starts <= p.Servers && p.Errors == 0,
-		})
-	}
 	return out
 }
 
@@ -124,57 +142,7 @@ func (r *benchReport) writeText(w io.Writer) {
 		m.CPUs, m.Model, m.GoVersion, m.LoadBefore, m.LoadAfter)
 	fmt.Fprintln(w, "client, shim, daemon, upstream: CPU time per call, in µs, of that process; alloc: KiB the daemon allocated per call; GCs: its collections per 1,000 calls")
 
-	cpu := func(f *benchFigure) string {
-		var cols []string
-		for _, role := range []string{"client", "shim", "daemon", "upstream"} {
-			if c, ok := f.CPU[role]; ok {
-				cols = append(cols, fmt.Sprintf("%.0f", c))
-			} else {
-				cols = append(cols, "-")
-			}
-		}
-		if f.AllocKB > 0 {
-			cols = append(cols, fmt.Sprintf("%.0f", f.AllocKB), fmt.Sprintf("%.1f", f.GCs))
-		} else {
-			cols = append(cols, "-", "-")
-		}
-		return strings.Join(cols, "\t")
-	}
-	if len(r.Latency) > 0 {
-		fmt.Fprintln(w, "\nlatency at concurrency 1")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "path\tcalls\terrors\tp50\tp99\tclient\tshim\tdaemon\tupstream\talloc\tGCs\t")
-		for _, f := range r.Latency {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", f.Path, f.Calls, f.Errors, benchUS(f.P50), benchUS(f.P99), cpu(f))
-		}
-		tw.Flush()
-		ratio := func(a, b *benchFigure) string {
-			if b.P50 == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f×", a.P50/b.P50)
-		}
-		l := r.Latency
-		fmt.Fprintf(w, "p50 ratios: daemon HTTP / direct stdio %s; daemon HTTP / direct HTTP %s; shim / direct stdio %s\n",
-			ratio(l[2], l[0]), ratio(l[2], l[1]), ratio(l[4], l[0]))
-	}
-	if len(r.Throughput) > 0 {
-		fmt.Fprintln(w, "\nthroughput, one session per concurrent caller")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "path\tsessions\tcalls\terrors\tcalls/s\tp50\tp99\tclient\tshim\tdaemon\tupstream\talloc\tGCs\t")
-		for _, f := range r.Throughput {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t\n", f.Path, f.Sessions, f.Calls, f.Errors, f.PerSecond, benchUS(f.P50), benchUS(f.P99), cpu(f))
-		}
-		tw.Flush()
-		var parts []string
-		for i := 0; i+1 < len(r.Throughput); i += 2 {
-			if direct, daemon := r.Throughput[i], r.Throughput[i+1]; direct.PerSecond > 0 {
-				parts = append(parts, fmt.Sprintf("%.2f× at %d sessions", daemon.PerSecond/direct.PerSecond, daemon.Sessions))
-			}
-		}
-		fmt.Fprintf(w, "daemon / direct calls/s: %s\n", strings.Join(parts, ", "))
-		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s, VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadHWMKB))
-	}
+	r.writeCalls(w)
 	if i := r.Idle; i != nil {
 		fmt.Fprintf(w, "\nidle daemon, %d servers configured and cached: VmRSS %s (%s its own, RssAnon), %d child processes\n", i.Servers, benchMB(i.RSSKB), benchMB(i.AnonKB), i.Children)
 		fmt.Fprintf(w, "  after one direct-mode session listed its %d tools, from the cache: VmRSS %s, %d child processes\n",
@@ -201,6 +169,64 @@ func (r *benchReport) writeText(w io.Writer) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+}
+
+// writeCalls writes the latency and throughput tables.
+func (r *benchReport) writeCalls(w io.Writer) {
+	if len(r.Latency) > 0 {
+		fmt.Fprintln(w, "\nlatency at concurrency 1")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "path\tcalls\terrors\tp50\tp99\tclient\tshim\tdaemon\tupstream\talloc\tGCs\t")
+		for _, f := range r.Latency {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", f.Path, f.Calls, f.Errors, benchUS(f.P50), benchUS(f.P99), benchCPUColumns(f))
+		}
+		tw.Flush()
+		ratio := func(a, b *benchFigure) string {
+			if b.P50 == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f×", a.P50/b.P50)
+		}
+		l := r.Latency
+		fmt.Fprintf(w, "p50 ratios: daemon HTTP / direct stdio %s; daemon HTTP / direct HTTP %s; shim / direct stdio %s\n",
+			ratio(l[2], l[0]), ratio(l[2], l[1]), ratio(l[4], l[0]))
+	}
+	if len(r.Throughput) > 0 {
+		fmt.Fprintln(w, "\nthroughput, one session per concurrent caller")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "path\tsessions\tcalls\terrors\tcalls/s\tp50\tp99\tclient\tshim\tdaemon\tupstream\talloc\tGCs\t")
+		for _, f := range r.Throughput {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t\n", f.Path, f.Sessions, f.Calls, f.Errors, f.PerSecond, benchUS(f.P50), benchUS(f.P99), benchCPUColumns(f))
+		}
+		tw.Flush()
+		var parts []string
+		for i := 0; i+1 < len(r.Throughput); i += 2 {
+			if direct, daemon := r.Throughput[i], r.Throughput[i+1]; direct.PerSecond > 0 {
+				parts = append(parts, fmt.Sprintf("%.2f× at %d sessions", daemon.PerSecond/direct.PerSecond, daemon.Sessions))
+			}
+		}
+		fmt.Fprintf(w, "daemon / direct calls/s: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s, VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadHWMKB))
+	}
+}
+
+// benchCPUColumns are a figure's CPU per call by process, allocation and
+// collections, as table columns.
+func benchCPUColumns(f *benchFigure) string {
+	var cols []string
+	for _, role := range []string{"client", "shim", "daemon", "upstream"} {
+		if c, ok := f.CPU[role]; ok {
+			cols = append(cols, fmt.Sprintf("%.0f", c))
+		} else {
+			cols = append(cols, "-")
+		}
+	}
+	if f.AllocKB > 0 {
+		cols = append(cols, fmt.Sprintf("%.0f", f.AllocKB), fmt.Sprintf("%.1f", f.GCs))
+	} else {
+		cols = append(cols, "-", "-")
+	}
+	return strings.Join(cols, "\t")
 }
 
 func benchUS(us float64) string {
