@@ -200,9 +200,9 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 		tf  float32
 	}
 	postings := make([][]posting, len(ix.terms))
-	tf := make(map[int32]float64)
+	tf := make([]float64, len(ix.terms)) // this document's, by term
+	var touched []int32                  // the terms it has
 	for i := range all {
-		clear(tf)
 		for fl := searchField(0); fl < numFields; fl++ {
 			ids := all[i][fl]
 			if len(ids) == 0 {
@@ -213,12 +213,17 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 				norm += p.b[fl] * float64(len(ids)) / avgLen[fl]
 			}
 			for _, t := range ids {
+				if tf[t] == 0 {
+					touched = append(touched, t)
+				}
 				tf[t] += p.weight[fl] / norm
 			}
 		}
-		for t, v := range tf {
-			postings[t] = append(postings[t], posting{int32(i), float32(v)})
+		for _, t := range touched {
+			postings[t] = append(postings[t], posting{int32(i), float32(tf[t])})
+			tf[t] = 0
 		}
+		touched = touched[:0]
 	}
 	n := float64(len(all))
 	ix.postStart = make([]int32, len(postings)+1)
@@ -239,21 +244,17 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	}
 }
 
-// docNames records each document's qualified name, lower-cased text,
-// server, and rank in name order.
+// docNames records each document's qualified name, server, and rank in
+// name order.
 func (ix *Index) docNames() {
 	docs := ix.docs
 	ix.qualified = make([]string, len(docs))
 	ix.server = make([]int32, len(docs))
 	ix.servers = make(map[string]int32)
-	ix.lowerText = make([]string, len(docs))
 	for i, d := range docs {
 		ix.qualified[i] = d.Server + "_" + d.Name
 		if d.Alias != "" {
 			ix.qualified[i] = d.Alias
-		}
-		if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description; isASCII(text) {
-			ix.lowerText[i] = strings.ToLower(text)
 		}
 		id, ok := ix.servers[d.Server]
 		if !ok {
@@ -508,4 +509,19 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// lower returns each document's name, qualified name and description,
+// lower-cased ("" unless ASCII), for the regex search's literal prefilter;
+// built at the first regex search, as most indexes never see one.
+func (ix *Index) lower() []string {
+	ix.lowerOnce.Do(func() {
+		ix.lowerText = make([]string, len(ix.docs))
+		for i, d := range ix.docs {
+			if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description; isASCII(text) {
+				ix.lowerText[i] = strings.ToLower(text)
+			}
+		}
+	})
+	return ix.lowerText
 }

@@ -25,12 +25,13 @@ func (ix *Index) searchRegex(query string, opts Options) ([]Hit, error) {
 		must = strings.ToLower(requiredLiteral(parsed))
 	}
 	var keys []uint64
+	lower := ix.lower()
 	for d := range ix.docs {
 		doc := &ix.docs[d]
 		if opts.Server != "" && doc.Server != opts.Server {
 			continue
 		}
-		if len(must) > 1 && ix.lowerText[d] != "" && !strings.Contains(ix.lowerText[d], must) {
+		if len(must) > 1 && lower[d] != "" && !strings.Contains(lower[d], must) {
 			continue
 		}
 		var score float32

@@ -70,8 +70,9 @@ type Index struct {
 	postDoc   []int32             // ascending within a term
 	postScore []float32           // idf × saturated field-weighted term frequency
 
-	qualified []string         // server_name of each doc, for regular expressions
-	lowerText []string         // name, server_name and description, lower-cased; "" unless ASCII
+	qualified []string // server_name of each doc, for regular expressions
+	lowerText []string // see lower
+	lowerOnce sync.Once
 	server    []int32          // server[doc] is the id of the doc's server
 	servers   map[string]int32 // server name → id
 	// serverWords maps the distinctive stems of server names (not "mcp",
