@@ -56,8 +56,8 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
 	raw := docsWords(docs)
-	wordTerm := ix.vocabulary(raw)
-	all, avgLen := ix.docTerms(raw, wordTerm)
+	all := ix.vocabulary(raw)
+	avgLen := ix.docTerms(raw, all)
 	ix.buildPostings(all, avgLen)
 	for term, id := range ix.terms {
 		if !strings.ContainsAny(term, " =") {
@@ -77,22 +77,25 @@ type fieldTerms [numFields][]int32
 
 // vocabulary stems the words of every field and notes the surface
 // vocabulary (which splits compound names) and the words of prose. It
-// returns each word's term.
-func (ix *Index) vocabulary(raw []docWords) map[string]int32 {
+// returns each document's terms by field, in the order of its words: the
+// stems of its words (name words not yet split, no pairs).
+func (ix *Index) vocabulary(raw []docWords) []fieldTerms {
 	type word struct {
 		term  int32
 		prose bool
 	}
 	words := make(map[string]word) // one lookup per occurrence
+	all := make([]fieldTerms, len(raw))
 	for i := range raw {
 		f := &raw[i]
 		for fl, ws := range f {
+			if len(ws) == 0 {
+				continue
+			}
 			prose := fl == int(fieldDescription) || fl == int(fieldParamDescription) || fl == int(fieldServerDescription)
-			for _, w := range ws {
+			ids := make([]int32, len(ws))
+			for j, w := range ws {
 				e, ok := words[w]
-				if ok && (e.prose || !prose) {
-					continue
-				}
 				if !ok {
 					st := stem(w)
 					ix.stems[w] = st
@@ -101,62 +104,48 @@ func (ix *Index) vocabulary(raw []docWords) map[string]int32 {
 						ix.surface[w] = struct{}{}
 					}
 				}
-				if prose {
+				if prose && !e.prose {
 					e.prose = true
 					ix.prose[w] = struct{}{}
+					ok = false
 				}
-				words[w] = e
+				if !ok {
+					words[w] = e
+				}
+				ids[j] = e.term
 			}
+			all[i][fl] = ids
 		}
 	}
-	wordTerm := make(map[string]int32, len(words)) // word → the term of its stem
-	for w, e := range words {
-		wordTerm[w] = e.term
-	}
-	return wordTerm
+	return all
 }
 
-// docTerms returns each document's terms — stems, compound parts of name
-// words, exact name words and pairs of name words — and the average length
-// of each field; it records the name terms (nameTerms, nameStart).
-func (ix *Index) docTerms(raw []docWords, wordTerm map[string]int32) ([]fieldTerms, [numFields]float64) {
-	all := make([]fieldTerms, len(raw))
+// docTerms completes each document's terms with the compound parts of its
+// name words, its exact name words and pairs of name words, and returns
+// the average length of each field; it records the name terms (nameTerms,
+// nameStart).
+func (ix *Index) docTerms(raw []docWords, all []fieldTerms) [numFields]float64 {
 	ix.nameStart = make([]int32, len(raw)+1)
 	var lenSum [numFields]float64
-	segments := map[string][]string{} // name words recur across a server's tools
+	segments := map[string][]int32{} // name words recur across a server's tools
 	for i := range raw {
 		f := &raw[i]
-		name := slices.Clip(f[fieldName])
+		name := slices.Clip(all[i][fieldName])
 		for _, w := range f[fieldName] {
 			// Only made-up compounds: a word the descriptions use as a
 			// word ("discount") is not split ("disc", "count").
 			if _, ok := ix.prose[w]; !ok {
 				parts, seen := segments[w]
 				if !seen {
-					parts = ix.segment(w)
+					for _, part := range ix.segment(w) {
+						parts = append(parts, ix.termID(ix.stem(part)))
+					}
 					segments[w] = parts
 				}
 				name = append(name, parts...)
 			}
 		}
-		for fl := searchField(0); fl < numFields; fl++ {
-			src := f[fl]
-			if fl == fieldName {
-				src = name
-			}
-			if fl == fieldNamePair || fl == fieldNameExact {
-				continue
-			}
-			ids := make([]int32, 0, len(src))
-			for _, w := range src {
-				id, ok := wordTerm[w]
-				if !ok { // a part of a compound
-					id = ix.termID(ix.stem(w))
-				}
-				ids = append(ids, id)
-			}
-			all[i][fl] = ids
-		}
+		all[i][fieldName] = name
 		ix.nameFields(i, f[fieldName], &all[i])
 		for fl := range all[i] {
 			lenSum[fl] += float64(len(all[i][fl]))
@@ -166,7 +155,7 @@ func (ix *Index) docTerms(raw []docWords, wordTerm map[string]int32) ([]fieldTer
 	for fl := range avgLen {
 		avgLen[fl] = lenSum[fl] / float64(max(len(raw), 1))
 	}
-	return all, avgLen
+	return avgLen
 }
 
 // nameFields adds document i's name terms, exact name words and pairs of
