@@ -232,6 +232,9 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 		return errorResult("%v", err), nil
 	}
 	u := gw.upstream(ctx, srv)
+	if ss, ok := upstream.PeerFrom(ctx).(*session); ok {
+		ss.used(srv.Name)
+	}
 	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
 	if cr.opts == nil {
 		cr.opts = &upstream.CallOptions{}

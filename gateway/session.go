@@ -47,6 +47,9 @@ type session struct {
 	overlay atomic.Pointer[registry.Config]
 	// lastActive is when the client last sent a request (Unix ns).
 	lastActive atomic.Int64
+	// servers are the servers the session has called (for the status
+	// page), guarded by mu.
+	servers map[string]bool
 
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
@@ -253,6 +256,16 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 			s.reconcile() // servers only it used close
 		}
 	}()
+}
+
+// used notes that the session called a tool of server.
+func (ss *session) used(server string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.servers == nil {
+		ss.servers = map[string]bool{}
+	}
+	ss.servers[server] = true
 }
 
 // expireUninitialized closes the session if its client has not finished

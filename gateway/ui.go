@@ -67,10 +67,11 @@ func (d pageData) Ago(t time.Time) string { return since(d.now, t) }
 // pageServer is one server's row, log and tools.
 type pageServer struct {
 	ServerReport
-	Class      string     `json:"-"`                // ok, bad, wait or off: the state's colour
-	Actionable bool       `json:"-"`                // may be (re)connected from the page
-	Stderr     []string   `json:"stderr,omitempty"` // its last stderr lines
-	Daemon     []string   `json:"log,omitempty"`    // the daemon's last lines about it
+	Class      string     `json:"-"`                  // ok, bad, wait or off: the state's colour
+	Actionable bool       `json:"-"`                  // may be (re)connected from the page
+	Sessions   []string   `json:"sessions,omitempty"` // the live sessions that called it (their clients)
+	Stderr     []string   `json:"stderr,omitempty"`   // its last stderr lines
+	Daemon     []string   `json:"log,omitempty"`      // the daemon's last lines about it
 	ToolList   []pageTool `json:"toolList,omitempty"`
 }
 
@@ -114,8 +115,19 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Servers = append(d.Servers, ps)
 	}
+	users := map[string][]string{} // server → clients of the sessions that called it
 	for _, ss := range s.sessionList() {
-		d.SessionList = append(d.SessionList, ss.pageSession())
+		p := ss.pageSession()
+		d.SessionList = append(d.SessionList, p)
+		ss.mu.Lock()
+		for server := range ss.servers {
+			users[server] = append(users[server], p.Client)
+		}
+		ss.mu.Unlock()
+	}
+	for i := range d.Servers {
+		d.Servers[i].Sessions = users[d.Servers[i].Name]
+		slices.Sort(d.Servers[i].Sessions)
 	}
 	d.Pending = s.pendingProjects()
 	if q := r.URL.Query().Get("q"); q != "" {

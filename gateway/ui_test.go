@@ -98,6 +98,28 @@ func TestPageDisableEnable(t *testing.T) {
 	if sr := report(); sr.P50Ms <= 0 || sr.Calls != 1 {
 		t.Errorf("after one call: p50 %v ms, %d calls", sr.P50Ms, sr.Calls)
 	}
+	{
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Authorization", "Bearer t")
+		h.ServeHTTP(rec, req)
+		var d struct {
+			Servers []struct {
+				Name     string
+				Sessions []string
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, sv := range d.Servers {
+			want := map[string]int{"alpha": 1, "beta": 0}[sv.Name]
+			if len(sv.Sessions) != want || want == 1 && sv.Sessions[0] != "test 1" {
+				t.Errorf("sessions that used %s: %q", sv.Name, sv.Sessions)
+			}
+		}
+	}
 	if code := post("/-/disable"); code != http.StatusSeeOther {
 		t.Fatalf("POST /-/disable: %d", code)
 	}
