@@ -143,7 +143,11 @@ func (t *headerTransport) reauthorize(req *http.Request, resp *http.Response) (*
 		return resp, nil // cannot send it again
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
-		t.tokens.Invalidate()
+		var refused string
+		if resp.Request != nil {
+			refused = strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		}
+		t.tokens.Invalidate(refused)
 		if _, err := t.tokens.Token(); err == nil {
 			drain(resp)
 			var err error

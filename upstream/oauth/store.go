@@ -271,12 +271,14 @@ func (src *Source) stat() {
 	}
 }
 
-// Invalidate forgets the cached access token after the server refused it,
-// so that the next Token refreshes.
-func (src *Source) Invalidate() {
+// Invalidate forgets the access token refused, after the server refused
+// it, so that the next Token refreshes. A token other than the one refused
+// is kept: when several requests are refused at once, the first to get
+// here refreshes, and the others' refusals must not undo that refresh.
+func (src *Source) Invalidate(refused string) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	if src.creds != nil && src.creds.Token != nil {
+	if src.creds != nil && src.creds.Token != nil && src.creds.Token.AccessToken == refused {
 		t := *src.creds.Token
 		t.Expiry = time.Now().Add(-time.Hour)
 		src.creds.Token = &t

@@ -118,13 +118,19 @@ func TestSourceRefresh(t *testing.T) {
 	if tok, err := s.Source(context.Background(), url).Token(); err != nil || tok.AccessToken != "at-1" || refreshes.Load() != 1 {
 		t.Errorf("after restart: %v, %v, %d refreshes", tok, err, refreshes.Load())
 	}
-	// The server refuses the token: refreshed once more. Then revoked.
-	src.Invalidate()
+	// The server refuses the token: refreshed once more. A second refusal
+	// of the same old token (a request that was in flight) keeps the new
+	// one. Then revoked.
+	src.Invalidate("at-1")
 	if tok, err := src.Token(); err != nil || tok.AccessToken != "at-2" {
 		t.Fatalf("after Invalidate: %v, %v", tok, err)
 	}
+	src.Invalidate("at-1")
+	if tok, err := src.Token(); err != nil || tok.AccessToken != "at-2" || refreshes.Load() != 2 {
+		t.Fatalf("a late refusal of the old token: %v, %v, %d refreshes", tok, err, refreshes.Load())
+	}
 	revoked.Store(true)
-	src.Invalidate()
+	src.Invalidate("at-2")
 	if _, err := src.Token(); !errors.Is(err, ErrLoginExpired) {
 		t.Errorf("revoked refresh token: %v, want ErrLoginExpired", err)
 	}
