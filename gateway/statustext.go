@@ -52,6 +52,8 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 			state += fmt.Sprintf(" (pid %d)", s.PID)
 		case s.State == "failed" && !s.NextRetry.IsZero() && s.NextRetry.After(now):
 			state += ", retry in " + since(s.NextRetry, now)
+		case s.DisabledHere:
+			state += " on the status page, until the daemon stops"
 		}
 		if s.Upstream != "" && s.Upstream != s.Name {
 			state += ", same as " + s.Upstream

@@ -28,6 +28,7 @@ func TestRenderStatusGolden(t *testing.T) {
 				{Name: "github", State: "failed", Tools: 26, Errors: 5, LastError: "connect: 401 Unauthorized", NextRetry: now.Add(95 * time.Second), Source: "/home/u/.cursor/mcp.json"},
 				{Name: "search", State: "cached", Tools: 14, Source: "/home/u/.config/mcpgw/mcp.json"},
 				{Name: "xcode", State: "disabled", Source: "/home/u/.config/mcpgw/mcp.json"},
+				{Name: "slack", State: "disabled", DisabledHere: true, Source: "/home/u/.config/mcpgw/mcp.json"},
 				{Name: "linear", State: "needs-auth", Login: "none", LastError: "not logged in; run: mcpgw login linear", Source: "/home/u/.config/mcpgw/mcp.json"},
 				{Name: "notion", State: "connected", Tools: 9, Login: "logged in", TokenExpiry: now.Add(42 * time.Minute), Source: "/home/u/.config/mcpgw/mcp.json"},
 			},
