@@ -1,12 +1,9 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -54,30 +51,16 @@ func TestPagePendingProjects(t *testing.T) {
 	connect(t, gw, SessionOptions{Cwd: projA})
 	connect(t, gw, SessionOptions{Cwd: projB})
 
-	h := gw.Handler(&HTTPOptions{Token: "t"})
-	page := func() (pending []pendingProject) {
+	h := gw.Handler(&HTTPOptions{Token: pageToken})
+	page := func() []pendingProject {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer t")
-		h.ServeHTTP(rec, req)
 		var d struct {
 			Pending []pendingProject `json:"pending"`
 		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
-			t.Fatalf("%v: %s", err, rec.Body.String())
-		}
+		pageJSON(t, h, &d)
 		return d.Pending
 	}
-	post := func(path, dir string) int {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader("dir="+dir))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Authorization", "Bearer t")
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	post := func(path, dir string) int { return postForm(h, path, "dir="+dir) }
 	p := page()
 	if len(p) != 2 || p[0].Dir != projA || len(p[0].Servers) != 1 || p[0].Servers[0].Run != "node tools/mcp.js" || p[1].Dir != projB {
 		t.Fatalf("pending projects: %+v", p)

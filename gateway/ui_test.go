@@ -76,16 +76,8 @@ func TestPageDisableEnable(t *testing.T) {
 	if text, isErr := c.call(t, "alpha_echo", map[string]any{"message": "x"}); isErr || text != "x" {
 		t.Fatalf("alpha_echo: %q", text)
 	}
-	h := gw.Handler(&HTTPOptions{Token: "t"})
-	post := func(path string) int {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader("server=alpha"))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		req.Header.Set("Authorization", "Bearer t")
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	h := gw.Handler(&HTTPOptions{Token: pageToken})
+	post := func(path string) int { return postForm(h, path, "server=alpha") }
 	report := func() ServerReport {
 		for _, sr := range gw.Status().Servers {
 			if sr.Name == "alpha" {
@@ -99,20 +91,13 @@ func TestPageDisableEnable(t *testing.T) {
 		t.Errorf("after one call: p50 %v ms, %d calls", sr.P50Ms, sr.Calls)
 	}
 	{
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer t")
-		h.ServeHTTP(rec, req)
 		var d struct {
 			Servers []struct {
 				Name     string
 				Sessions []string
 			}
 		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
+		pageJSON(t, h, &d)
 		for _, sv := range d.Servers {
 			want := map[string]int{"alpha": 1, "beta": 0}[sv.Name]
 			if len(sv.Sessions) != want || want == 1 && sv.Sessions[0] != "test 1" {
@@ -147,7 +132,7 @@ func TestPageDisableEnable(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
-	req.Header.Set("Authorization", "Bearer t")
+	req.Header.Set("Authorization", "Bearer "+pageToken)
 	h.ServeHTTP(rec, req)
 	if body := rec.Body.String(); !strings.Contains(body, " ms</td>") || !strings.Contains(body, `action="/-/disable"`) {
 		t.Errorf("the page lacks the p50 or the Disable button")
@@ -197,4 +182,32 @@ func BenchmarkStatusPage100(b *testing.B) {
 		size = rec.Body.Len()
 	}
 	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// pageToken is the token the page tests' handlers require.
+const pageToken = "t"
+
+// postForm posts a form to h as the page's own buttons do (same origin,
+// with the token) and returns the status.
+func postForm(h http.Handler, path, form string) int {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader(form))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.Header.Set("Authorization", "Bearer "+pageToken)
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// pageJSON gets the page's data from h as JSON into v.
+func pageJSON(t *testing.T, h http.Handler, v any) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+pageToken)
+	h.ServeHTTP(rec, req)
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body.String())
+	}
 }
