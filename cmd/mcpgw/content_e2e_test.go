@@ -28,12 +28,7 @@ func TestLargeBinaryContentByteExact(t *testing.T) {
 		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct", "maxOutputBytes": 65536})
 	d := startDaemonProc(t, dir, config)
-	c := mcp.NewClient(&mcp.Implementation{Name: "content", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectGateway(t, d).cs
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_large_content"})
@@ -86,12 +81,7 @@ func TestStructuredContentNotRepeated(t *testing.T) {
 		"memory": map[string]any{"command": node, "args": []string{e2ePath("node_modules/@modelcontextprotocol/server-memory/dist/index.js")}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 	}, map[string]any{"mode": "proxy"})
 	d := startDaemonProc(t, dir, config)
-	c := mcp.NewClient(&mcp.Implementation{Name: "content", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectGateway(t, d).cs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	text := func(res *mcp.CallToolResult) string {

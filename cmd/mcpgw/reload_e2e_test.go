@@ -126,16 +126,7 @@ func saveFileInPlace(t testing.TB, path string, data []byte) {
 
 func (d *daemon) report(t testing.TB) *gateway.Report {
 	t.Helper()
-	resp, err := http.Get(d.url + "/-/status")
-	if err != nil {
-		t.Fatalf("GET /-/status: %v", err)
-	}
-	defer resp.Body.Close()
-	var r gateway.Report
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("decoding /-/status: %v", err)
-	}
-	return &r
+	return daemonStatus(t, d.url)
 }
 
 // pollUntil polls cond until it holds; the deadline only keeps a broken

@@ -134,16 +134,17 @@ func TestShimNewerHandshake(t *testing.T) {
 	}
 }
 
-func daemonStatus(t *testing.T, base string) *gateway.Report {
+// daemonStatus is GET /-/status of the daemon at base.
+func daemonStatus(t testing.TB, base string) *gateway.Report {
 	t.Helper()
 	resp, err := http.Get(base + "/-/status")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("GET /-/status: %v", err)
 	}
 	defer resp.Body.Close()
 	var r gateway.Report
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatal(err)
+		t.Fatalf("decoding /-/status: %v", err)
 	}
 	return &r
 }

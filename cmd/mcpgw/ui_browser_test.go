@@ -113,7 +113,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(refused, "cross-origin") {
 		t.Errorf("the browser, after the hostile form (%v): %q", err, refused)
 	}
-	for _, sr := range daemonStatus(t, d.url).Servers {
+	for _, sr := range d.report(t).Servers {
 		if sr.Name == "steady" && (sr.State == "disabled" || sr.DisabledHere) {
 			t.Errorf("a cross-origin form disabled steady (the browser showed %q)", refused)
 		}
