@@ -68,10 +68,11 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		// server accepts (some refuse null).
 		args = struct{}{}
 	}
-	if opts != nil && opts.Timeout > 0 {
-		ctx = context.WithValue(ctx, timeoutKey{}, opts.Timeout)
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
 	}
-	err = u.do(ctx, fmt.Sprintf("calling tool %q", tool), func(ctx context.Context, s *session) error {
+	err = u.doWithin(ctx, fmt.Sprintf("calling tool %q", tool), timeout, func(ctx context.Context, s *session) error {
 		var first *mcp.CallToolResult // a raw call's result that needs input
 		if s.lines != nil && (opts == nil || opts.OnProgress == nil) {
 			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
@@ -317,12 +318,15 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResou
 	return res, err
 }
 
-// timeoutKey carries CallOptions.Timeout from call to do.
-type timeoutKey struct{}
-
 // do runs f on a session, with the request timeout, accounting and error
 // translation shared by Call and ReadResource.
-func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *session) error) (err error) {
+func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *session) error) error {
+	return u.doWithin(ctx, op, 0, f)
+}
+
+// doWithin is do bounded by limit instead of the server's request
+// timeout, unless limit is 0.
+func (u *Upstream) doWithin(ctx context.Context, op string, limit time.Duration, f func(context.Context, *session) error) (err error) {
 	u.mu.Lock()
 	u.calls++
 	u.mu.Unlock()
@@ -348,9 +352,9 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 		if err != nil {
 			return err
 		}
-		timeout := requestTimeout(srv)
-		if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok {
-			timeout = d
+		timeout := limit
+		if timeout <= 0 {
+			timeout = requestTimeout(srv)
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		err = f(cctx, s)
