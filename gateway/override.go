@@ -37,10 +37,7 @@ func (s *Server) SetEnabled(name string, on bool) error {
 		state = "disabled"
 	}
 	s.log.Info("server "+state+" from the status page, until the daemon stops", "server", name)
-	s.catalog.SetConfig(s.withOverrides(s.base.Load()))
-	s.RefreshProjects()
-	s.discover(s.catalog.View())
-	s.toolsChanged()
+	s.Reload(s.base.Load()) // the same configuration, with the override
 	return nil
 }
 
