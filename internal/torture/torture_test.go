@@ -20,7 +20,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	_ "github.com/mcpgw/mcpgw/cachefile"
+	_ "github.com/mcpgw/mcpgw/deploy"
+	_ "github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/internal/proctest"
+	_ "github.com/mcpgw/mcpgw/registry"
+	_ "github.com/mcpgw/mcpgw/upstream"
 )
 
 var mcpgwBin string
@@ -87,6 +92,14 @@ func (d *daemon) writeConfig(servers map[string]any) {
 
 // newDaemon prepares a daemon's directory; servers returns its config.
 func newDaemon(t *testing.T, servers func(d *daemon) map[string]any) *daemon {
+	// The test cache must not keep a result of an older mcpgw: the
+	// product's packages are imported (blank) for that, and the command's
+	// own files are read here, in a test, where the cache notes them.
+	if files, err := filepath.Glob(filepath.Join("..", "..", "cmd", "mcpgw", "*.go")); err == nil {
+		for _, f := range files {
+			_, _ = os.ReadFile(f)
+		}
+	}
 	dir := t.TempDir()
 	d := &daemon{t: t, dir: dir, config: filepath.Join(dir, "mcp.json"), socket: filepath.Join(dir, "run", "mcpgw.sock"),
 		pids: filepath.Join(dir, "upstream.pids"), log: &proctest.Buffer{}, done: make(chan struct{})}
