@@ -32,24 +32,65 @@ func docsWords(docs []Doc) []docWords {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			a := wordArena{in: make(interner)}
 			for i := w; i < len(docs); i += workers {
 				d := &docs[i]
 				f := &raw[i]
-				f[fieldName] = textWords(d.Name)
+				f[fieldName] = a.words(d.Name)
 				if len(f[fieldName]) == 0 {
 					// A name of stop words alone ("help", "who_am_i")
 					// keeps them, so that a query of those words finds it.
-					f[fieldName] = allWords(d.Name)
+					f[fieldName] = a.keep(allWords(d.Name))
 				}
-				f[fieldServer] = textWords(d.Server)
-				f[fieldDescription] = textWords(d.Description)
-				f[fieldServerDescription] = textWords(d.ServerDescription)
-				f[fieldParam], f[fieldParamDescription] = schemaWords(d.Schema)
+				f[fieldServer] = a.words(d.Server)
+				f[fieldDescription] = a.words(d.Description)
+				f[fieldServerDescription] = a.words(d.ServerDescription)
+				a.names, a.descs = schemaWords(d.Schema, a.in, a.names[:0], a.descs[:0])
+				f[fieldParam] = a.keep(a.names)
+				f[fieldParamDescription] = a.keep(a.descs)
 			}
 		}()
 	}
 	wg.Wait()
 	return raw
+}
+
+// wordArena holds the words of many tools in a few large slices rather
+// than one small slice per field.
+type wordArena struct {
+	all          []string
+	names, descs []string // scratch for schemaWords
+	in           interner // the lower-case words, names and descriptions
+}
+
+// arenaChunk is the size of a wordArena's slices: a chunk is started when
+// the current one has less than an eighth of it left, so that a field's
+// words rarely make it grow.
+const arenaChunk = 8192
+
+func (a *wordArena) reserve() {
+	if cap(a.all)-len(a.all) < arenaChunk/8 {
+		a.all = make([]string, 0, arenaChunk)
+	}
+}
+
+// words appends text's words (less stop words) and returns them.
+func (a *wordArena) words(text string) []string {
+	a.reserve()
+	start := len(a.all)
+	a.all = appendTextWords(a.all, text, a.in)
+	return a.all[start:len(a.all):len(a.all)]
+}
+
+// keep appends ws and returns the copy.
+func (a *wordArena) keep(ws []string) []string {
+	if len(ws) == 0 {
+		return nil
+	}
+	a.reserve()
+	start := len(a.all)
+	a.all = append(a.all, ws...)
+	return a.all[start:len(a.all):len(a.all)]
 }
 
 func newIndex(docs []Doc, p *rankParams) *Index {
@@ -86,6 +127,13 @@ func (ix *Index) vocabulary(raw []docWords) []fieldTerms {
 	}
 	words := make(map[string]word) // one lookup per occurrence
 	all := make([]fieldTerms, len(raw))
+	total := 0
+	for i := range raw {
+		for _, ws := range raw[i] {
+			total += len(ws)
+		}
+	}
+	arena := make([]int32, total) // every field's terms, in one allocation
 	for i := range raw {
 		f := &raw[i]
 		for fl, ws := range f {
@@ -93,7 +141,8 @@ func (ix *Index) vocabulary(raw []docWords) []fieldTerms {
 				continue
 			}
 			prose := fl == int(fieldDescription) || fl == int(fieldParamDescription) || fl == int(fieldServerDescription)
-			ids := make([]int32, len(ws))
+			ids := arena[:len(ws):len(ws)]
+			arena = arena[len(ws):]
 			for j, w := range ws {
 				e, ok := words[w]
 				if !ok {
@@ -184,11 +233,21 @@ func (ix *Index) nameFields(i int, words []string, t *fieldTerms) {
 // saturated BM25F weight, in flat arrays (postStart, postDoc, postScore).
 func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	p := ix.p
+	// Every (term, document) pair with its weight, in document order, then
+	// sorted by term with a counting sort: one allocation for all of
+	// them, and each term's postings stay in document order.
 	type posting struct {
-		doc int32
-		tf  float32
+		term, doc int32
+		tf        float32
 	}
-	postings := make([][]posting, len(ix.terms))
+	total := 0
+	for i := range all {
+		for _, ids := range all[i] {
+			total += len(ids)
+		}
+	}
+	pairs := make([]posting, 0, total)
+	df := make([]int32, len(ix.terms)+1)
 	tf := make([]float64, len(ix.terms)) // this document's, by term
 	var touched []int32                  // the terms it has
 	for i := range all {
@@ -209,27 +268,28 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 			}
 		}
 		for _, t := range touched {
-			postings[t] = append(postings[t], posting{int32(i), float32(tf[t])})
+			pairs = append(pairs, posting{t, int32(i), float32(tf[t])})
+			df[t+1]++
 			tf[t] = 0
 		}
 		touched = touched[:0]
 	}
-	n := float64(len(all))
-	ix.postStart = make([]int32, len(postings)+1)
-	for t, ps := range postings {
-		ix.postStart[t+1] = ix.postStart[t] + int32(len(ps))
+	for t := range len(ix.terms) {
+		df[t+1] += df[t]
 	}
-	ix.postDoc = make([]int32, ix.postStart[len(postings)])
-	ix.postScore = make([]float32, len(ix.postDoc))
-	for t, ps := range postings { // each in doc order, as built
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for j, q := range ps {
-			k := ix.postStart[t] + int32(j)
-			v := float64(q.tf)
-			ix.postDoc[k] = q.doc
-			ix.postScore[k] = float32(idf * v / (p.k1 + v))
-		}
+	ix.postStart = df // postStart[t] is now where term t's postings start
+	ix.postDoc = make([]int32, len(pairs))
+	ix.postScore = make([]float32, len(pairs))
+	next := slices.Clone(df[:len(df)-1])
+	n := float64(len(all))
+	for _, q := range pairs {
+		k := next[q.term]
+		next[q.term]++
+		d := float64(df[q.term+1] - df[q.term])
+		idf := math.Log(1 + (n-d+0.5)/(d+0.5))
+		v := float64(q.tf)
+		ix.postDoc[k] = q.doc
+		ix.postScore[k] = float32(idf * v / (p.k1 + v))
 	}
 }
 
@@ -312,8 +372,13 @@ func allWords(text string) []string {
 
 // textWords returns the words of text less stop words, lower-cased, in order.
 func textWords(text string) []string {
-	var out []string
-	splitWords(text, func(w string) {
+	return appendTextWords(nil, text, nil)
+}
+
+// appendTextWords appends the words of text less stop words, lower-cased,
+// in order, to out.
+func appendTextWords(out []string, text string, in interner) []string {
+	splitWordsIn(text, in, func(w string) {
 		if !isStopWord(w) {
 			out = append(out, w)
 		}
@@ -324,9 +389,10 @@ func textWords(text string) []string {
 // schemaWords returns the words of the property names of a JSON Schema,
 // and the words of their descriptions and titles, at any depth (through
 // properties, items, anyOf, oneOf and allOf, at most 8 levels), in
-// document order. It scans the bytes rather than decoding the schema: on
-// a catalogue's worth of tools, decoding was a fifth of the index build.
-func schemaWords(schema json.RawMessage) (names, descriptions []string) {
+// document order, appended to names and descriptions. It scans the bytes
+// rather than decoding the schema: on a catalogue's worth of tools,
+// decoding was a fifth of the index build.
+func schemaWords(schema json.RawMessage, in interner, names, descriptions []string) ([]string, []string) {
 	var walk func(node []byte, depth int)
 	walk = func(node []byte, depth int) {
 		if depth > 8 {
@@ -336,11 +402,11 @@ func schemaWords(schema json.RawMessage) (names, descriptions []string) {
 			switch string(k) {
 			case "properties":
 				jsonwire.Members(v, func(name, prop []byte) bool {
-					names = append(names, textWords(jsonKey(name))...)
+					names = appendTextWords(names, jsonKey(name, in), in)
 					jsonwire.Members(prop, func(pk, pv []byte) bool {
 						if string(pk) == "title" || string(pk) == "description" {
-							if text, ok := jsonText(pv); ok {
-								descriptions = append(descriptions, textWords(text)...)
+							if text, ok := jsonText(pv, in); ok {
+								descriptions = appendTextWords(descriptions, text, in)
 							}
 						}
 						return true
@@ -365,9 +431,9 @@ func schemaWords(schema json.RawMessage) (names, descriptions []string) {
 
 // jsonKey decodes an object key as jsonwire.Members gives it (without its
 // quotes), escapes included.
-func jsonKey(k []byte) string {
+func jsonKey(k []byte, in interner) string {
 	if bytes.IndexByte(k, '\\') < 0 {
-		return string(k)
+		return in.str(k)
 	}
 	var s string
 	if json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &s) != nil {
@@ -377,9 +443,9 @@ func jsonKey(k []byte) string {
 }
 
 // jsonText decodes a JSON string value; false for any other value.
-func jsonText(raw []byte) (string, bool) {
-	if s, ok := jsonwire.String(raw); ok {
-		return s, true
+func jsonText(raw []byte, in interner) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return in.str(raw[1 : len(raw)-1]), true
 	}
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {

@@ -14,6 +14,12 @@ import (
 // letters and digits ("s3", "ec2", "mp3"), since either is usually a name in
 // its own right. Words of a single letter are dropped.
 func splitWords(text string, emit func(string)) {
+	splitWordsIn(text, nil, emit)
+}
+
+// splitWordsIn is splitWords with the lower-cased copies of words taken
+// from in.
+func splitWordsIn(text string, in interner, emit func(string)) {
 	var buf [64]byte
 	start := -1
 	for i := 0; i <= len(text); {
@@ -32,7 +38,7 @@ func splitWords(text string, emit func(string)) {
 				start = i
 			}
 		} else if start >= 0 {
-			splitRun(text[start:i], buf[:0], emit)
+			splitRun(text[start:i], buf[:0], in, emit)
 			start = -1
 		}
 		i += size
@@ -67,7 +73,7 @@ func runeClassOf(r rune) runeClass {
 }
 
 // splitRun splits one run of letters and digits.
-func splitRun(run string, buf []byte, emit func(string)) {
+func splitRun(run string, buf []byte, in interner, emit func(string)) {
 	letters, digits := false, false
 	partStart := 0
 	prev := runeLower
@@ -79,19 +85,19 @@ func splitRun(run string, buf []byte, emit func(string)) {
 			letters = true
 		}
 		if i > 0 && boundaryAt(run, i, prev, c) {
-			emitLower(run[partStart:i], buf, emit)
+			emitLower(run[partStart:i], buf, in, emit)
 			partStart = i
 		}
 		prev = c
 	}
-	emitLower(run[partStart:], buf, emit)
+	emitLower(run[partStart:], buf, in, emit)
 	switch {
 	case partStart == 0:
 	case !digits:
 		// "GitHub", "YouTube", "WordCloud": the brand is one word too.
-		emitLower(run, buf, emit)
+		emitLower(run, buf, in, emit)
 	case letters && len(run) <= 5:
-		emitLower(run, buf, emit)
+		emitLower(run, buf, in, emit)
 	}
 }
 
@@ -115,7 +121,7 @@ func boundaryAt(run string, i int, prev, c runeClass) bool {
 	return false
 }
 
-func emitLower(w string, buf []byte, emit func(string)) {
+func emitLower(w string, buf []byte, in interner, emit func(string)) {
 	if utf8.RuneCountInString(w) < 2 {
 		if len(w) == 1 && w[0] >= '0' && w[0] <= '9' {
 			emit(w)
@@ -135,7 +141,7 @@ func emitLower(w string, buf []byte, emit func(string)) {
 		for _, r := range w {
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		}
-		emit(string(buf))
+		emit(in.str(buf))
 		return
 	}
 	for i := 0; i < len(w); i++ {
@@ -146,11 +152,27 @@ func emitLower(w string, buf []byte, emit func(string)) {
 					buf[j] = c + 'a' - 'A'
 				}
 			}
-			emit(string(buf))
+			emit(in.str(buf))
 			return
 		}
 	}
 	emit(w)
+}
+
+// interner hands out one copy of each distinct string; nil allocates a
+// new string every time.
+type interner map[string]string
+
+func (in interner) str(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
 }
 
 // isStopWord reports whether a lower-case word carries no meaning for
