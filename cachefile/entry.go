@@ -104,9 +104,14 @@ const (
 // toolJSON is a cached tool as stored: MCP's fields plus the adapter's.
 type toolJSON struct {
 	mcp.Tool
-	UIResourceURI any `json:"uiResourceUri"`
-	UIVisibility  any `json:"uiVisibility"`
-	UIStreamMode  any `json:"uiStreamMode"`
+	// The schemas are kept as JSON rather than decoded into maps: a map
+	// tree takes several times the memory of its JSON, and a cached
+	// schema is mostly only passed on.
+	InputSchema   json.RawMessage `json:"inputSchema"`
+	OutputSchema  json.RawMessage `json:"outputSchema"`
+	UIResourceURI any             `json:"uiResourceUri"`
+	UIVisibility  any             `json:"uiVisibility"`
+	UIStreamMode  any             `json:"uiStreamMode"`
 }
 
 var errBadEntry = errors.New("malformed cache entry")
@@ -227,6 +232,12 @@ func decodeTools(raw json.RawMessage) ([]*mcp.Tool, error) {
 	for _, t := range tj {
 		if t == nil {
 			continue
+		}
+		if len(t.InputSchema) > 0 && !isNull(t.InputSchema) {
+			t.Tool.InputSchema = t.InputSchema
+		}
+		if len(t.OutputSchema) > 0 && !isNull(t.OutputSchema) {
+			t.Tool.OutputSchema = t.OutputSchema
 		}
 		if t.Meta == nil && (t.UIResourceURI != nil || t.UIVisibility != nil || t.UIStreamMode != nil) {
 			// Written by the adapter, which keeps no _meta: put what it

@@ -137,9 +137,14 @@ func TestReadAdapterFile(t *testing.T) {
 		t.Fatalf("tools = %s", got)
 	}
 	rf := fsEntry.Tools[0]
-	schema, ok := rf.InputSchema.(map[string]any)
-	if !ok || schema["type"] != "object" || schema["required"].([]any)[0] != "path" {
+	// Schemas stay JSON (a map tree takes several times the memory).
+	raw, ok := rf.InputSchema.(json.RawMessage)
+	var schema map[string]any
+	if !ok || json.Unmarshal(raw, &schema) != nil || schema["type"] != "object" || schema["required"].([]any)[0] != "path" {
 		t.Fatalf("read_file inputSchema = %#v", rf.InputSchema)
+	}
+	if _, ok := rf.OutputSchema.(json.RawMessage); !ok {
+		t.Errorf("read_file outputSchema = %#v, want JSON", rf.OutputSchema)
 	}
 	if rf.Description != "Read a file <from disk> & return it" || rf.OutputSchema == nil {
 		t.Errorf("read_file = %+v", rf)

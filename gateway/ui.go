@@ -261,14 +261,13 @@ func (ss *session) pageSession() pageSession {
 
 // paramsLine lists a tool's parameters on one line: "owner*, repo*, page".
 func paramsLine(t *registry.Tool) string {
-	props := schemaProps(t.Def.InputSchema)
+	m := registry.SchemaMap(t.Def.InputSchema)
+	props, _ := m["properties"].(map[string]any)
 	req := map[string]bool{}
-	if m, ok := t.Def.InputSchema.(map[string]any); ok {
-		if list, ok := m["required"].([]any); ok {
-			for _, r := range list {
-				if s, ok := r.(string); ok {
-					req[s] = true
-				}
+	if list, ok := m["required"].([]any); ok {
+		for _, r := range list {
+			if s, ok := r.(string); ok {
+				req[s] = true
 			}
 		}
 	}

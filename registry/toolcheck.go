@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,6 +19,11 @@ import (
 // programs) omit it or have no schema at all. A schema that already says
 // "object" is returned as is.
 func ObjectSchema(schema any) any {
+	if raw, ok := schema.(json.RawMessage); ok {
+		if t, ok := jsonwire.Member(raw, "type"); ok && string(t) == `"object"` {
+			return schema
+		}
+	}
 	m := SchemaMap(schema)
 	if m == nil {
 		return json.RawMessage(`{"type":"object"}`)
