@@ -46,6 +46,9 @@ type DaemonOptions struct {
 	Reloads <-chan struct{}
 	// Notifier is told of readiness, reloads and shutdown; nil = nobody.
 	Notifier Notifier
+	// Started, if set, runs once the cached listings are loaded, before
+	// the daemon says it is ready.
+	Started func()
 	// Watch, when set, watches files and calls reload on changes (it is
 	// registry.Watch in the daemon; tests may pass nil).
 	Watch func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error
@@ -115,6 +118,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ConnState:         connState,
 	}
 	d.gw.Start()
+	if d.opts.Started != nil {
+		d.opts.Started()
+	}
 	notify := d.opts.Notifier
 	if notify != nil {
 		notify.Ready()

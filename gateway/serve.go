@@ -84,18 +84,13 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 		ConnContext: gw.ConnContext,
 		Reloads:     reloads,
 		Notifier:    deploy.NewNotifier(log),
+		Started:     settleMemory,
 		TrustFile:   registry.DefaultTrustPath(),
 		Logger:      log,
 		Watch: func(ctx context.Context, files func() []string, reload func(), resync <-chan struct{}) error {
 			return registry.Watch(ctx, files, reload, &registry.WatchOptions{Logger: log, Resync: resync})
 		},
 	})
-	// Start-up parsed the config and the cache; hand that garbage back now
-	// so an idle daemon stays small. Then trade some heap for fewer
-	// collections on the hot path (set here, not through GOGC, which
-	// upstream children would inherit).
-	debug.FreeOSMemory()
-	debug.SetGCPercent(gcPercent)
 	// Once started, the daemon settles on one CPU, unless $GOMAXPROCS says
 	// otherwise: its work is relaying small messages, and with more than
 	// one P the runtime spends more CPU waking threads to hand them
@@ -116,6 +111,15 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 	err := d.Run(ctx)
 	log.Info("mcpgw stopping")
 	return err
+}
+
+// settleMemory runs once the daemon has loaded its config and the cached
+// listings: it hands that garbage back so that an idle daemon stays small,
+// then trades some heap for fewer collections on the hot path (set here,
+// not through GOGC, which upstream children would inherit).
+func settleMemory() {
+	debug.FreeOSMemory()
+	debug.SetGCPercent(gcPercent)
 }
 
 // settleAfter is when the daemon goes down to one CPU (see Serve).
