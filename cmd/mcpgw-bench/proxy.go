@@ -184,6 +184,7 @@ type benchMachine struct {
 	CPUs       int     `json:"cpus"`
 	Model      string  `json:"model"`
 	GoVersion  string  `json:"goVersion"`
+	Build      string  `json:"mcpgwBuild"`        // how the measured mcpgw was built: "CGO_ENABLED=0", "cgo"
 	LoadBefore float64 `json:"loadAverageBefore"` // 1-minute load average at start
 	LoadAfter  float64 `json:"loadAverageAfter"`
 }
@@ -278,7 +279,7 @@ func runBenchProxy(ctx context.Context, o benchProxyOptions) (*benchReport, erro
 		o.Progress = io.Discard
 	}
 	rep := &benchReport{
-		Machine:  benchMachineInfo(),
+		Machine:  benchMachineInfo(o.Mcpgw),
 		Call:     fmt.Sprintf("echo {%q:%q}", "message", benchMessage),
 		Duration: o.Duration.Seconds(),
 		Rounds:   o.Rounds,

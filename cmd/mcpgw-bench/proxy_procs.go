@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -412,8 +413,8 @@ func benchChildren(ppid int) ([]int, error) {
 	return out, nil
 }
 
-func benchMachineInfo() benchMachine {
-	m := benchMachine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: benchLoadAverage()}
+func benchMachineInfo(mcpgw string) benchMachine {
+	m := benchMachine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: benchLoadAverage(), Build: benchBuild(mcpgw)}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -423,6 +424,21 @@ func benchMachineInfo() benchMachine {
 		}
 	}
 	return m
+}
+
+// benchBuild says whether the mcpgw binary at path links libc (cgo), which
+// costs about 2 MB of resident memory.
+func benchBuild(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return "unknown build"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" && s.Value == "1" {
+			return "cgo"
+		}
+	}
+	return "CGO_ENABLED=0"
 }
 
 func benchLoadAverage() float64 {
