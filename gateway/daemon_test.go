@@ -56,12 +56,14 @@ func TestDaemonRunReloadStop(t *testing.T) {
 	}
 	reloads := make(chan struct{})
 	notes := &countingNotifier{ch: make(chan string, 16)}
-	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln, Reloads: reloads, Notifier: notes})
+	// Started (the daemon's memory settling) runs once, before readiness.
+	started := func() { notes.ch <- "STARTED" }
+	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln, Reloads: reloads, Notifier: notes, Started: started})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	if n := <-notes.ch; n != "READY" {
-		t.Fatalf("first notification %s", n)
+	if got := []string{<-notes.ch, <-notes.ch}; !slices.Equal(got, []string{"STARTED", "READY"}) {
+		t.Fatalf("first notifications %v", got)
 	}
 	base := "http://" + ln.Addr().String()
 	resp, err := http.Get(base + "/healthz")
