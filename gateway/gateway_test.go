@@ -74,6 +74,7 @@ func connectAs(t *testing.T, gw *Server, opts SessionOptions, clientName string)
 			c.notify <- struct{}{}
 		},
 	})
+	before := len(gw.sessionList())
 	sess, err := mc.Connect(context.Background(), ct, nil)
 	if err != nil {
 		cancel()
@@ -81,6 +82,11 @@ func connectAs(t *testing.T, gw *Server, opts SessionOptions, clientName string)
 	}
 	c.sess = sess
 	t.Cleanup(func() { sess.Close(); cancel(); <-done })
+	// Connect returns once the client has sent notifications/initialized;
+	// the gateway registers the session when it has read it.
+	for deadline := time.Now().Add(5 * time.Second); len(gw.sessionList()) <= before && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	return c
 }
 
