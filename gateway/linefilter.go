@@ -22,6 +22,13 @@ type lineFilter struct {
 	w    *lockedWriter
 	rest []byte // of the current accepted line, not yet read
 
+	// seen, if set, is told of every line read from the client (a piped
+	// session tracks its requests in flight with it); mu is then held
+	// while a line is read and checked, so that draining can wait for the
+	// reader (see pipedSession.drain).
+	seen func(line []byte)
+	mu   sync.Mutex
+
 	// ss, once set, is the session on the connection: its fast calls are
 	// answered here (see fastcall.go), the rest goes to the SDK.
 	ss atomic.Pointer[session]
@@ -32,11 +39,17 @@ type lineFilter struct {
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// pass, if set, sees each line before it is written; false drops it
+	// (reported as written).
+	pass func(line []byte) bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.pass != nil && !l.pass(p) {
+		return len(p), nil
+	}
 	return l.w.Write(p)
 }
 
@@ -48,9 +61,16 @@ const (
 )
 
 func (f *lineFilter) Read(p []byte) (int, error) {
+	if f.seen != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+	}
 	for len(f.rest) == 0 {
 		line, err := f.br.ReadBytes('\n')
 		if len(line) > 0 {
+			if f.seen != nil {
+				f.seen(line)
+			}
 			f.rest = f.check(line)
 		}
 		if err != nil {

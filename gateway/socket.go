@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,8 +36,28 @@ type Hello struct {
 	// so that a shim that re-dials after a daemon restart resumes it.
 	Session string `json:"session,omitempty"`
 	// Resume says this connection continues Session: the shim replays the
-	// client's initialize next.
+	// client's initialize next (or, with Pipes, sends it in Replay).
 	Resume bool `json:"resume,omitempty"`
+	// Pipes says the message carries the client's stdin and stdout (an
+	// SCM_RIGHTS message with the handshake's first bytes): the daemon
+	// may read and write them itself, and the shim then only watches the
+	// connection (see Welcome.Pipes).
+	Pipes bool `json:"pipes,omitempty"`
+	// Replay, with Pipes and Resume, are the client's initialize request
+	// and initialized notification, as the daemon passed them on
+	// (PipeNote.Replay): the daemon replays them, and the client does not
+	// see the second answer to initialize.
+	Replay []string `json:"replay,omitempty"`
+}
+
+// PipeNote is one JSON line the daemon writes to a shim whose pipes it
+// serves.
+type PipeNote struct {
+	// Replay is a line of the client's that a resumed session needs: its
+	// initialize request, then its initialized notification.
+	Replay string `json:"replay,omitempty"`
+	// Done says the client has ended the session; the shim exits.
+	Done bool `json:"done,omitempty"`
 }
 
 // Welcome is the daemon's one-line answer to Hello.
@@ -46,6 +65,9 @@ type Welcome struct {
 	OK      bool   `json:"ok"`
 	Version string `json:"version"`         // the daemon's mcpgw version
 	Error   string `json:"error,omitempty"` // why the connection is refused
+	// Pipes says the daemon serves the client's pipes the shim passed: no
+	// MCP goes over the connection, only PipeNotes from the daemon.
+	Pipes bool `json:"pipes,omitempty"`
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is
@@ -76,18 +98,27 @@ func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
 
 func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	defer conn.Close()
-	br := bufio.NewReader(conn)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := br.ReadBytes('\n')
+	br, fds, err := readHandshake(conn)
+	var line []byte
+	if err == nil {
+		line, err = br.ReadBytes('\n')
+	}
 	if err != nil {
+		closeFDs(fds)
 		return fmt.Errorf("reading shim handshake: %w", err)
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	var hello Hello
 	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol == 0 {
+		closeFDs(fds)
 		writeWelcome(conn, Welcome{Version: s.version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
 	}
+	if in, out, ok := clientPipes(hello, fds); ok {
+		return s.servePipes(ctx, conn, br, hello, in, out)
+	}
+	closeFDs(fds)
 	// Fields are only ever added, optional, and ignored by daemons that
 	// predate them: every protocol from 1 up is understood.
 	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version}); err != nil {
@@ -96,12 +127,16 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	w := &lockedWriter{w: conn}
 	lf := &lineFilter{br: br, c: conn, w: w}
 	t := &mcp.IOTransport{Reader: lf, Writer: w}
-	return s.serveTransport(ctx, t, SessionOptions{Cwd: hello.Cwd, Mode: Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
-		ID: hello.Session, Resume: hello.Resume}, func(ss *session) {
+	return s.serveTransport(ctx, t, shimSessionOptions(hello), func(ss *session) {
 		if !s.opts.NoFastPath {
 			lf.ss.Store(ss)
 		}
 	})
+}
+
+func shimSessionOptions(hello Hello) SessionOptions {
+	return SessionOptions{Cwd: hello.Cwd, Mode: Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
+		ID: hello.Session, Resume: hello.Resume}
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {

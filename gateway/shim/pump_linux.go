@@ -73,6 +73,32 @@ func newPump(p *pipe, stdin io.Reader, stdout io.Writer) *pump {
 	return pu
 }
 
+// clientPipes returns the descriptors of stdin and stdout when both are
+// pipes or sockets, which the daemon can be handed (see
+// gateway.Hello.Pipes); a terminal or a file stays with the shim.
+func clientPipes(stdin io.Reader, stdout io.Writer) ([]int, bool) {
+	var fds []int
+	for _, f := range []any{stdin, stdout} {
+		file, ok := f.(*os.File)
+		if !ok {
+			return nil, false
+		}
+		fd, ok := rawFD(file)
+		if !ok {
+			return nil, false
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			return nil, false
+		}
+		if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
+			return nil, false
+		}
+		fds = append(fds, fd)
+	}
+	return fds, true
+}
+
 // rawFD returns f's descriptor without changing its mode (as Fd would).
 func rawFD(f syscall.Conn) (int, bool) {
 	rc, err := f.SyscallConn()

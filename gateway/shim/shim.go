@@ -11,6 +11,13 @@
 // (Options.Dial may start a daemon), replays the handshake and initialize,
 // swallows the second initialize answer, and the session goes on: the
 // client never sees the socket close.
+//
+// On Linux, when stdin and stdout are pipes or sockets, the shim first
+// offers them to the daemon (gateway.Hello.Pipes). A daemon that takes
+// them serves the client on them itself, passes the shim the handshake
+// lines to replay, and answers the requests in flight when it stops; the
+// shim only waits on the connection, and hands the pipes to the next
+// daemon when this one goes away.
 package shim
 
 import (
@@ -27,6 +34,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway"
@@ -66,6 +74,12 @@ type pipe struct {
 	initialized []byte          // the client's notifications/initialized
 	inFlight    map[string]bool // IDs (raw JSON) of requests awaiting an answer
 	clientDone  bool            // stdin ended: the session is over
+
+	// handoff are the client's stdin and stdout, offered to each daemon
+	// (gateway.Hello.Pipes) until one declines; piped says the current
+	// daemon took them, and serves the client itself.
+	handoff []int
+	piped   bool
 }
 
 // Run pipes stdin to the daemon and the daemon to stdout until stdin ends
@@ -82,12 +96,18 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) e
 		p.opts.ReconnectFor = time.Minute
 	}
 	p.opts.Hello.Session = newSessionID()
+	p.handoff, _ = clientPipes(stdin, stdout)
 	conn, br, err := p.connect(ctx, false)
 	if err != nil {
 		return err
 	}
 	p.conn = conn
 	close(p.ready)
+	for p.piped {
+		if conn, br, err = p.watch(ctx, conn, br); conn == nil {
+			return err
+		}
+	}
 
 	if pu := newPump(p, stdin, stdout); pu != nil {
 		defer pu.close()
@@ -145,8 +165,25 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	}
 	hello := p.opts.Hello
 	hello.Resume = resume
+	uc, _ := conn.(*net.UnixConn)
+	hello.Pipes = p.handoff != nil && uc != nil
+	p.mu.Lock()
+	if hello.Pipes && resume {
+		for _, l := range [][]byte{p.initLine, p.initialized} {
+			if l != nil {
+				hello.Replay = append(hello.Replay, string(l))
+			}
+		}
+	}
+	p.mu.Unlock()
 	data, _ := json.Marshal(hello)
-	if _, err := conn.Write(append(data, '\n')); err != nil {
+	data = append(data, '\n')
+	if hello.Pipes {
+		_, _, err = uc.WriteMsgUnix(data, syscall.UnixRights(p.handoff...), nil)
+	} else {
+		_, err = conn.Write(data)
+	}
+	if err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("sending handshake: %w", err)
 	}
@@ -169,7 +206,13 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	if wel.Version != p.opts.Version && !resume {
 		p.log.Info(fmt.Sprintf("note: daemon is version %s, this shim %s; restart the daemon to run the same version", wel.Version, p.opts.Version))
 	}
-	if resume {
+	p.mu.Lock()
+	p.piped = wel.Pipes
+	if !wel.Pipes {
+		p.handoff = nil // from now on, the shim pipes the bytes
+	}
+	p.mu.Unlock()
+	if resume && !wel.Pipes {
 		p.mu.Lock()
 		initLine, initialized := p.initLine, p.initialized
 		p.mu.Unlock()
@@ -194,6 +237,42 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	return conn, br, nil
+}
+
+// watch waits on the connection of a daemon that serves the client's
+// pipes, keeping the lines it passes for a resume, until the session ends
+// (nil conn and error) or the daemon goes away: then it reconnects, and
+// returns the new connection.
+func (p *pipe) watch(ctx context.Context, conn net.Conn, br *bufio.Reader) (net.Conn, *bufio.Reader, error) {
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var n gateway.PipeNote
+		if json.Unmarshal(line, &n) != nil {
+			continue
+		}
+		if n.Done {
+			conn.Close()
+			return nil, nil, nil
+		}
+		if n.Replay != "" {
+			p.mu.Lock()
+			if p.initLine == nil {
+				p.initLine = []byte(n.Replay + "\n")
+			} else if p.initialized == nil {
+				p.initialized = []byte(n.Replay + "\n")
+			}
+			p.mu.Unlock()
+		}
+	}
+	conn.Close()
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	p.log.Info("the mcpgw daemon went away; reconnecting")
+	return p.reconnect(ctx)
 }
 
 // fromClient copies client lines to the daemon, noting the handshake lines
@@ -350,7 +429,7 @@ func (p *pipe) failInFlight() {
 	p.inFlight = map[string]bool{}
 	p.mu.Unlock()
 	for id := range ids {
-		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"the mcpgw daemon restarted while this request was in flight; it may or may not have taken effect. Later requests work: retry if it is safe."}}`+"\n", id)
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, gateway.RestartedInFlight)
 		_ = p.write([]byte(msg))
 	}
 }
