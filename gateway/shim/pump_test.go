@@ -239,3 +239,31 @@ func TestPumpReconnects(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+// TestClientPipes: pipes and sockets are handed to the daemon; a regular
+// file (or a terminal) stays with the shim.
+func TestClientPipes(t *testing.T) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	defer inW.Close()
+	c1, c2 := net.Pipe() // not files: no descriptors to hand over
+	defer c1.Close()
+	defer c2.Close()
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fds, ok := clientPipes(inR, inW); !ok || len(fds) != 2 {
+		t.Errorf("two pipes: %v, %v; want their descriptors", fds, ok)
+	}
+	if _, ok := clientPipes(inR, f); ok {
+		t.Error("a regular file as stdout was offered to the daemon")
+	}
+	if _, ok := clientPipes(c1, c2); ok {
+		t.Error("a net.Pipe was offered to the daemon")
+	}
+}
