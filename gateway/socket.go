@@ -68,6 +68,9 @@ type Welcome struct {
 	// Pipes says the daemon serves the client's pipes the shim passed: no
 	// MCP goes over the connection, only PipeNotes from the daemon.
 	Pipes bool `json:"pipes,omitempty"`
+	// InFlight says the message carries the in-flight table (Linux, see
+	// inflight_linux.go): what the shim answers if the daemon is killed.
+	InFlight bool `json:"inFlight,omitempty"`
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is
@@ -137,6 +140,19 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 func shimSessionOptions(hello Hello) SessionOptions {
 	return SessionOptions{Cwd: hello.Cwd, Mode: Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
 		ID: hello.Session, Resume: hello.Resume}
+}
+
+// writeWelcomeRights writes wel with the descriptors in rights (an
+// SCM_RIGHTS message, none when empty).
+func writeWelcomeRights(conn net.Conn, wel Welcome, rights []byte) error {
+	uc, ok := conn.(*net.UnixConn)
+	if len(rights) == 0 || !ok {
+		wel.InFlight = false
+		return writeWelcome(conn, wel)
+	}
+	data, _ := json.Marshal(wel)
+	_, _, err := uc.WriteMsgUnix(append(data, '\n'), rights, nil)
+	return err
 }
 
 func writeWelcome(w io.Writer, wel Welcome) error {

@@ -100,6 +100,7 @@ type pipedSession struct {
 
 	mu        sync.Mutex
 	inFlight  map[string]bool // IDs (raw JSON) of the client's requests not yet answered
+	table     *inFlightTable  // the same, for the shim, should the daemon be killed
 	replayed  int             // handshake lines passed to the shim (initialize, initialized)
 	swallowID string          // the replayed initialize's ID: its answer is not the client's
 	draining  bool            // stopping: only drain writes
@@ -109,10 +110,12 @@ type pipedSession struct {
 func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello Hello, in, out *os.File) error {
 	defer out.Close()
 	defer in.Close()
-	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version, Pipes: true}); err != nil {
+	table := newInFlightTable()
+	defer table.close()
+	if err := writeWelcomeRights(conn, Welcome{OK: true, Version: s.version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
 		return err
 	}
-	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}}
+	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}, table: table}
 	var src io.Reader = in
 	if hello.Resume && len(hello.Replay) > 0 {
 		var b strings.Builder
@@ -163,6 +166,7 @@ func (ps *pipedSession) fromClient(line []byte) {
 	ps.mu.Lock()
 	if isReq && id != nil {
 		ps.inFlight[string(id)] = true
+		ps.table.add(string(id))
 	}
 	replay := false
 	if ps.replayed < 2 && isReq {
@@ -191,6 +195,7 @@ func (ps *pipedSession) toClient(line []byte) bool {
 	}
 	if !isReq && id != nil {
 		delete(ps.inFlight, string(id))
+		ps.table.remove(string(id))
 		if ps.swallowID != "" && string(id) == ps.swallowID {
 			ps.swallowID = ""
 			return false
@@ -234,9 +239,27 @@ func (ps *pipedSession) drain(closeSession func()) {
 	ps.out.mu.Lock()
 	defer ps.out.mu.Unlock()
 	for id := range ids {
-		_, _ = fmt.Fprintf(ps.out.w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, RestartedInFlight)
+		_, _ = ps.out.w.Write(RestartedAnswer([]byte(id)))
 	}
+	ps.mu.Lock()
+	ps.table.clear()
+	ps.mu.Unlock()
 }
+
+// RestartedAnswer is the answer to request id when the daemon went away
+// with it in flight.
+func RestartedAnswer(id []byte) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, RestartedInFlight)
+}
+
+// The in-flight table (inflight_linux.go) is InFlightSlots slots of
+// InFlightSlotSize bytes: byte 0 is 1 for a used slot, byte 1 the ID's
+// length, then the ID as written (raw JSON). IDs longer than a slot holds
+// are not tracked.
+const (
+	InFlightSlots    = 512
+	InFlightSlotSize = 64
+)
 
 // RestartedInFlight is the error message of a request in flight when the
 // daemon went away.

@@ -177,6 +177,43 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 	}
 }
 
+// TestShimAnswersWhenTheDaemonIsKilled: a daemon killed outright cannot
+// answer the call in flight on the client's pipes it was serving; the shim
+// does, from the daemon's in-flight table, and the session resumes on the
+// next daemon.
+func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
+	d1 := startDaemonProc(t, dir, config)
+	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
+	init := c.answer(c.send("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "t", "version": "1"},
+	}))
+	if init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	c.notify("notifications/initialized")
+	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "before"}}); isErr || !strings.Contains(text, "before") {
+		t.Fatalf("go_echo before the kill = %q", text)
+	}
+	slow := c.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "go_sleep", "args": map[string]any{"ms": 20000}}})
+	time.Sleep(300 * time.Millisecond)
+	killed := time.Now()
+	_ = syscall.Kill(d1.proc.cmd.Process.Pid, syscall.SIGKILL)
+	<-d1.proc.exited
+	ans := c.answer(slow)
+	if e, _ := ans["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "restarted while this request was in flight") {
+		t.Errorf("in-flight call across kill -9: %v", ans)
+	}
+	t.Logf("answered %v after the kill", time.Since(killed).Round(time.Millisecond))
+	startDaemonProc(t, dir, config)
+	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after"}}); isErr || !strings.Contains(text, "after") {
+		t.Fatalf("go_echo after the kill = %q", text)
+	}
+}
+
 // TestMalformedLinesKeepTheSession: lines that are not JSON-RPC get a
 // JSON-RPC error, and the session goes on.
 func TestMalformedLinesKeepTheSession(t *testing.T) {

@@ -80,6 +80,7 @@ type pipe struct {
 	// daemon took them, and serves the client itself.
 	handoff []int
 	piped   bool
+	table   int // the current daemon's in-flight table (a memfd), or -1
 }
 
 // Run pipes stdin to the daemon and the daemon to stdout until stdin ends
@@ -88,7 +89,8 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, opts Options) e
 	if opts.Dial == nil {
 		panic("shim: Options.Dial is required")
 	}
-	p := &pipe{opts: opts, log: opts.Logger, stdout: stdout, inFlight: map[string]bool{}, ready: make(chan struct{})}
+	p := &pipe{opts: opts, log: opts.Logger, stdout: stdout, inFlight: map[string]bool{}, ready: make(chan struct{}), table: -1}
+	defer p.setTable(-1)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -187,10 +189,25 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 		conn.Close()
 		return nil, nil, fmt.Errorf("sending handshake: %w", err)
 	}
-	br := bufio.NewReaderSize(conn, 64<<10)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var src io.Reader = conn
+	var fds []int
+	if hello.Pipes {
+		// The answer may carry the in-flight table.
+		buf := make([]byte, 4096)
+		oob := make([]byte, syscall.CmsgSpace(4*4))
+		n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+		if err != nil && n == 0 {
+			conn.Close()
+			return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
+		}
+		fds = parseRights(oob[:oobn])
+		src = io.MultiReader(bytes.NewReader(buf[:n]), conn)
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
+		closeFDs(fds)
 		conn.Close()
 		return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 	}
@@ -212,6 +229,11 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 		p.handoff = nil // from now on, the shim pipes the bytes
 	}
 	p.mu.Unlock()
+	if wel.Pipes && wel.InFlight && len(fds) == 1 {
+		p.setTable(fds[0])
+	} else {
+		closeFDs(fds)
+	}
 	if resume && !wel.Pipes {
 		p.mu.Lock()
 		initLine, initialized := p.initLine, p.initialized
@@ -272,7 +294,58 @@ func (p *pipe) watch(ctx context.Context, conn net.Conn, br *bufio.Reader) (net.
 		return nil, nil, ctx.Err()
 	}
 	p.log.Info("the mcpgw daemon went away; reconnecting")
+	p.answerTable()
 	return p.reconnect(ctx)
+}
+
+// setTable keeps fd as the in-flight table, closing the one before.
+func (p *pipe) setTable(fd int) {
+	if p.table >= 0 {
+		_ = syscall.Close(p.table)
+	}
+	p.table = fd
+}
+
+// answerTable answers the requests a daemon that is gone left in its
+// in-flight table: one that stopped answered them and left it empty; one
+// that was killed could not.
+func (p *pipe) answerTable() {
+	if p.table < 0 {
+		return
+	}
+	buf := make([]byte, gateway.InFlightSlots*gateway.InFlightSlotSize)
+	n, _ := syscall.Pread(p.table, buf, 0)
+	buf = buf[:max(n, 0)]
+	for i := 0; i+gateway.InFlightSlotSize <= len(buf); i += gateway.InFlightSlotSize {
+		s := buf[i : i+gateway.InFlightSlotSize]
+		if s[0] == 1 && int(s[1]) <= gateway.InFlightSlotSize-2 && s[1] > 0 {
+			_ = p.write(gateway.RestartedAnswer(s[2 : 2+s[1]]))
+		}
+	}
+	p.setTable(-1)
+}
+
+func parseRights(oob []byte) []int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	for _, fd := range fds {
+		syscall.CloseOnExec(fd)
+	}
+	return fds
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		_ = syscall.Close(fd)
+	}
 }
 
 // fromClient copies client lines to the daemon, noting the handshake lines
@@ -429,8 +502,7 @@ func (p *pipe) failInFlight() {
 	p.inFlight = map[string]bool{}
 	p.mu.Unlock()
 	for id := range ids {
-		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, gateway.RestartedInFlight)
-		_ = p.write([]byte(msg))
+		_ = p.write(gateway.RestartedAnswer([]byte(id)))
 	}
 }
 
