@@ -115,6 +115,7 @@ func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader
 	if err := writeWelcomeRights(conn, Welcome{OK: true, Version: s.version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
 		return err
 	}
+	s.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
 	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}, table: table}
 	var src io.Reader = in
 	if hello.Resume && len(hello.Replay) > 0 {
