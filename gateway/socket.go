@@ -20,7 +20,8 @@ const HandshakeProtocol = 1
 
 // Hello is the one JSON line the stdio shim sends when it connects to the
 // daemon's unix socket; everything after it is MCP (newline-delimited
-// JSON-RPC), copied byte for byte.
+// JSON-RPC), copied byte for byte, unless the daemon takes the client's
+// pipes (Pipes): then only PipeNotes follow, from the daemon.
 type Hello struct {
 	Protocol int    `json:"mcpgw"`
 	Version  string `json:"version"`        // the shim's mcpgw version
