@@ -38,7 +38,10 @@ func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 	buf := make([]byte, 16<<10)
 	oob := make([]byte, syscall.CmsgSpace(4*4))
 	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
-	if err != nil && n == 0 {
+	if err != nil && n <= 0 || n < 0 || oobn < 0 {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, nil, err
 	}
 	fds := parseRights(oob[:oobn])
@@ -143,8 +146,12 @@ func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader
 		ps.drain(cancel)
 	})
 	// The shim's end of the connection carries nothing more; its end
-	// means the shim is gone, and the session goes on without it.
-	go func() { _, _ = io.Copy(io.Discard, br) }()
+	// means the shim is gone (the client stopped it, or it was killed),
+	// and with it the session, as when a server process exits.
+	go func() {
+		_, _ = io.Copy(io.Discard, br)
+		cancel()
+	}()
 
 	err := s.serveTransport(sctx, t, shimSessionOptions(hello), func(ss *session) {
 		if !s.opts.NoFastPath {

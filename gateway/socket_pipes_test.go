@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -146,5 +148,60 @@ func TestPipedSession(t *testing.T) {
 	inW.Close()
 	if n, err := note(shim); err != nil || !n.Done {
 		t.Fatalf("after the client's end, the shim got %+v, %v; want done", n, err)
+	}
+}
+
+// When the shim goes away (its client stopped it), the daemon ends the
+// session and lets go of the client's pipes: the client sees its stdout
+// end, as when a server process exits.
+func TestPipedSessionEndsWithTheShim(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect})
+	dir, err := os.MkdirTemp("", "mcpgw-pipes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- gw.ServeSocket(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	defer inW.Close()
+	defer outR.Close()
+	c, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(Hello{Protocol: HandshakeProtocol, Session: "fedcba9876543210", Pipes: true})
+	if _, _, err := c.(*net.UnixConn).WriteMsgUnix(append(data, '\n'), syscall.UnixRights(int(inR.Fd()), int(outW.Fd())), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The shim's own copies go: only the daemon holds the pipes now.
+	inR.Close()
+	outW.Close()
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	var wel Welcome
+	if err != nil || json.Unmarshal(line, &wel) != nil || !wel.Pipes {
+		t.Fatalf("welcome %q (%v)", line, err)
+	}
+	if _, err := inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	client := bufio.NewReader(outR)
+	_ = outR.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := client.ReadBytes('\n'); err != nil || !strings.Contains(string(line), `"id":1`) {
+		t.Fatalf("ping: %q, %v", line, err)
+	}
+	c.Close()
+	if line, err := client.ReadBytes('\n'); err == nil {
+		t.Fatalf("after the shim went, the client read %q; want its stdout to end", line)
+	} else if !errors.Is(err, io.EOF) {
+		t.Fatalf("after the shim went: %v, want the end of stdout", err)
 	}
 }

@@ -197,8 +197,11 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 		buf := make([]byte, 4096)
 		oob := make([]byte, syscall.CmsgSpace(4*4))
 		n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
-		if err != nil && n == 0 {
+		if err != nil && n <= 0 || n < 0 || oobn < 0 {
 			conn.Close()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
 			return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 		}
 		fds = parseRights(oob[:oobn])
