@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fdpass"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -109,20 +110,20 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 		line, err = br.ReadBytes('\n')
 	}
 	if err != nil {
-		closeFDs(fds)
+		fdpass.Close(fds)
 		return fmt.Errorf("reading shim handshake: %w", err)
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	var hello Hello
 	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol == 0 {
-		closeFDs(fds)
+		fdpass.Close(fds)
 		writeWelcome(conn, Welcome{Version: s.version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
 	}
 	if in, out, ok := clientPipes(hello, fds); ok {
 		return s.servePipes(ctx, conn, br, hello, in, out)
 	}
-	closeFDs(fds)
+	fdpass.Close(fds)
 	// Fields are only ever added, optional, and ignored by daemons that
 	// predate them: every protocol from 1 up is understood.
 	if err := writeWelcome(conn, Welcome{OK: true, Version: s.version}); err != nil {

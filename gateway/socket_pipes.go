@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fdpass"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,7 +37,7 @@ func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 		return bufio.NewReader(conn), nil, nil
 	}
 	buf := make([]byte, 16<<10)
-	oob := make([]byte, syscall.CmsgSpace(4*4))
+	oob := make([]byte, fdpass.OOBSize)
 	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
 	if err != nil && n <= 0 || n < 0 || oobn < 0 {
 		if err == nil {
@@ -44,31 +45,8 @@ func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 		}
 		return nil, nil, err
 	}
-	fds := parseRights(oob[:oobn])
+	fds := fdpass.Parse(oob[:oobn])
 	return bufio.NewReader(io.MultiReader(bytes.NewReader(buf[:n]), conn)), fds, nil
-}
-
-func parseRights(oob []byte) []int {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for i := range msgs {
-		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
-			fds = append(fds, got...)
-		}
-	}
-	for _, fd := range fds {
-		syscall.CloseOnExec(fd) // upstream processes must never hold a client's pipe
-	}
-	return fds
-}
-
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		_ = syscall.Close(fd)
-	}
 }
 
 // clientPipes returns the client's stdin and stdout a shim passed with

@@ -123,6 +123,19 @@ func (c *lineClient) callText(name string, args any) (string, bool) {
 	return strings.Join(texts, "\n"), isErr
 }
 
+// initialize opens the MCP session as client name.
+func (c *lineClient) initialize(name string) {
+	c.t.Helper()
+	init := c.answer(c.send("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": name, "version": "1"},
+	}))
+	if init["result"] == nil {
+		c.t.Fatalf("initialize: %v", init)
+	}
+	c.notify("notifications/initialized")
+}
+
 // TestSessionSurvivesDaemonRestart: a shim session in toolsearch mode
 // activates a tool; the daemon is stopped and another started on the same
 // socket; a call in flight at that moment fails with a clear error, and
@@ -134,14 +147,7 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 	d1 := startDaemonProc(t, dir, config)
 	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
 
-	init := c.answer(c.send("initialize", map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "pi-mcp-mcpgw", "version": "1"},
-	}))
-	if init["result"] == nil {
-		t.Fatalf("initialize: %v", init)
-	}
-	c.notify("notifications/initialized")
+	c.initialize("pi-mcp-mcpgw")
 	text, isErr := c.callText("ToolSearch", map[string]any{"query": "select:go_echo,go_sleep"})
 	if isErr || !strings.Contains(text, "- mcpgw_go_echo - ") {
 		t.Fatalf("ToolSearch: %q", text)
@@ -187,14 +193,7 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
 	d1 := startDaemonProc(t, dir, config)
 	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
-	init := c.answer(c.send("initialize", map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "t", "version": "1"},
-	}))
-	if init["result"] == nil {
-		t.Fatalf("initialize: %v", init)
-	}
-	c.notify("notifications/initialized")
+	c.initialize("t")
 	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "before"}}); isErr || !strings.Contains(text, "before") {
 		t.Fatalf("go_echo before the kill = %q", text)
 	}
@@ -222,14 +221,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 	config := writeConfig(t, dir, map[string]any{}, nil)
 	d := startDaemonProc(t, dir, config)
 	c := startShim(t, bin, "--socket", d.socket, "--no-start")
-	init := c.answer(c.send("initialize", map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "t", "version": "1"},
-	}))
-	if init["result"] == nil {
-		t.Fatalf("initialize: %v", init)
-	}
-	c.notify("notifications/initialized")
+	c.initialize("t")
 	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42",
 		// Valid JSON but for its bytes: not passed on with U+FFFD in it.
 		`{"jsonrpc":"2.0","id":77,"method":"tools/list","params":{"cursor":"` + "\xff" + `"}}`} {

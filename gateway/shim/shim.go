@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/fdpass"
 )
 
 // Options configure Run.
@@ -195,7 +196,7 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	if hello.Pipes {
 		// The answer may carry the in-flight table.
 		buf := make([]byte, 4096)
-		oob := make([]byte, syscall.CmsgSpace(4*4))
+		oob := make([]byte, fdpass.OOBSize)
 		n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
 		if err != nil && n <= 0 || n < 0 || oobn < 0 {
 			conn.Close()
@@ -204,13 +205,13 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 			}
 			return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 		}
-		fds = parseRights(oob[:oobn])
+		fds = fdpass.Parse(oob[:oobn])
 		src = io.MultiReader(bytes.NewReader(buf[:n]), conn)
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
-		closeFDs(fds)
+		fdpass.Close(fds)
 		conn.Close()
 		return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 	}
@@ -235,7 +236,7 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	if wel.Pipes && wel.InFlight && len(fds) == 1 {
 		p.setTable(fds[0])
 	} else {
-		closeFDs(fds)
+		fdpass.Close(fds)
 	}
 	if resume && !wel.Pipes {
 		p.mu.Lock()
@@ -326,29 +327,6 @@ func (p *pipe) answerTable() {
 		}
 	}
 	p.setTable(-1)
-}
-
-func parseRights(oob []byte) []int {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for i := range msgs {
-		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
-			fds = append(fds, got...)
-		}
-	}
-	for _, fd := range fds {
-		syscall.CloseOnExec(fd)
-	}
-	return fds
-}
-
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		_ = syscall.Close(fd)
-	}
 }
 
 // fromClient copies client lines to the daemon, noting the handshake lines
