@@ -61,7 +61,7 @@ func TestColdSearchWaitsForDiscovery(t *testing.T) {
 }
 
 func TestColdAnswerIsBounded(t *testing.T) {
-	gw := coldGateway(t, registry.Settings{DiscoveryTimeout: 300 * time.Millisecond}, map[string]int{"glacial": 2000, "fast": 0}, nil)
+	gw := coldGateway(t, registry.Settings{DiscoveryTimeout: 300 * time.Millisecond}, map[string]int{"glacial": 30000, "fast": 0}, nil)
 	connectNow(t, gw, "fast") // however slow the machine, only glacial is pending
 	c := connect(t, gw, SessionOptions{})
 	text, _ := c.call(t, "mcp", map[string]any{"search": "echo"})
