@@ -27,7 +27,7 @@ func newInFlightTable() *inFlightTable {
 	if err != nil {
 		return nil
 	}
-	size := InFlightSlots * InFlightSlotSize
+	size := InFlightTableSize
 	if unix.Ftruncate(fd, int64(size)) != nil {
 		unix.Close(fd)
 		return nil
@@ -37,15 +37,15 @@ func newInFlightTable() *inFlightTable {
 		unix.Close(fd)
 		return nil
 	}
-	t := &inFlightTable{fd: fd, mem: mem, slot: map[string]int{}, free: make([]int, 0, InFlightSlots)}
-	for i := InFlightSlots - 1; i >= 0; i-- {
+	t := &inFlightTable{fd: fd, mem: mem, slot: map[string]int{}, free: make([]int, 0, inFlightSlots)}
+	for i := inFlightSlots - 1; i >= 0; i-- {
 		t.free = append(t.free, i)
 	}
 	return t
 }
 
 func (t *inFlightTable) add(id string) {
-	if t == nil || len(id) > InFlightSlotSize-2 || len(t.free) == 0 {
+	if t == nil || len(id) > inFlightSlotSize-2 || len(t.free) == 0 {
 		return
 	}
 	if _, ok := t.slot[id]; ok {
@@ -53,7 +53,7 @@ func (t *inFlightTable) add(id string) {
 	}
 	i := t.free[len(t.free)-1]
 	t.free = t.free[:len(t.free)-1]
-	s := t.mem[i*InFlightSlotSize : (i+1)*InFlightSlotSize]
+	s := t.mem[i*inFlightSlotSize : (i+1)*inFlightSlotSize]
 	s[1] = byte(len(id))
 	copy(s[2:], id)
 	s[0] = 1
@@ -68,7 +68,7 @@ func (t *inFlightTable) remove(id string) {
 	if !ok {
 		return
 	}
-	t.mem[i*InFlightSlotSize] = 0
+	t.mem[i*inFlightSlotSize] = 0
 	delete(t.slot, id)
 	t.free = append(t.free, i)
 }

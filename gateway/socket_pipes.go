@@ -36,17 +36,11 @@ func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 	if !ok {
 		return bufio.NewReader(conn), nil, nil
 	}
-	buf := make([]byte, 16<<10)
-	oob := make([]byte, fdpass.OOBSize)
-	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
-	if err != nil && n <= 0 || n < 0 || oobn < 0 {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
+	r, fds, err := fdpass.Reader(uc, 16<<10)
+	if err != nil {
 		return nil, nil, err
 	}
-	fds := fdpass.Parse(oob[:oobn])
-	return bufio.NewReader(io.MultiReader(bytes.NewReader(buf[:n]), conn)), fds, nil
+	return bufio.NewReader(r), fds, nil
 }
 
 // clientPipes returns the client's stdin and stdout a shim passed with
@@ -238,14 +232,29 @@ func RestartedAnswer(id []byte) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, RestartedInFlight)
 }
 
-// The in-flight table (inflight_linux.go) is InFlightSlots slots of
-// InFlightSlotSize bytes: byte 0 is 1 for a used slot, byte 1 the ID's
+// The in-flight table (inflight_linux.go) is inFlightSlots slots of
+// inFlightSlotSize bytes: byte 0 is 1 for a used slot, byte 1 the ID's
 // length, then the ID as written (raw JSON). IDs longer than a slot holds
 // are not tracked.
 const (
-	InFlightSlots    = 512
-	InFlightSlotSize = 64
+	inFlightSlots    = 512
+	inFlightSlotSize = 64
+
+	// InFlightTableSize is the size of the in-flight table.
+	InFlightTableSize = inFlightSlots * inFlightSlotSize
 )
+
+// InFlightIDs returns the IDs of the requests an in-flight table holds.
+func InFlightIDs(table []byte) [][]byte {
+	var ids [][]byte
+	for i := 0; i+inFlightSlotSize <= len(table); i += inFlightSlotSize {
+		s := table[i : i+inFlightSlotSize]
+		if s[0] == 1 && s[1] > 0 && int(s[1]) <= inFlightSlotSize-2 {
+			ids = append(ids, s[2:2+s[1]])
+		}
+	}
+	return ids
+}
 
 // RestartedInFlight is the error message of a request in flight when the
 // daemon went away.

@@ -195,18 +195,11 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	var fds []int
 	if hello.Pipes {
 		// The answer may carry the in-flight table.
-		buf := make([]byte, 4096)
-		oob := make([]byte, fdpass.OOBSize)
-		n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
-		if err != nil && n <= 0 || n < 0 || oobn < 0 {
+		src, fds, err = fdpass.Reader(uc, 4096)
+		if err != nil {
 			conn.Close()
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
 			return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 		}
-		fds = fdpass.Parse(oob[:oobn])
-		src = io.MultiReader(bytes.NewReader(buf[:n]), conn)
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	line, err := br.ReadBytes('\n')
@@ -317,14 +310,10 @@ func (p *pipe) answerTable() {
 	if p.table < 0 {
 		return
 	}
-	buf := make([]byte, gateway.InFlightSlots*gateway.InFlightSlotSize)
+	buf := make([]byte, gateway.InFlightTableSize)
 	n, _ := syscall.Pread(p.table, buf, 0)
-	buf = buf[:max(n, 0)]
-	for i := 0; i+gateway.InFlightSlotSize <= len(buf); i += gateway.InFlightSlotSize {
-		s := buf[i : i+gateway.InFlightSlotSize]
-		if s[0] == 1 && int(s[1]) <= gateway.InFlightSlotSize-2 && s[1] > 0 {
-			_ = p.write(gateway.RestartedAnswer(s[2 : 2+s[1]]))
-		}
+	for _, id := range gateway.InFlightIDs(buf[:max(n, 0)]) {
+		_ = p.write(gateway.RestartedAnswer(id))
 	}
 	p.setTable(-1)
 }
