@@ -84,6 +84,10 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 	if id, ok := ix.terms[st]; ok {
 		b.add(id, 1)
 	}
+	if one, ok := ix.singular(st); ok {
+		st = one
+		b.add(ix.terms[st], 1)
+	}
 	for _, syn := range synonymsOf[st] {
 		if id, ok := ix.terms[syn]; ok {
 			b.add(id, p.synonym)
@@ -137,4 +141,16 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 			b.closeGroup()
 		}
 	}
+}
+
+// singular returns the catalogue's term for st without its plural s. The
+// stemmer keeps the s of a word with no vowel before it, which is how an
+// acronym's plural looks ("VMs", "PRs", "DBs"); names have the singular.
+func (ix *Index) singular(st string) (string, bool) {
+	one, ok := strings.CutSuffix(st, "s")
+	if !ok || len(one) < 2 || strings.ContainsAny(one, "aeiouy") {
+		return "", false
+	}
+	_, ok = ix.terms[one]
+	return one, ok
 }

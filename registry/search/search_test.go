@@ -530,3 +530,89 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// cloudServer is a large server whose tools all take the same options,
+// as a cloud provider's do.
+func cloudServer() []Doc {
+	common := `"subscription":{"type":"string","description":"The subscription ID or name."},` +
+		`"resource-group":{"type":"string","description":"The name of the resource group."},` +
+		`"tenant":{"type":"string","description":"The tenant ID."},` +
+		`"retry-mode":{"type":"string","description":"Retry strategy: fixed or exponential."},` +
+		`"auth-method":{"type":"string","description":"Authentication method."}`
+	tools := []struct{ name, desc, own string }{
+		{"group_list", "List all resource groups in a subscription.", ""},
+		{"subscription_list", "List all subscriptions for the account.", ""},
+		{"vm_get", "List virtual machines, or get the details of one.", `"vm":{"type":"string"}`},
+		{"vm_create", "Create a virtual machine.", `"vm":{"type":"string"},"image":{"type":"string"}`},
+		{"storage_account_list", "List storage accounts in a subscription.", ""},
+		{"storage_account_create", "Create a storage account.", `"account":{"type":"string"}`},
+		{"storage_blob_list", "List blobs in a container of a storage account.", `"account":{"type":"string"},"container":{"type":"string"}`},
+		{"keyvault_key_list", "List keys in a key vault.", `"vault":{"type":"string"}`},
+		{"keyvault_secret_list", "List secrets in a key vault.", `"vault":{"type":"string"}`},
+		{"sql_db_list", "List databases on a SQL server.", `"server":{"type":"string"}`},
+		{"sql_server_firewall_list", "List firewall rules of a SQL server.", `"server":{"type":"string"}`},
+		{"aks_cluster_get", "List Kubernetes clusters, or get one cluster's details.", `"cluster":{"type":"string"}`},
+		{"aks_nodepool_get", "List the node pools of a Kubernetes cluster.", `"cluster":{"type":"string"}`},
+		{"monitor_workspace_list", "List Log Analytics workspaces.", ""},
+		{"redis_cache_list", "List Redis caches.", ""},
+		{"cosmos_account_list", "List Cosmos DB accounts.", ""},
+	}
+	var docs []Doc
+	for _, tl := range tools {
+		props := common
+		if tl.own != "" {
+			props += "," + tl.own
+		}
+		docs = append(docs, Doc{Server: "cloud", Name: tl.name, Description: tl.desc,
+			Schema: []byte(`{"type":"object","properties":{` + props + `}}`)})
+	}
+	return docs
+}
+
+// Words that every tool of a large server has in its schema say nothing
+// about which of them a query wants, and must not make the tool named by
+// them look common.
+func TestSearchBoilerplateParameters(t *testing.T) {
+	docs := append(cloudServer(),
+		Doc{Server: "chat", Name: "list_user_groups", Description: "List the groups a chat user belongs to.",
+			Schema: []byte(`{"type":"object","properties":{"user":{"type":"string"}}}`)},
+		Doc{Server: "billing", Name: "cancel_subscription", Description: "Cancel a customer's subscription.",
+			Schema: []byte(`{"type":"object","properties":{"subscription":{"type":"string"}}}`)},
+	)
+	ix := NewIndex(docs)
+	tests := []struct{ query, want string }{
+		{"List all resource groups in my subscription", "cloud/group_list"},
+		{"Show me my resource groups", "cloud/group_list"},
+		{"Show me my subscriptions", "cloud/subscription_list"},
+		{"What VMs do I have?", "cloud/vm_get"},
+		{"cancel the subscription of customer 42", "billing/cancel_subscription"},
+	}
+	for _, tt := range tests {
+		hits, _ := ix.Search(tt.query, Options{Limit: 5})
+		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
+		}
+	}
+	// The words stay in the schemas of servers where they are not
+	// boilerplate.
+	if ex := ix.Explain("subscription", docIndex(docs, "billing/cancel_subscription")); ex.Score == 0 {
+		t.Errorf("cancel_subscription does not match its own parameter")
+	}
+}
+
+// "ID" in a request is an identifier, not "I'd".
+func TestSearchIDIsAWord(t *testing.T) {
+	docs := []Doc{
+		{Server: "wiki", Name: "get_page", Description: "Get a wiki page by its title."},
+		{Server: "wiki", Name: "get_page_by_id", Description: "Get a wiki page by its unique ID."},
+	}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("Retrieve the page with ID 123456789", Options{Limit: 2})
+	if len(hits) == 0 || hitName(docs, hits[0]) != "wiki/get_page_by_id" {
+		t.Errorf("got %q, want wiki/get_page_by_id first", hitNames(docs, hits))
+	}
+}
+
+func docIndex(docs []Doc, name string) int {
+	return slices.IndexFunc(docs, func(d Doc) bool { return d.Server+"/"+d.Name == name })
+}

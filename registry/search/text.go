@@ -200,7 +200,7 @@ var stopWords = wordSet(
 	"will", "with", "within", "without", "would", "you", "your", "yours", "yourself",
 	"yourselves", "via", "per", "may", "might", "must", "shall", "can", "could",
 	"cannot", "let", "lets", "s", "t", "don", "doesn", "didn", "isn", "aren", "won",
-	"ve", "ll", "re", "d", "m", "im", "ive", "id", "yes", "ok", "okay", "hi", "hello",
+	"ve", "ll", "re", "d", "m", "im", "ive", "yes", "ok", "okay", "hi", "hello",
 	"hey", "thanks", "thank", "really", "actually", "maybe", "perhaps", "quite",
 	"something", "anything", "everything", "someone", "anyone", "thing", "things",
 	"way", "ways", "lot", "lots", "many", "several", "various",
