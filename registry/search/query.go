@@ -13,7 +13,7 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 	// The query's content words, and words its shape implies (a URL, a
 	// file name).
 	words := s.words[:0]
-	splitWords(query, func(w string) {
+	splitWords(pathsAsKinds(query), func(w string) {
 		hadWords = true
 		if len(words) < maxQueryWords && len(w) <= maxWordBytes && (keepStop || !isStopWord(w)) {
 			words = append(words, w)
@@ -153,4 +153,40 @@ func (ix *Index) singular(st string) (string, bool) {
 	}
 	_, ok = ix.terms[one]
 	return one, ok
+}
+
+// pathsAsKinds replaces each path in query ("/root/music/song.wav") by its
+// extension ("wav"): the directories and the file's name are the data a
+// tool is given, not what the tool does ("/root/music" asks for a file
+// listing, not a music tool); the extension still says what kind of file
+// it is. appendShapeWords adds "file" for the path itself.
+func pathsAsKinds(query string) string {
+	if !strings.Contains(query, "/") {
+		return query
+	}
+	fields := strings.Fields(query)
+	changed := false
+	for i, f := range fields {
+		t := strings.Trim(f, `"'()[]{}<>,;:!?`)
+		if !isPath(t) {
+			continue
+		}
+		changed = true
+		ext := ""
+		base := t[strings.LastIndexByte(t, '/')+1:]
+		if j := strings.LastIndexByte(base, '.'); j > 0 {
+			ext = strings.TrimRight(base[j+1:], ".")
+		}
+		fields[i] = ext
+	}
+	if !changed {
+		return query
+	}
+	return strings.Join(fields, " ")
+}
+
+// isPath reports whether a token is a file system path: it starts at the
+// root, the home directory or the current directory.
+func isPath(t string) bool {
+	return len(t) > 1 && (t[0] == '/' || strings.HasPrefix(t, "./") || strings.HasPrefix(t, "~/")) && !strings.Contains(t, "://")
 }

@@ -616,3 +616,32 @@ func TestSearchIDIsAWord(t *testing.T) {
 func docIndex(docs []Doc, name string) int {
 	return slices.IndexFunc(docs, func(d Doc) bool { return d.Server+"/"+d.Name == name })
 }
+
+// A path's directories are the data a tool is given, not what the tool
+// does; its extension still says what kind of file it is.
+func TestSearchPathsAreData(t *testing.T) {
+	docs := []Doc{
+		{Server: "music", Name: "music_files", Description: "The music files of the library."},
+		{Server: "music", Name: "beat_track", Description: "Track the beats of a loaded music track."},
+		{Server: "fs", Name: "list_directory", Description: "List the files and folders in a directory."},
+		{Server: "fs", Name: "write_file", Description: "Write content to a file."},
+		{Server: "web", Name: "write_html", Description: "Write a summary as an HTML page."},
+		{Server: "notes", Name: "plan_notes", Description: "Notes of a plan."},
+		{Server: "docs", Name: "markdown_to_pdf", Description: "Convert a markdown document to PDF."},
+	}
+	ix := NewIndex(docs)
+	tests := []struct{ query, want string }{
+		{"What files are in my /root/music folder?", "fs/list_directory"},
+		{"save it to /root/html/ai.txt", "fs/write_file"},
+		{"turn /root/notes/plan.md into a pdf", "docs/markdown_to_pdf"},
+	}
+	for _, tt := range tests {
+		hits, _ := ix.Search(tt.query, Options{Limit: 3})
+		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
+		}
+	}
+	if got, want := pathsAsKinds(`save it to "/root/markdown/bitcoin.md", then ./run.sh and ~/x`), `save it to md then sh and `; got != want {
+		t.Errorf("pathsAsKinds = %q, want %q", got, want)
+	}
+}
