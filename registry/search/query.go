@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -43,8 +44,62 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 			b.closeGroup()
 		}
 	}
+	groups = ix.onceEach(b.groups, s)
 	s.groups, s.alts = b.groups[:0], b.alts[:0]
-	return b.groups, hadWords
+	return groups, hadWords
+}
+
+// onceEach keeps each term at its full weight in one group only, the one
+// where it weighs most (the first of equals), and at a share
+// (rankParams.repeat) in the others: in a long request several words
+// reach the same catalogue word through synonyms and related words
+// ("document", "file" and "report" all reach "pdf"), and a tool should not
+// score that word in full once for each of them.
+func (ix *Index) onceEach(groups []queryGroup, s *searchScratch) []queryGroup {
+	if len(groups) < 2 {
+		return groups
+	}
+	// Every alternative with its group, by term, the best first.
+	seen := s.seen[:0]
+	for gi, g := range groups {
+		for ai, a := range g.alts {
+			seen = append(seen, altRef{a.term, int32(gi), int32(ai), a.w})
+		}
+	}
+	slices.SortFunc(seen, func(x, y altRef) int {
+		if x.term != y.term {
+			return cmp.Compare(x.term, y.term)
+		}
+		if x.w != y.w {
+			return cmp.Compare(y.w, x.w)
+		}
+		return cmp.Compare(x.group, y.group)
+	})
+	share := float32(ix.p.repeat)
+	for i, r := range seen {
+		if i > 0 && seen[i-1].term == r.term {
+			groups[r.group].alts[r.alt].w *= share
+		}
+	}
+	s.seen = seen[:0]
+	if share > 0 {
+		return groups
+	}
+	n := 0
+	for _, g := range groups {
+		g.alts = slices.DeleteFunc(g.alts, func(a termAlt) bool { return a.w == 0 })
+		if len(g.alts) > 0 {
+			groups[n] = g
+			n++
+		}
+	}
+	return groups[:n]
+}
+
+// altRef is one alternative of a query's groups, for onceEach.
+type altRef struct {
+	term, group, alt int32
+	w                float32
 }
 
 // queryBuilder collects a query's groups of alternative terms.

@@ -122,6 +122,7 @@ type rankParams struct {
 	clause    float64 // weight of the best clause in a query of several
 	named     float64 // score boost of the tools of a server the query names
 	cover     float64 // score boost of a tool whose name words the query all has
+	repeat    float64 // weight of a term in the groups of other query words than the one it weighs most in
 }
 
 var defaultParams = rankParams{
@@ -160,6 +161,7 @@ var defaultParams = rankParams{
 	clause:    0.5,
 	named:     0.3,
 	cover:     0.15,
+	repeat:    0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -173,6 +175,7 @@ type searchScratch struct {
 	words   []string
 	keys    []uint64 // rank keys of the matches, see rankKey
 	named   []int32  // servers the query names
+	seen    []altRef // the query's alternatives, for onceEach
 	mark    []uint32 // per term: gen when the query has it (markQuery)
 	gen     uint32
 }

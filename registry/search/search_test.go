@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -643,5 +644,42 @@ func TestSearchPathsAreData(t *testing.T) {
 	}
 	if got, want := pathsAsKinds(`save it to "/root/markdown/bitcoin.md", then ./run.sh and ~/x`), `save it to md then sh and `; got != want {
 		t.Errorf("pathsAsKinds = %q, want %q", got, want)
+	}
+}
+
+// A catalogue word that several query words reach (through synonyms and
+// related words) counts in full once, for the word where it weighs most.
+func TestSearchTermCountsOnce(t *testing.T) {
+	docs := []Doc{
+		{Server: "pdf", Name: "save_pdf", Description: "Save the page as a PDF."},
+		{Server: "notes", Name: "write_note", Description: "Write a note."},
+	}
+	ix := NewIndex(docs)
+	s := newSearchScratch(len(docs), len(ix.terms))
+	groups, _ := ix.parseQuery("document file pdf", s, false)
+	pdf := ix.terms[ix.stem("pdf")]
+	var full, shared int
+	for _, g := range groups {
+		for _, a := range g.alts {
+			if a.term != pdf {
+				continue
+			}
+			switch {
+			case a.w == 1:
+				full++
+			case a.w > 0 && a.w < float32(ix.p.related):
+				shared++ // less than a related word's own weight
+			default:
+				t.Errorf("pdf has weight %v in a group", a.w)
+			}
+		}
+	}
+	if full != 1 || shared != 2 {
+		t.Errorf("pdf is in %d groups in full and %d at a share, want 1 and 2", full, shared)
+	}
+	// Explain says the same as Search.
+	hits, _ := ix.Search("document file pdf", Options{})
+	if ex := ix.Explain("document file pdf", hits[0].Doc); math.Abs(ex.Score-hits[0].Score) > 1e-4 {
+		t.Errorf("Explain scores %v, Search %v", ex.Score, hits[0].Score)
 	}
 }
