@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
@@ -218,5 +220,62 @@ func BenchmarkFastCall(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A client that stops reading cannot hold its session, nor the daemon's
+// shutdown: closing the session hangs up on it.
+func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
+	cfg := func(names ...string) *registry.Config {
+		c := &registry.Config{Servers: map[string]*registry.Server{},
+			Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+		for _, n := range names {
+			c.Servers[n] = upstreamtest.Server(n, nil)
+		}
+		return c
+	}
+	gw := New(cfg("a"), &Options{})
+	gw.Start()
+	client, daemon := net.Pipe() // no buffer: every write waits for a read
+	defer client.Close()
+	served := make(chan error, 1)
+	go func() { served <- gw.serveShim(context.Background(), daemon) }()
+	br := bufio.NewReader(client)
+	for _, l := range []string{
+		`{"mcpgw":1,"version":"test"}`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+	} {
+		if _, err := io.WriteString(client, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := io.WriteString(client, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// A new server's tools make the session announce a changed list,
+	// which this client reads one byte of, and no more.
+	gw.Reload(cfg("a", "b"))
+	_ = client.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := br.ReadByte(); err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	closed := make(chan struct{})
+	go func() { gw.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close is still waiting for a client that does not read")
+	}
+	select {
+	case <-served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session still runs after Close")
+	}
+	// The client sees the connection end.
+	if _, err := io.Copy(io.Discard, br); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("reading after the hang-up: %v", err)
 	}
 }

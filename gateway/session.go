@@ -42,6 +42,10 @@ type session struct {
 	// ends with it, so a closing session does not wait for slow calls.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// hangup, if set, closes the session's connection under the SDK: for
+	// the socket and pipes, where a write blocks while the client does
+	// not read. Set before the session starts.
+	hangup func()
 
 	// overlay is the session's project configuration (nil: the daemon's).
 	overlay atomic.Pointer[registry.Config]
@@ -283,13 +287,38 @@ func (ss *session) expireUninitialized() {
 	ss.cancel()
 }
 
+// closeGrace is how long closing a session waits for what it is writing
+// to reach its client before it hangs up (see session.hangup).
+const closeGrace = 2 * time.Second
+
 func (ss *session) close() {
 	ss.cancel()
 	ss.mu.Lock()
 	sess := ss.ss
 	ss.mu.Unlock()
-	if sess != nil {
+	if sess == nil {
+		return
+	}
+	if ss.hangup == nil {
 		sess.Close()
+		return
+	}
+	// The SDK's Close waits for every message being written; a client
+	// that has stopped reading would hold it, and the daemon's shutdown,
+	// for ever.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sess.Close()
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		ss.gw.log.Warn("a client did not read what its session was sending; hanging up", "session", ss.key)
+		ss.hangup()
+		<-done
 	}
 }
 

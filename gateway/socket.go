@@ -133,6 +133,7 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	lf := &lineFilter{br: br, c: conn, w: w}
 	t := &mcp.IOTransport{Reader: lf, Writer: w}
 	return s.serveTransport(ctx, t, shimSessionOptions(hello), func(ss *session) {
+		ss.hangup = func() { conn.Close() }
 		if !s.opts.NoFastPath {
 			lf.ss.Store(ss)
 		}
