@@ -10,31 +10,39 @@ import (
 // parseQuery turns a query into groups of weighted terms, skipping stop words
 // unless keepStop. hadWords reports whether the query had words at all.
 func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (groups []queryGroup, hadWords bool) {
-	b := &queryBuilder{groups: s.groups[:0], alts: s.alts[:0]}
+	b := &queryBuilder{groups: s.groups[:0], alts: s.alts[:0], scale: 1}
 	// The query's content words, and words its shape implies (a URL, a
 	// file name).
 	words := s.words[:0]
-	splitWords(pathsAsKinds(query), func(w string) {
+	text := pathsAsKinds(query)
+	add := func(w string) {
 		hadWords = true
 		if len(words) < maxQueryWords && len(w) <= maxWordBytes && (keepStop || !isStopWord(w)) {
 			words = append(words, w)
 		}
-	})
+	}
+	splitWords(text, add)
 	words = appendShapeWords(words, query)
+	implied := len(words) // the kinds of the files named weigh less
+	words = appendFileKinds(words, query)
 	s.words = words[:0]
 	short := len(words) <= ix.p.typoWords
 
 	var seen []string
 	var content []string // stems of the content words, in order, for pairs
-	for _, w := range words {
+	for i, w := range words {
 		st := ix.stem(w)
 		content = append(content, st)
 		if slices.Contains(seen, st) {
 			continue
 		}
 		seen = append(seen, st)
+		if i >= implied {
+			b.scale = ix.p.kind
+		}
 		ix.expandWord(b, w, st, short)
 	}
+	b.scale = 1
 	for i := 0; i+1 < len(content); i++ {
 		if content[i] == content[i+1] {
 			continue
@@ -106,12 +114,14 @@ type altRef struct {
 type queryBuilder struct {
 	groups []queryGroup
 	alts   []termAlt
-	start  int // where the group being built starts in alts
+	start  int     // where the group being built starts in alts
+	scale  float64 // weight of the word being expanded
 }
 
 // add adds an alternative to the group being built, keeping the larger
 // weight when a term comes twice (a synonym that is also a prefix).
 func (b *queryBuilder) add(id int32, w float64) {
+	w *= b.scale
 	for i := b.start; i < len(b.alts); i++ {
 		if b.alts[i].term == id {
 			b.alts[i].w = max(b.alts[i].w, float32(w))
@@ -210,11 +220,18 @@ func (ix *Index) singular(st string) (string, bool) {
 	return one, ok
 }
 
+// splitPaths separates the paths in query ("/root/music/song.wav") from
+// the rest of it, leaving their extensions ("wav") in place: the
+// directories and the file's name are the data a tool is given more than
+// what the tool does ("/root/music" asks for a file listing, not a music
+// tool), though they may hint at it ("/root/git"). appendShapeWords adds
+// "file" for a path.
 // pathsAsKinds replaces each path in query ("/root/music/song.wav") by its
 // extension ("wav"): the directories and the file's name are the data a
 // tool is given, not what the tool does ("/root/music" asks for a file
 // listing, not a music tool); the extension still says what kind of file
-// it is. appendShapeWords adds "file" for the path itself.
+// it is. appendShapeWords adds "file" for a path. (Kept at a fraction of
+// a word's weight, the path's words still cost more than they found.)
 func pathsAsKinds(query string) string {
 	if !strings.Contains(query, "/") {
 		return query

@@ -123,6 +123,7 @@ type rankParams struct {
 	named     float64 // score boost of the tools of a server the query names
 	cover     float64 // score boost of a tool whose name words the query all has
 	repeat    float64 // weight of a term in the groups of other query words than the one it weighs most in
+	kind      float64 // weight of the kind of a file the query names ("markdown" for notes.md)
 }
 
 var defaultParams = rankParams{
@@ -162,6 +163,7 @@ var defaultParams = rankParams{
 	named:     0.3,
 	cover:     0.15,
 	repeat:    0.5,
+	kind:      0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does

@@ -683,3 +683,29 @@ func TestSearchTermCountsOnce(t *testing.T) {
 		t.Errorf("Explain scores %v, Search %v", ex.Score, hits[0].Score)
 	}
 }
+
+// A file's extension names the kind of tool it needs.
+func TestSearchFileKinds(t *testing.T) {
+	docs := []Doc{
+		{Server: "word", Name: "get_document_text", Description: "Extract all text from a Word document."},
+		{Server: "sheets", Name: "read_sheet", Description: "Read the rows of an Excel spreadsheet."},
+		{Server: "slides", Name: "add_slide", Description: "Add a slide to a PowerPoint presentation."},
+		{Server: "notes", Name: "read_note", Description: "Read a note and its text."},
+		{Server: "files", Name: "read_file", Description: "Read a file from disk."},
+	}
+	ix := NewIndex(docs)
+	tests := []struct{ query, want string }{
+		{"what does the text of exchange.docx say", "word/get_document_text"},
+		{"read the rows of budget.xlsx", "sheets/read_sheet"},
+		{"add a slide to /root/ppt/apple.pptx", "slides/add_slide"},
+	}
+	for _, tt := range tests {
+		hits, _ := ix.Search(tt.query, Options{Limit: 3})
+		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
+		}
+	}
+	if got := appendFileKinds(nil, "turn notes.md and b.MD into report.docx."); !slices.Equal(got, []string{"markdown", "word", "document"}) {
+		t.Errorf("appendFileKinds = %q", got)
+	}
+}

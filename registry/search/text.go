@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -239,11 +240,10 @@ func appendShapeWords(words []string, query string) []string {
 			email = true
 		case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "./") || strings.HasPrefix(f, "~/"):
 			file = true
-		default:
-			if i := strings.LastIndexByte(f, '.'); i > 0 {
-				if _, ok := fileExtensions[strings.ToLower(f[i+1:])]; ok {
-					file = true
-				}
+		}
+		if i := strings.LastIndexByte(f, '.'); i > 0 && !strings.Contains(f, "://") {
+			if _, ok := fileExtensions[strings.ToLower(f[i+1:])]; ok {
+				file = true
 			}
 		}
 	}
@@ -266,6 +266,39 @@ var fileExtensions = wordSet("md", "txt", "go", "py", "rs", "java", "rb", "php",
 	"ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "mp4", "wav",
 	"html", "css", "sh", "sql", "log", "zip", "tar", "gz", "ipynb", "c", "h", "cpp",
 	"tsx", "jsx", "swift", "kt", "env", "ini", "conf", "lock")
+
+// appendFileKinds appends the kinds of the files the query names
+// (fileKinds), once each.
+func appendFileKinds(words []string, query string) []string {
+	start := len(words)
+	for _, f := range strings.Fields(query) {
+		f = strings.TrimRight(strings.Trim(f, `"'()[]{}<>,;:!?`), ".")
+		i := strings.LastIndexByte(f, '.')
+		if i <= 0 || strings.Contains(f, "://") {
+			continue
+		}
+		for _, k := range fileKinds[strings.ToLower(f[i+1:])] {
+			if !slices.Contains(words[start:], k) {
+				words = append(words, k)
+			}
+		}
+	}
+	return words
+}
+
+// fileKinds are the words for the kind of file an extension names, as
+// tools describe what they handle: report.docx wants a Word document
+// tool, notes.md a markdown one.
+var fileKinds = map[string][]string{
+	"md": {"markdown"}, "txt": {"text"}, "py": {"python"}, "rs": {"rust"}, "rb": {"ruby"},
+	"doc": {"word", "document"}, "docx": {"word", "document"},
+	"xls": {"excel", "spreadsheet"}, "xlsx": {"excel", "spreadsheet"}, "csv": {"spreadsheet"}, "tsv": {"spreadsheet"},
+	"ppt": {"powerpoint", "presentation"}, "pptx": {"powerpoint", "presentation"},
+	"png": {"image"}, "jpg": {"image"}, "jpeg": {"image"}, "gif": {"image"}, "svg": {"image"}, "webp": {"image"},
+	"mp3": {"audio"}, "wav": {"audio"}, "mp4": {"video"},
+	"html": {"html"}, "ipynb": {"notebook", "jupyter"}, "sql": {"sql"}, "log": {"log"},
+	"zip": {"archive"}, "tar": {"archive"}, "gz": {"archive"},
+}
 
 // splitTokens calls emit with each run of letters and digits of text as
 // written (lower-cased), and with its parts ("GitHub" gives "github"; the
