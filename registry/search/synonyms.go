@@ -17,6 +17,7 @@ var synonymGroups = [][]string{
 	{"search", "find", "lookup", "seek", "locate"},
 	{"update", "edit", "modify", "change", "patch", "alter"},
 	{"send", "post", "submit"},
+	{"save", "write"},
 	{"run", "execute", "exec", "invoke"},
 	{"stop", "kill", "terminate", "halt"},
 	{"summarize", "summarise", "summary", "tldr"},
