@@ -127,7 +127,7 @@ type rankParams struct {
 }
 
 var defaultParams = rankParams{
-	k1: 1.2,
+	k1: 0.8,
 	weight: [numFields]float64{
 		fieldName:              3,
 		fieldNameExact:         0.5,
