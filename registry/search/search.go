@@ -51,7 +51,11 @@ type Hit struct {
 // also matches its synonyms and related words (search_synonyms.go), longer
 // and shorter words it is a prefix of, and, in a short query, the
 // catalogue's words one typo away, each at a discount; adjacent query words
-// that are adjacent in a name score again as a pair.
+// that are adjacent in a name score again as a pair. A catalogue word that
+// several query words reach counts in full once. A path in a query counts
+// as its extension, and a file name adds the words of its kind ("report.docx":
+// word, document). The schema words most tools of a large server share
+// (subscription, tenant, retry options) are not indexed for that server.
 //
 // Every term's postings, with the term's weight in each tool already
 // computed, are built up front, so a search only walks the postings of the
