@@ -14,6 +14,9 @@ type Explanation struct {
 	Clause  string      // the clause that fits the tool best, when the query has several
 	Named   bool        // the query names the tool's server
 	Cover   float64     // share of the tool's name words the query has
+	// OtherAction: the tool's name does another thing than the query asks
+	// (create_x for "list my x"), which costs it rankParams.action.
+	OtherAction bool
 }
 
 // A TermMatch is one query word's part in a tool's score.
@@ -39,6 +42,7 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	d := int32(doc)
 
 	groups, _ := ix.parseQuery(query, s, false)
+	acts := s.acts
 	var whole float64
 	for _, g := range groups {
 		m, v := ix.explainGroup(g, d, names)
@@ -72,6 +76,10 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if ix.p.cover > 0 {
 		ex.Cover = float64(ix.nameCoverage(d, s, ix.markQuery(query, s)))
 		score *= 1 + ix.p.cover*ex.Cover
+	}
+	if a := ix.actions[d]; acts != 0 && a != 0 && a&acts == 0 {
+		ex.OtherAction = true
+		score *= 1 - ix.p.action
 	}
 	ex.Score = score
 	return ex
@@ -111,6 +119,9 @@ func (ex Explanation) String() string {
 	}
 	if ex.Cover > 0 {
 		fmt.Fprintf(&b, ", %.0f%% of its name's words in the query", 100*ex.Cover)
+	}
+	if ex.OtherAction {
+		b.WriteString(", its name does another thing than the query asks")
 	}
 	if ex.Clause != "" {
 		fmt.Fprintf(&b, "\n  best clause: %q", ex.Clause)

@@ -30,8 +30,12 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 
 	var seen []string
 	var content []string // stems of the content words, in order, for pairs
+	s.acts = 0
 	for i, w := range words {
 		st := ix.stem(w)
+		if i < implied {
+			s.acts |= actionOf[st]
+		}
 		content = append(content, st)
 		if slices.Contains(seen, st) {
 			continue

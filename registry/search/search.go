@@ -83,6 +83,7 @@ type Index struct {
 	// "server", words most servers share) to the servers named so.
 	serverWords map[string][]int32
 	nameTerms   []int32 // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
+	actions     []uint8 // the actions of each tool's name (toolActions)
 	nameStart   []int32
 	rank        []int32 // rank[doc] is the doc's position in name order, for ties
 	byName      []int32 // docs in name order
@@ -128,6 +129,7 @@ type rankParams struct {
 	cover     float64 // score boost of a tool whose name words the query all has
 	repeat    float64 // weight of a term in the groups of other query words than the one it weighs most in
 	kind      float64 // weight of the kind of a file the query names ("markdown" for notes.md)
+	action    float64 // score cut of a tool whose name's actions are none of the query's
 }
 
 var defaultParams = rankParams{
@@ -168,6 +170,7 @@ var defaultParams = rankParams{
 	cover:     0.15,
 	repeat:    0.5,
 	kind:      0.5,
+	action:    0.15,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -182,6 +185,7 @@ type searchScratch struct {
 	keys    []uint64 // rank keys of the matches, see rankKey
 	named   []int32  // servers the query names
 	seen    []altRef // the query's alternatives, for onceEach
+	acts    uint8    // the actions of the query parsed last (see toolActions)
 	mark    []uint32 // per term: gen when the query has it (markQuery)
 	gen     uint32
 }
@@ -248,6 +252,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 			return nil, nil
 		}
 	}
+	acts := s.acts // the whole query's, before its clauses are parsed
 	if len(groups) == 0 {
 		return ix.all(opts), nil
 	}
@@ -266,6 +271,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	var best float32
 	for _, d := range s.touched {
 		sc := s.acc[d].final()
+		if a := ix.actions[d]; acts != 0 && a != 0 && a&acts == 0 {
+			sc *= 1 - float32(ix.p.action)
+		}
 		if len(named) > 0 && slices.Contains(named, ix.server[d]) {
 			sc *= 1 + float32(ix.p.named)
 		}

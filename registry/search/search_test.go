@@ -709,3 +709,56 @@ func TestSearchFileKinds(t *testing.T) {
 		t.Errorf("appendFileKinds = %q", got)
 	}
 }
+
+// A query's action tells apart siblings that share every other word.
+func TestSearchActions(t *testing.T) {
+	docs := []Doc{
+		{Server: "cloud", Name: "create_storage_keys", Description: "Storage account keys."},
+		{Server: "cloud", Name: "get_storage_keys", Description: "Storage account keys."},
+		{Server: "cloud", Name: "remove_storage_keys", Description: "Storage account keys."},
+		{Server: "cloud", Name: "storage_keys_report", Description: "Storage account keys."}, // no action
+	}
+	ix := NewIndex(docs)
+	rank := func(query, name string) int {
+		hits, _ := ix.Search(query, Options{})
+		return slices.IndexFunc(hits, func(h Hit) bool { return hitName(docs, h) == name })
+	}
+	del := rank("purge the storage keys", "cloud/remove_storage_keys")
+	for _, other := range []string{"cloud/get_storage_keys", "cloud/create_storage_keys"} {
+		if r := rank("purge the storage keys", other); r < del {
+			t.Errorf("%s is at %d for a delete, before remove_storage_keys (%d)", other, r, del)
+		}
+	}
+	// A create: the tools with another action come after, the one with
+	// none is not set back.
+	q := "register the storage keys"
+	create, report := rank(q, "cloud/create_storage_keys"), rank(q, "cloud/storage_keys_report")
+	for _, other := range []string{"cloud/get_storage_keys", "cloud/remove_storage_keys"} {
+		if r := rank(q, other); r < create || r < report {
+			t.Errorf("%s is at %d for a create, before create (%d) or the report (%d)", other, r, create, report)
+		}
+	}
+}
+
+// Explain says when a tool's action is not the query's, and scores as
+// Search does.
+func TestExplainActions(t *testing.T) {
+	docs := []Doc{
+		{Server: "cloud", Name: "create_storage_keys", Description: "Storage account keys."},
+		{Server: "cloud", Name: "remove_storage_keys", Description: "Storage account keys."},
+	}
+	ix := NewIndex(docs)
+	hits, _ := ix.Search("purge the storage keys", Options{})
+	for _, h := range hits {
+		ex := ix.Explain("purge the storage keys", h.Doc)
+		if want := hitName(docs, h) == "cloud/create_storage_keys"; ex.OtherAction != want {
+			t.Errorf("%s: OtherAction %v", hitName(docs, h), ex.OtherAction)
+		}
+		if math.Abs(ex.Score-h.Score) > 1e-4 {
+			t.Errorf("%s: Explain scores %v, Search %v", hitName(docs, h), ex.Score, h.Score)
+		}
+		if ex.OtherAction && !strings.Contains(ex.String(), "another thing") {
+			t.Errorf("%s: %s", hitName(docs, h), ex)
+		}
+	}
+}

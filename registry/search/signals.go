@@ -236,3 +236,51 @@ func capQuery(query string) string {
 	}
 	return query[:cut]
 }
+
+// Actions: "list my storage accounts" wants list_storage_accounts, not
+// create_storage_account, though both have every other word. A tool's
+// name says its action; a query's verbs say the actions it wants. A tool
+// whose name has an action and none of the query's scores less
+// (rankParams.action).
+const (
+	actRead uint8 = 1 << iota
+	actCreate
+	actUpdate
+	actDelete
+)
+
+var actionWords = map[uint8][]string{
+	actRead: {"get", "read", "list", "show", "fetch", "retrieve", "view", "find", "search", "query",
+		"describe", "lookup", "display", "browse", "download", "export", "count", "check", "inspect", "watch"},
+	actCreate: {"create", "add", "new", "make", "insert", "save", "write", "store", "post", "upload",
+		"put", "append", "register", "import", "generate", "send", "publish", "submit"},
+	actUpdate: {"update", "edit", "modify", "change", "set", "rename", "move", "patch", "replace", "enable", "disable"},
+	actDelete: {"delete", "remove", "erase", "destroy", "drop", "clear", "purge", "unregister", "cancel", "revoke"},
+}
+
+// actionOf maps the stem of an action word to its actions.
+var actionOf = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for a, words := range actionWords {
+		for _, w := range words {
+			m[stem(w)] |= a
+		}
+	}
+	return m
+}()
+
+// toolActions records the actions of each tool's name words.
+func (ix *Index) toolActions() {
+	byTerm := map[int32]uint8{}
+	for st, a := range actionOf {
+		if id, ok := ix.terms[st]; ok {
+			byTerm[id] = a
+		}
+	}
+	ix.actions = make([]uint8, len(ix.docs))
+	for d := range ix.docs {
+		for _, id := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
+			ix.actions[d] |= byTerm[id]
+		}
+	}
+}
