@@ -171,15 +171,7 @@ func TestSearchTop1(t *testing.T) {
 		{"Rename the file notes.txt to todo.txt", "filesystem/move_file"},
 		{"Find restaurants near me", "brave-search/brave_local_search"},
 	}
-	for _, tt := range tests {
-		hits, err := ix.Search(tt.query, Options{Limit: 5})
-		if err != nil {
-			t.Fatalf("Search(%q): %v", tt.query, err)
-		}
-		if len(hits) == 0 || hitName(handmade, hits[0]) != tt.want {
-			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(handmade, hits), tt.want)
-		}
-	}
+	expectFirst(t, ix, handmade, tests)
 }
 
 func TestSearchOrderAndLimit(t *testing.T) {
@@ -588,12 +580,7 @@ func TestSearchBoilerplateParameters(t *testing.T) {
 		{"What VMs do I have?", "cloud/vm_get"},
 		{"cancel the subscription of customer 42", "billing/cancel_subscription"},
 	}
-	for _, tt := range tests {
-		hits, _ := ix.Search(tt.query, Options{Limit: 5})
-		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
-			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
-		}
-	}
+	expectFirst(t, ix, docs, tests)
 	// The words stay in the schemas of servers where they are not
 	// boilerplate.
 	if ex := ix.Explain("subscription", docIndex(docs, "billing/cancel_subscription")); ex.Score == 0 {
@@ -636,12 +623,7 @@ func TestSearchPathsAreData(t *testing.T) {
 		{"save it to /root/html/ai.txt", "fs/write_file"},
 		{"turn /root/notes/plan.md into a pdf", "docs/markdown_to_pdf"},
 	}
-	for _, tt := range tests {
-		hits, _ := ix.Search(tt.query, Options{Limit: 3})
-		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
-			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
-		}
-	}
+	expectFirst(t, ix, docs, tests)
 	if got, want := pathsAsKinds(`save it to "/root/markdown/bitcoin.md", then ./run.sh and ~/x`), `save it to md then sh and `; got != want {
 		t.Errorf("pathsAsKinds = %q, want %q", got, want)
 	}
@@ -699,12 +681,7 @@ func TestSearchFileKinds(t *testing.T) {
 		{"read the rows of budget.xlsx", "sheets/read_sheet"},
 		{"add a slide to /root/ppt/apple.pptx", "slides/add_slide"},
 	}
-	for _, tt := range tests {
-		hits, _ := ix.Search(tt.query, Options{Limit: 3})
-		if len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
-			t.Errorf("Search(%q) = %q, want %s first", tt.query, hitNames(docs, hits), tt.want)
-		}
-	}
+	expectFirst(t, ix, docs, tests)
 	if got := appendFileKinds(nil, "turn notes.md and b.MD into report.docx."); !slices.Equal(got, []string{"markdown", "word", "document"}) {
 		t.Errorf("appendFileKinds = %q", got)
 	}
@@ -759,6 +736,17 @@ func TestExplainActions(t *testing.T) {
 		}
 		if ex.OtherAction && !strings.Contains(ex.String(), "another thing") {
 			t.Errorf("%s: %s", hitName(docs, h), ex)
+		}
+	}
+}
+
+// expectFirst checks that each query finds its tool first.
+func expectFirst(t *testing.T, ix *Index, docs []Doc, tests []struct{ query, want string }) {
+	t.Helper()
+	for _, tt := range tests {
+		hits, err := ix.Search(tt.query, Options{Limit: 5})
+		if err != nil || len(hits) == 0 || hitName(docs, hits[0]) != tt.want {
+			t.Errorf("Search(%q) = %q, %v; want %s first", tt.query, hitNames(docs, hits), err, tt.want)
 		}
 	}
 }
