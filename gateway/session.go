@@ -43,8 +43,9 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// hangup, if set, closes the session's connection under the SDK: for
-	// the socket and pipes, where a write blocks while the client does
-	// not read. Set before the session starts.
+	// the shim's socket, where a write blocks while the client does not
+	// read (a piped session has a write deadline when it drains). Set
+	// before the session starts.
 	hangup func()
 
 	// overlay is the session's project configuration (nil: the daemon's).

@@ -224,12 +224,6 @@ func (ix *Index) singular(st string) (string, bool) {
 	return one, ok
 }
 
-// splitPaths separates the paths in query ("/root/music/song.wav") from
-// the rest of it, leaving their extensions ("wav") in place: the
-// directories and the file's name are the data a tool is given more than
-// what the tool does ("/root/music" asks for a file listing, not a music
-// tool), though they may hint at it ("/root/git"). appendShapeWords adds
-// "file" for a path.
 // pathsAsKinds replaces each path in query ("/root/music/song.wav") by its
 // extension ("wav"): the directories and the file's name are the data a
 // tool is given, not what the tool does ("/root/music" asks for a file
