@@ -144,7 +144,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			// A client still holding a stream (one that does not read
+			// its events, say) is cut off: its session's writes end, and
+			// closing the sessions cannot wait on them.
+			_ = srv.Close()
+		}
 		return nil
 	})
 	if d.opts.Reloads != nil {
