@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -9,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,5 +294,92 @@ func TestLimitListenerEvictsStalled(t *testing.T) {
 	}
 	if _, err := busy.Write([]byte("x")); err != nil {
 		t.Errorf("the busy connection was closed: %v", err)
+	}
+}
+
+// A client that opens its event stream and stops reading it holds
+// neither the other sessions' calls nor the daemon's exit: after the
+// shutdown grace, its connection is cut.
+func TestStopCutsOffAStuckEventStream(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	cmd, _, env := upstreamtest.Command()
+	srv, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"a": map[string]any{"command": cmd, "env": env}}})
+	if err := os.WriteFile(path, srv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := &registry.LoadOptions{Home: dir}
+	cfg, err := registry.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon does not answer: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The stuck client: it wants every log message, uses the server, and
+	// opens its event stream with a tiny receive buffer it never reads.
+	stuck := openRawSession(t, url)
+	stuck.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	if body, _ := stuck.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"x"}}}}`); !bytes.Contains(body, []byte(`"x"`)) {
+		t.Fatalf("echo: %s", body)
+	}
+	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+	}}
+	conn, err := dialer.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n", ln.Addr(), stuck.id)
+
+	// Another client makes the server log 15 MB, which is for the stuck
+	// client too; its own calls go on.
+	other := openRawSession(t, url)
+	msg := strings.Repeat("y", 256<<10)
+	for i := range 60 {
+		answered := make(chan []byte, 1)
+		go func() {
+			body, _ := other.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_log","args":{"message":%q,"level":"error"}}}}`, 10+i, msg))
+			answered <- body
+		}()
+		select {
+		case body := <-answered:
+			if !bytes.Contains(body, []byte("logged")) {
+				t.Fatalf("call %d: %.200s", i, body)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("call %d is held up by the client that does not read", i)
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon is still stopping 30 s later: the stuck client holds it")
 	}
 }
