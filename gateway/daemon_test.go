@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -297,10 +298,12 @@ func TestLimitListenerEvictsStalled(t *testing.T) {
 	}
 }
 
-// A client that opens its event stream and stops reading it holds
-// neither the other sessions' calls nor the daemon's exit: after the
-// shutdown grace, its connection is cut.
-func TestStopCutsOffAStuckEventStream(t *testing.T) {
+// stuckDaemon runs a daemon with the test server "a" and a session whose
+// client wants every log message and has opened its event stream with a
+// tiny receive buffer it never reads. It returns the daemon's /mcp URL,
+// the stuck session, a cancel that stops the daemon and the channel Run's
+// result arrives on.
+func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func(), done chan error) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	cmd, _, env := upstreamtest.Command()
@@ -319,11 +322,11 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	done = make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	url := "http://" + ln.Addr().String() + "/mcp"
+	url = "http://" + ln.Addr().String() + "/mcp"
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
 		if err == nil {
@@ -335,10 +338,7 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-
-	// The stuck client: it wants every log message, uses the server, and
-	// opens its event stream with a tiny receive buffer it never reads.
-	stuck := openRawSession(t, url)
+	stuck = openRawSession(t, url)
 	stuck.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	if body, _ := stuck.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"x"}}}}`); !bytes.Contains(body, []byte(`"x"`)) {
 		t.Fatalf("echo: %s", body)
@@ -350,17 +350,20 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n", ln.Addr(), stuck.id)
+	return url, stuck, stop, done
+}
 
-	// Another client makes the server log 15 MB, which is for the stuck
-	// client too; its own calls go on.
-	other := openRawSession(t, url)
-	msg := strings.Repeat("y", 256<<10)
-	for i := range 60 {
+// logMuch has session s make the test server log n messages of 256 KiB,
+// failing if a call is not answered within 30 s.
+func logMuch(t *testing.T, s *rawHTTPSession, n int, tag string) {
+	t.Helper()
+	msg := tag + strings.Repeat("y", 256<<10)
+	for i := range n {
 		answered := make(chan []byte, 1)
 		go func() {
-			body, _ := other.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_log","args":{"message":%q,"level":"error"}}}}`, 10+i, msg))
+			body, _ := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_log","args":{"message":%q,"level":"error"}}}}`, 10+i, msg))
 			answered <- body
 		}()
 		select {
@@ -372,7 +375,16 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 			t.Fatalf("call %d is held up by the client that does not read", i)
 		}
 	}
+}
 
+// A client that opens its event stream and stops reading it holds
+// neither the other sessions' calls nor the daemon's exit: after the
+// shutdown grace, its connection is cut.
+func TestStopCutsOffAStuckEventStream(t *testing.T) {
+	url, _, cancel, done := stuckDaemon(t)
+	// Another client makes the server log 15 MB, which is for the stuck
+	// client too; its own calls go on.
+	logMuch(t, openRawSession(t, url), 60, "")
 	cancel()
 	select {
 	case err := <-done:
@@ -381,5 +393,40 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the daemon is still stopping 30 s later: the stuck client holds it")
+	}
+}
+
+// The upstream's log messages reach a client that reads them while
+// another client, which does not read, has stopped taking its own.
+func TestStuckClientHoldsNoOtherSessionsLogs(t *testing.T) {
+	url, _, _, _ := stuckDaemon(t)
+	watcher := openRawSession(t, url)
+	watcher.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", watcher.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	marker := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "marker-7f3a") {
+				close(marker)
+				return
+			}
+		}
+	}()
+	logMuch(t, watcher, 60, "")           // enough to fill the stuck client's buffers
+	logMuch(t, watcher, 1, "marker-7f3a") // then one the watcher looks for
+	select {
+	case <-marker:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher never got the last log message: the stuck client holds the others' logs")
 	}
 }

@@ -5,7 +5,6 @@ package gateway
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -71,11 +70,11 @@ func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 		if sess == nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
-		if err := sess.Log(ctx, &msg); err != nil {
-			s.log.Debug("forwarding an upstream log message", "server", srv.Name, "err", err)
-		}
-		cancel()
+		ss.post(func(ctx context.Context) {
+			if err := sess.Log(ctx, &msg); err != nil {
+				s.log.Debug("forwarding an upstream log message", "server", srv.Name, "err", err)
+			}
+		})
 	}
 }
 

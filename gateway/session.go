@@ -42,6 +42,12 @@ type session struct {
 	// ends with it, so a closing session does not wait for slow calls.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// outbox carries the messages fanned out to many sessions (upstream
+	// log messages, resource updates), sent by the session's own goroutine
+	// (see post); dropped counts those that found it full.
+	outbox     chan func(context.Context)
+	outboxOnce sync.Once
+	dropped    atomic.Int64
 	// hangup, if set, closes the session's connection under the SDK: for
 	// the shim's socket, where a write blocks while the client does not
 	// read (a piped session has a write deadline when it drains). Set
@@ -286,6 +292,44 @@ func (ss *session) expireUninitialized() {
 		sess.Close()
 	}
 	ss.cancel()
+}
+
+// outboxSize bounds the messages waiting for one session's client.
+const outboxSize = 1024
+
+// post queues send for the session's client. Each session sends its own
+// in order, so a client that does not read holds up only itself (the
+// SDK's writes wait for the client, whatever their context says); when
+// its queue is full, the message is dropped. It reports whether send was
+// queued.
+func (ss *session) post(send func(context.Context)) bool {
+	ss.outboxOnce.Do(func() {
+		ss.outbox = make(chan func(context.Context), outboxSize)
+		go ss.sendOutbox()
+	})
+	select {
+	case ss.outbox <- send:
+		return true
+	default:
+		if ss.dropped.Add(1) == 1 {
+			ss.gw.log.Warn("a client is not taking the messages sent to it; dropping them", "session", ss.key)
+		}
+		return false
+	}
+}
+
+// sendOutbox sends the session's queued messages until the session ends.
+func (ss *session) sendOutbox() {
+	for {
+		select {
+		case <-ss.ctx.Done():
+			return
+		case send := <-ss.outbox:
+			ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
+			send(ctx)
+			cancel()
+		}
+	}
 }
 
 // closeGrace is how long closing a session waits for what it is writing

@@ -118,10 +118,10 @@ func (s *Server) onResourceUpdated(srv *registry.Server, uri string) {
 	}
 	s.subMu.Unlock()
 	for ss, gwURI := range targets {
-		ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
-		if err := ss.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: gwURI}); err != nil {
-			s.log.Debug("forwarding a resource update", "server", srv.Name, "uri", gwURI, "err", err)
-		}
-		cancel()
+		ss.post(func(ctx context.Context) {
+			if err := ss.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: gwURI}); err != nil {
+				s.log.Debug("forwarding a resource update", "server", srv.Name, "uri", gwURI, "err", err)
+			}
+		})
 	}
 }
