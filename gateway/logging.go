@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,6 +61,8 @@ func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 	if msg.Logger == "" {
 		msg.Logger = srv.Name
 	}
+	data, _ := json.Marshal(msg.Data)
+	size := len(data) + len(msg.Logger) + 64
 	for _, ss := range s.sessionList() {
 		if !hasServer(ss.view(), srv.Hash) {
 			continue
@@ -70,7 +73,7 @@ func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 		if sess == nil {
 			continue
 		}
-		ss.post(func(ctx context.Context) {
+		ss.post(size, func(ctx context.Context) {
 			if err := sess.Log(ctx, &msg); err != nil {
 				s.log.Debug("forwarding an upstream log message", "server", srv.Name, "err", err)
 			}

@@ -4,6 +4,8 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -81,5 +83,52 @@ func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
 	}
 	if got := quiet.messages(); len(got) != 1 || got[0] != want[2] {
 		t.Errorf("warning session got %q, want only the error", got)
+	}
+}
+
+// A session's outbox holds up to outboxSize messages and outboxBytes
+// bytes while its client does not take them, and drops the rest; it sends
+// them in order once the client reads again.
+func TestOutboxBounds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ss := &session{gw: &Server{log: slog.New(slog.DiscardHandler)}, ctx: ctx, key: "t"}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	// The first message blocks, as a write to a client that does not read.
+	ss.post(10, func(context.Context) { close(started); <-release })
+	<-started
+	var got []int
+	var mu sync.Mutex
+	for i := range outboxSize {
+		if !ss.post(10, func(context.Context) { mu.Lock(); got = append(got, i); mu.Unlock() }) {
+			t.Fatalf("message %d of %d was dropped", i, outboxSize)
+		}
+	}
+	if ss.post(10, func(context.Context) { t.Error("a message over the count was sent") }) {
+		t.Error("a message over the count was queued")
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == outboxSize {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d queued messages sent", n, outboxSize)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !slices.IsSorted(got) {
+		t.Error("the messages were not sent in order")
+	}
+	if ss.post(outboxBytes+1, func(context.Context) { t.Error("a message over the size was sent") }) {
+		t.Error("a message larger than the outbox was queued")
+	}
+	if n := ss.dropped.Load(); n != 2 {
+		t.Errorf("dropped %d, want 2", n)
 	}
 }

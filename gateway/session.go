@@ -45,9 +45,10 @@ type session struct {
 	// outbox carries the messages fanned out to many sessions (upstream
 	// log messages, resource updates), sent by the session's own goroutine
 	// (see post); dropped counts those that found it full.
-	outbox     chan func(context.Context)
-	outboxOnce sync.Once
-	dropped    atomic.Int64
+	outbox      chan outboxItem
+	outboxOnce  sync.Once
+	outboxBytes atomic.Int64 // the size of what waits in outbox
+	dropped     atomic.Int64
 	// hangup, if set, closes the session's connection under the SDK: for
 	// the shim's socket, where a write blocks while the client does not
 	// read (a piped session has a write deadline when it drains). Set
@@ -294,28 +295,43 @@ func (ss *session) expireUninitialized() {
 	ss.cancel()
 }
 
-// outboxSize bounds the messages waiting for one session's client.
-const outboxSize = 1024
+// The messages waiting for one session's client are bounded in number
+// and in size.
+const (
+	outboxSize  = 1024
+	outboxBytes = 8 << 20
+)
 
-// post queues send for the session's client. Each session sends its own
-// in order, so a client that does not read holds up only itself (the
-// SDK's writes wait for the client, whatever their context says); when
-// its queue is full, the message is dropped. It reports whether send was
-// queued.
-func (ss *session) post(send func(context.Context)) bool {
+// outboxItem is a message waiting in a session's outbox: how to send it,
+// and about how large it is.
+type outboxItem struct {
+	send func(context.Context)
+	size int64
+}
+
+// post queues send, a message of about size bytes, for the session's
+// client. Each session sends its own in order, so a client that does not
+// read holds up only itself (the SDK's writes wait for the client,
+// whatever their context says); when its queue is full, the message is
+// dropped. It reports whether send was queued.
+func (ss *session) post(size int, send func(context.Context)) bool {
 	ss.outboxOnce.Do(func() {
-		ss.outbox = make(chan func(context.Context), outboxSize)
+		ss.outbox = make(chan outboxItem, outboxSize)
 		go ss.sendOutbox()
 	})
-	select {
-	case ss.outbox <- send:
-		return true
-	default:
-		if ss.dropped.Add(1) == 1 {
-			ss.gw.log.Warn("a client is not taking the messages sent to it; dropping them", "session", ss.key)
+	n := int64(size)
+	if ss.outboxBytes.Add(n) <= outboxBytes {
+		select {
+		case ss.outbox <- outboxItem{send, n}:
+			return true
+		default:
 		}
-		return false
 	}
+	ss.outboxBytes.Add(-n)
+	if ss.dropped.Add(1) == 1 {
+		ss.gw.log.Warn("a client is not taking the messages sent to it; dropping them", "session", ss.key)
+	}
+	return false
 }
 
 // sendOutbox sends the session's queued messages until the session ends.
@@ -324,10 +340,11 @@ func (ss *session) sendOutbox() {
 		select {
 		case <-ss.ctx.Done():
 			return
-		case send := <-ss.outbox:
+		case it := <-ss.outbox:
 			ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
-			send(ctx)
+			it.send(ctx)
 			cancel()
+			ss.outboxBytes.Add(-it.size)
 		}
 	}
 }

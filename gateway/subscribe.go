@@ -118,7 +118,7 @@ func (s *Server) onResourceUpdated(srv *registry.Server, uri string) {
 	}
 	s.subMu.Unlock()
 	for ss, gwURI := range targets {
-		ss.post(func(ctx context.Context) {
+		ss.post(len(gwURI)+64, func(ctx context.Context) {
 			if err := ss.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: gwURI}); err != nil {
 				s.log.Debug("forwarding a resource update", "server", srv.Name, "uri", gwURI, "err", err)
 			}
