@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -92,7 +93,7 @@ func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
 func TestOutboxBounds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ss := &session{gw: &Server{log: slog.New(slog.DiscardHandler)}, ctx: ctx, key: "t"}
+	ss := &session{gw: &Server{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil)}, ctx: ctx, key: "t"}
 	release := make(chan struct{})
 	started := make(chan struct{})
 	// The first message blocks, as a write to a client that does not read.
@@ -130,5 +131,9 @@ func TestOutboxBounds(t *testing.T) {
 	}
 	if n := ss.dropped.Load(); n != 2 {
 		t.Errorf("dropped %d, want 2", n)
+	}
+	var m dto.Metric
+	if err := ss.gw.metrics.dropped.Write(&m); err != nil || m.GetCounter().GetValue() != 2 {
+		t.Errorf("mcpgw_session_messages_dropped_total is %v (%v), want 2", m.GetCounter().GetValue(), err)
 	}
 }

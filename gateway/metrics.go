@@ -18,6 +18,7 @@ type metrics struct {
 	discWait    *prometheus.HistogramVec
 	relist      prometheus.Histogram
 	clientReqs  *prometheus.CounterVec
+	dropped     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -61,11 +62,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_client_requests_total",
 			Help: "Requests of upstreams forwarded to the session whose call caused them, by kind (sampling, elicitation).",
 		}, []string{"kind"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcpgw_session_messages_dropped_total",
+			Help: "Messages for a session (upstream log messages, resource updates) dropped because its client was not taking them.",
+		}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped)
 	}
 	return m
 }

@@ -328,6 +328,9 @@ func (ss *session) post(size int, send func(context.Context)) bool {
 		}
 	}
 	ss.outboxBytes.Add(-n)
+	if ss.gw.metrics != nil {
+		ss.gw.metrics.dropped.Inc()
+	}
 	if ss.dropped.Add(1) == 1 {
 		ss.gw.log.Warn("a client is not taking the messages sent to it; dropping them", "session", ss.key)
 	}
