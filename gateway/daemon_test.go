@@ -49,16 +49,7 @@ func TestDaemonRunReloadStop(t *testing.T) {
 		}
 	}
 	write("a")
-	opts := &registry.LoadOptions{Home: dir}
-	cfg, err := registry.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts, cfg, gw, ln := loadDaemonParts(t, dir, path)
 	reloads := make(chan struct{})
 	notes := &countingNotifier{ch: make(chan string, 16)}
 	// Started (the daemon's memory settling) runs once, before readiness.
@@ -311,16 +302,7 @@ func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func()
 	if err := os.WriteFile(path, srv, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := &registry.LoadOptions{Home: dir}
-	cfg, err := registry.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts, cfg, gw, ln := loadDaemonParts(t, dir, path)
 	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln})
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -429,4 +411,21 @@ func TestStuckClientHoldsNoOtherSessionsLogs(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watcher never got the last log message: the stuck client holds the others' logs")
 	}
+}
+
+// loadDaemonParts loads the config at path (home dir) and returns what
+// NewDaemon needs: the load options, the config, its gateway and an HTTP
+// listener on a free loopback port.
+func loadDaemonParts(t *testing.T, dir, path string) (*registry.LoadOptions, *registry.Config, *Server, net.Listener) {
+	t.Helper()
+	opts := &registry.LoadOptions{Home: dir}
+	cfg, err := registry.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts, cfg, New(cfg, &Options{NoBootstrap: true}), ln
 }
