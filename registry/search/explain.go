@@ -77,7 +77,7 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 		ex.Cover = float64(ix.nameCoverage(d, s, ix.markQuery(query, s)))
 		score *= 1 + ix.p.cover*ex.Cover
 	}
-	if a := ix.actions[d]; acts != 0 && a != 0 && a&acts == 0 {
+	if ix.otherAction(d, acts) {
 		ex.OtherAction = true
 		score *= 1 - ix.p.action
 	}

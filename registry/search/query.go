@@ -237,7 +237,7 @@ func pathsAsKinds(query string) string {
 	fields := strings.Fields(query)
 	changed := false
 	for i, f := range fields {
-		t := strings.Trim(f, `"'()[]{}<>,;:!?`)
+		t := strings.Trim(f, tokenPunct)
 		if !isPath(t) {
 			continue
 		}

@@ -271,7 +271,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	var best float32
 	for _, d := range s.touched {
 		sc := s.acc[d].final()
-		if a := ix.actions[d]; acts != 0 && a != 0 && a&acts == 0 {
+		if ix.otherAction(d, acts) {
 			sc *= 1 - float32(ix.p.action)
 		}
 		if len(named) > 0 && slices.Contains(named, ix.server[d]) {

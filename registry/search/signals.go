@@ -269,6 +269,13 @@ var actionOf = func() map[string]uint8 {
 	return m
 }()
 
+// otherAction reports whether tool d's name does something else than the
+// actions acts a query asks for (neither being unknown).
+func (ix *Index) otherAction(d int32, acts uint8) bool {
+	a := ix.actions[d]
+	return acts != 0 && a != 0 && a&acts == 0
+}
+
 // toolActions records the actions of each tool's name words.
 func (ix *Index) toolActions() {
 	byTerm := map[int32]uint8{}

@@ -232,7 +232,7 @@ func wordSet(words ...string) map[string]struct{} {
 func appendShapeWords(words []string, query string) []string {
 	var url, file, email bool
 	for _, f := range strings.Fields(query) {
-		f = strings.Trim(f, `"'()[]{}<>,;:!?`)
+		f = strings.Trim(f, tokenPunct)
 		switch {
 		case strings.Contains(f, "://") || strings.HasPrefix(f, "www."):
 			url = true
@@ -241,10 +241,8 @@ func appendShapeWords(words []string, query string) []string {
 		case strings.HasPrefix(f, "/") || strings.HasPrefix(f, "./") || strings.HasPrefix(f, "~/"):
 			file = true
 		}
-		if i := strings.LastIndexByte(f, '.'); i > 0 && !strings.Contains(f, "://") {
-			if _, ok := fileExtensions[strings.ToLower(f[i+1:])]; ok {
-				file = true
-			}
+		if _, ok := fileExtensions[extension(f)]; ok {
+			file = true
 		}
 	}
 	if url {
@@ -267,17 +265,25 @@ var fileExtensions = wordSet("md", "txt", "go", "py", "rs", "java", "rb", "php",
 	"html", "css", "sh", "sql", "log", "zip", "tar", "gz", "ipynb", "c", "h", "cpp",
 	"tsx", "jsx", "swift", "kt", "env", "ini", "conf", "lock")
 
+// tokenPunct is the punctuation around a token of a query ("(report.md),").
+const tokenPunct = `"'()[]{}<>,;:!?`
+
+// extension returns the lower-cased extension of a token that looks like
+// a file name ("notes.MD" → "md"), or "" (a URL is not a file name).
+func extension(tok string) string {
+	i := strings.LastIndexByte(tok, '.')
+	if i <= 0 || strings.Contains(tok, "://") {
+		return ""
+	}
+	return strings.ToLower(tok[i+1:])
+}
+
 // appendFileKinds appends the kinds of the files the query names
 // (fileKinds), once each.
 func appendFileKinds(words []string, query string) []string {
 	start := len(words)
 	for _, f := range strings.Fields(query) {
-		f = strings.TrimRight(strings.Trim(f, `"'()[]{}<>,;:!?`), ".")
-		i := strings.LastIndexByte(f, '.')
-		if i <= 0 || strings.Contains(f, "://") {
-			continue
-		}
-		for _, k := range fileKinds[strings.ToLower(f[i+1:])] {
+		for _, k := range fileKinds[extension(strings.TrimRight(strings.Trim(f, tokenPunct), "."))] {
 			if !slices.Contains(words[start:], k) {
 				words = append(words, k)
 			}
