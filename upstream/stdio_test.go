@@ -497,3 +497,18 @@ func TestWedgedUpstreamIsRecycled(t *testing.T) {
 		t.Errorf("processes = %v, want the frozen one and a new one", ps)
 	}
 }
+
+// The test server's Protocols limit what it negotiates, over stdio as
+// through EnvProtocols: the proxy bench's --protocol relies on it.
+func TestTestServerProtocols(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{{"", "2026-07-28"}, {"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}} {
+		t.Run("protocols="+tc.env, func(t *testing.T) {
+			srv, _ := testServer(t, "p", map[string]string{upstreamtest.EnvProtocols: tc.env})
+			u := newPool(t, nil).Upstream(srv)
+			call(t, u, "echo", map[string]any{"message": "x"})
+			if snap := u.Snapshot(); snap == nil || snap.ProtocolVersion != tc.want {
+				t.Fatalf("negotiated %+v, want %s", snap, tc.want)
+			}
+		})
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
 // `mcpgw-bench proxy` measures what the gateway costs: the same echo call
@@ -77,7 +79,12 @@ type benchProxyOptions struct {
 	Rounds     int
 	Phases     []string // of benchAllPhases
 	CPUProfile string   // passed to the main daemon's serve --cpuprofile
-	Progress   io.Writer
+	// Protocol, if set, is the one protocol version the test server
+	// speaks, on every path; by default it speaks every version the SDK
+	// does, so that the SDK's clients (the daemon's too) negotiate
+	// 2026-07-28.
+	Protocol string
+	Progress io.Writer
 }
 
 func benchProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -106,6 +113,7 @@ process counts are wrong, not when a speed target is missed.
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds the measuring time is split into; paths alternate within each")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	phases := fs.String("phases", strings.Join(benchAllPhases, ","), "phases to run")
+	fs.StringVar(&o.Protocol, "protocol", "", "the one protocol `VERSION` the test server speaks, e.g. 2025-11-25 as servers of the TypeScript SDK do (default: every version the SDK speaks)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the CPU profile of the daemon measured in the latency and throughput phases to `FILE`")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -160,7 +168,8 @@ process counts are wrong, not when a speed target is missed.
 type benchReport struct {
 	Machine  benchMachine `json:"machine"`
 	Call     string       `json:"call"`
-	Duration float64      `json:"durationSeconds"` // measuring time per path
+	Protocol string       `json:"protocol,omitempty"` // the test server's only protocol version, if limited
+	Duration float64      `json:"durationSeconds"`    // measuring time per path
 	Rounds   int          `json:"rounds"`
 
 	Latency []*benchFigure `json:"latency,omitempty"` // concurrency 1
@@ -281,6 +290,7 @@ func runBenchProxy(ctx context.Context, o benchProxyOptions) (*benchReport, erro
 	rep := &benchReport{
 		Machine:  benchMachineInfo(o.Mcpgw),
 		Call:     fmt.Sprintf("echo {%q:%q}", "message", benchMessage),
+		Protocol: o.Protocol,
 		Duration: o.Duration.Seconds(),
 		Rounds:   o.Rounds,
 	}
@@ -321,6 +331,15 @@ type benchRun struct {
 	rep   *benchReport
 	tools []*mcp.Tool // the test server's tools
 	hc    *http.Client
+}
+
+// serverEnv is the environment the test server gets on the measured
+// paths, beyond the bench's own.
+func (b *benchRun) serverEnv() map[string]string {
+	if b.o.Protocol == "" {
+		return map[string]string{}
+	}
+	return map[string]string{upstreamtest.EnvProtocols: b.o.Protocol}
 }
 
 func (b *benchRun) progress(format string, a ...any) {
@@ -389,7 +408,7 @@ type callBench struct {
 
 func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*callBench, error) {
 	cfg, err := benchWriteConfig(filepath.Join(b.dir, "main"), map[string]any{
-		"bench": map[string]any{"command": b.o.Self, "args": []string{"testserver"}},
+		"bench": map[string]any{"command": b.o.Self, "args": []string{"testserver"}, "env": b.serverEnv()},
 	})
 	if err != nil {
 		return nil, err
@@ -408,7 +427,7 @@ func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*
 		return nil, err
 	}
 	closers.add(d.stop)
-	up, err := startBenchHTTPUpstream(ctx, b.o.Self)
+	up, err := startBenchHTTPUpstream(ctx, b.o.Self, b.serverEnv())
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +458,7 @@ func (c *callBench) httpSessions(url string, n int) ([]*mcp.ClientSession, error
 // stdioSession starts bin with args and opens a session over its stdio.
 func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession, int, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.Env = benchEnv(nil)
+	cmd.Env = benchEnv(c.b.serverEnv())
 	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting %s: %w", strings.Join(args, " "), err)

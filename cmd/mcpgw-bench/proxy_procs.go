@@ -156,10 +156,14 @@ type benchHTTPUpstream struct {
 	done  chan struct{}
 }
 
-func startBenchHTTPUpstream(ctx context.Context, exe string) (*benchHTTPUpstream, error) {
+func startBenchHTTPUpstream(ctx context.Context, exe string, env map[string]string) (*benchHTTPUpstream, error) {
 	u := &benchHTTPUpstream{done: make(chan struct{})}
 	u.cmd = exec.Command(exe, "proxy")
-	u.cmd.Env = benchEnv(map[string]string{benchEnvUpstream: "http"})
+	set := map[string]string{benchEnvUpstream: "http"}
+	for k, v := range env {
+		set[k] = v
+	}
+	u.cmd.Env = benchEnv(set)
 	u.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := u.cmd.StdinPipe()
 	if err != nil {
@@ -216,7 +220,11 @@ func benchServeUpstream(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		_, _ = io.Copy(io.Discard, stdin)
 		cancel()
 	}()
-	return upstreamtest.ServeHTTP(ctx, "127.0.0.1:0", nil, func(base string) { fmt.Fprintln(stdout, base) })
+	opts, err := upstreamtest.OptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	return upstreamtest.ServeHTTP(ctx, "127.0.0.1:0", opts, func(base string) { fmt.Fprintln(stdout, base) })
 }
 
 // benchEnv is this process's environment for a child, without variables

@@ -138,6 +138,9 @@ func loadTargets(r *benchReport) []benchTarget {
 func (r *benchReport) writeText(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "mcpgw-bench proxy: %s, %s per path in %d alternating rounds\n", r.Call, time.Duration(r.Duration*float64(time.Second)), r.Rounds)
+	if r.Protocol != "" {
+		fmt.Fprintf(w, "the test server speaks protocol %s only\n", r.Protocol)
+	}
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, mcpgw built with %s; load average %.2f at start, %.2f at end\n",
 		m.CPUs, m.Model, m.GoVersion, m.Build, m.LoadBefore, m.LoadAfter)
 	fmt.Fprintln(w, "client, shim, daemon, upstream: CPU time per call, in µs, of that process; alloc: KiB the daemon allocated per call; GCs: its collections per 1,000 calls")

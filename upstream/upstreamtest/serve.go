@@ -49,15 +49,11 @@ func ServeStdio(ctx context.Context) error {
 			return nil
 		}
 	}
-	opts := &Options{Instructions: os.Getenv(EnvInstructions)}
-	if v := os.Getenv(EnvPageSize); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("parsing %s: %w", EnvPageSize, err)
-		}
-		opts.PageSize = n
+	opts, err := OptionsFromEnv()
+	if err != nil {
+		return err
 	}
-	err := NewServer(opts).Run(ctx, &mcp.StdioTransport{})
+	err = NewServer(opts).Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

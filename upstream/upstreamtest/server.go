@@ -43,6 +43,8 @@ const (
 	// EnvFailStart makes ServeStdio write its value to stderr and exit 1,
 	// like a server missing its token.
 	EnvFailStart = "MCPGW_TESTSERVER_FAIL_START"
+	// EnvProtocols sets Options.Protocols, comma-separated.
+	EnvProtocols = "MCPGW_TESTSERVER_PROTOCOLS"
 )
 
 // Options configures the test server. A nil *Options means defaults.
@@ -59,6 +61,26 @@ type Options struct {
 	// Exit is called by the crash tool (nil = os.Exit). An in-process server
 	// shared by tests should set it, or never be sent crash.
 	Exit func(code int)
+	// Protocols are the protocol versions the server speaks (nil = every
+	// version the SDK does); e.g. "2025-11-25" alone makes it answer as a
+	// server of the TypeScript SDK does today.
+	Protocols []string
+}
+
+// OptionsFromEnv returns the Options the Env variables above set.
+func OptionsFromEnv() (*Options, error) {
+	opts := &Options{Instructions: os.Getenv(EnvInstructions)}
+	if v := os.Getenv(EnvPageSize); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", EnvPageSize, err)
+		}
+		opts.PageSize = n
+	}
+	if v := os.Getenv(EnvProtocols); v != "" {
+		opts.Protocols = strings.Split(v, ",")
+	}
+	return opts, nil
 }
 
 // TinyPNG is the image returned by the image tool: a 1×1 transparent PNG.
@@ -129,11 +151,12 @@ func NewServer(opts *Options) *mcp.Server {
 		exit = os.Exit
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions:       o.Instructions,
-		PageSize:           o.PageSize,
-		Logger:             o.Logger,
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		Instructions:              o.Instructions,
+		SupportedProtocolVersions: o.Protocols,
+		PageSize:                  o.PageSize,
+		Logger:                    o.Logger,
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			// Names for greet's "name" and item ids for test://item/{id}.
 			values := []string{}
