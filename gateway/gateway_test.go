@@ -472,7 +472,17 @@ func TestChangedServerKeepsToolsThroughReload(t *testing.T) {
 			if n := pidCount(t, filepath.Join(dir, "pids")); n != 1 {
 				t.Errorf("the changed server ran %d times, want 1", n)
 			}
-			if sv, _ := gw.Catalog().View().Server("alpha"); sv == nil || sv.Listing == nil || sv.Listing.Source != registry.SourceLive {
+			// The pool publishes the new listing on a goroutine of its own
+			// (Options.OnUpdate), which may run just after the call returns.
+			live := func() (*registry.ServerView, bool) {
+				sv, _ := gw.Catalog().View().Server("alpha")
+				return sv, sv != nil && sv.Listing != nil && sv.Listing.Source == registry.SourceLive
+			}
+			sv, ok := live()
+			for deadline := time.Now().Add(5 * time.Second); !ok && time.Now().Before(deadline); sv, ok = live() {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if !ok {
 				t.Errorf("listing after the call: %+v", sv)
 			}
 		})
