@@ -116,6 +116,12 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		})
 		return err
 	})
+	if raw != nil {
+		raw = withoutServerInfo(raw)
+	}
+	if res != nil {
+		dropServerInfo(res)
+	}
 	return res, raw, err
 }
 
@@ -272,6 +278,9 @@ func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]s
 		})
 		return err
 	})
+	if res != nil {
+		dropServerInfo(res)
+	}
 	return res, err
 }
 
@@ -284,6 +293,9 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 		res, err = s.cs.Complete(ctx, params)
 		return err
 	})
+	if res != nil {
+		dropServerInfo(res)
+	}
 	return res, err
 }
 
@@ -315,6 +327,9 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResou
 		})
 		return err
 	})
+	if res != nil {
+		dropServerInfo(res)
+	}
 	return res, err
 }
 

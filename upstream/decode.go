@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,4 +92,51 @@ func (w *wireContent) content() mcp.Content {
 		return &mcp.EmbeddedResource{Resource: w.Resource, Meta: w.Meta, Annotations: w.Annotations}
 	}
 	return nil
+}
+
+// withoutServerInfo returns a result without the server's information in
+// its _meta (and without _meta if nothing else is in it). Servers of
+// protocol 2026-07-28 name themselves in every result
+// (mcp.MetaKeyServerInfo); that belongs to the hop between mcpgw and the
+// upstream, not to the result a client gets: mcpgw's clients speak to
+// mcpgw, and an SDK serving them at 2026-07-28 adds its own only where
+// none is set.
+func withoutServerInfo(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`"`+mcp.MetaKeyServerInfo+`"`)) {
+		return raw
+	}
+	meta, ok := jsonwire.Member(raw, "_meta")
+	if !ok {
+		return raw
+	}
+	rest := jsonwire.Without(meta, mcp.MetaKeyServerInfo)
+	if len(rest) == len(meta) {
+		return raw // not a member of _meta itself
+	}
+	if isEmptyObject(rest) {
+		return jsonwire.Without(raw, "_meta")
+	}
+	start := cap(raw) - cap(meta) // meta is a slice of raw
+	out := make([]byte, 0, len(raw)-len(meta)+len(rest))
+	out = append(out, raw[:start]...)
+	out = append(out, rest...)
+	return append(out, raw[start+len(meta):]...)
+}
+
+// dropServerInfo is withoutServerInfo for a decoded result.
+func dropServerInfo(r mcp.Result) {
+	m := r.GetMeta()
+	if _, ok := m[mcp.MetaKeyServerInfo]; !ok {
+		return
+	}
+	delete(m, mcp.MetaKeyServerInfo)
+	if len(m) == 0 {
+		r.SetMeta(nil)
+	}
+}
+
+// isEmptyObject reports whether obj is {} (with any spacing).
+func isEmptyObject(obj []byte) bool {
+	obj = bytes.TrimSpace(obj)
+	return len(obj) >= 2 && obj[0] == '{' && len(bytes.TrimSpace(obj[1:len(obj)-1])) == 0
 }

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -64,4 +65,59 @@ func BenchmarkDecodeResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestWithoutServerInfo(t *testing.T) {
+	const si = `"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}`
+	for _, tc := range []struct{ in, want string }{
+		{`{"content":[]}`, `{"content":[]}`},
+		{`{"_meta":{` + si + `},"content":[]}`, `{"content":[]}`},
+		{`{"content":[],"_meta":{` + si + `}}`, `{"content":[]}`},
+		{`{"content":[],"_meta":{"a":1,` + si + `}}`, `{"content":[],"_meta":{"a":1}}`},
+		{`{"_meta":{` + si + `,"b":[2]},"content":[]}`, `{"_meta":{"b":[2]},"content":[]}`},
+		// Only _meta's own member goes.
+		{`{"content":[{"type":"text","text":"x","_meta":{` + si + `}}]}`, `{"content":[{"type":"text","text":"x","_meta":{` + si + `}}]}`},
+		{`{"structuredContent":{` + si + `},"content":[]}`, `{"structuredContent":{` + si + `},"content":[]}`},
+	} {
+		if got := string(withoutServerInfo([]byte(tc.in))); got != tc.want {
+			t.Errorf("withoutServerInfo(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A 2026-07-28 server names itself in every result; no result the pool
+// hands on carries that.
+func TestCallResultsCarryNoServerInfo(t *testing.T) {
+	srv, _ := testServer(t, "si", nil)
+	u := newPool(t, nil).Upstream(srv)
+	args := map[string]any{"message": "x"}
+	raw, err := u.CallRaw(context.Background(), "echo", args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`; string(raw) != want {
+		t.Errorf("raw result %s, want %s", raw, want)
+	}
+	// Through the SDK (progress makes the call take it).
+	res, err := u.Call(context.Background(), "echo", args, &CallOptions{OnProgress: func(context.Context, *mcp.ProgressNotificationParams) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta != nil || textOf(t, res) != "x" {
+		t.Errorf("SDK result: meta %v, text %q", res.Meta, textOf(t, res))
+	}
+	pr, err := u.GetPrompt(context.Background(), "greet", map[string]string{"name": "Ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := u.ReadResource(context.Background(), "test://hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Meta != nil || len(pr.Messages) == 0 || rr.Meta != nil || len(rr.Contents) == 0 {
+		t.Errorf("prompt: meta %v, %d messages; resource: meta %v, %d contents", pr.Meta, len(pr.Messages), rr.Meta, len(rr.Contents))
+	}
+	if snap := u.Snapshot(); snap == nil || snap.ProtocolVersion != "2026-07-28" {
+		t.Errorf("negotiated %+v, want 2026-07-28 (the test needs a server that names itself)", snap)
+	}
 }
