@@ -168,7 +168,11 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 			return nil, false
 		}
 	}
-	p := make([]byte, 0, len(argData)+len(tool)+48)
+	size := len(argData) + len(tool) + 48
+	for _, m := range reqMeta {
+		size += len(m.member) + 1
+	}
+	p := make([]byte, 0, size)
 	p = append(p, `{"name":`...)
 	p = strconv.AppendQuote(p, tool)
 	p = append(p, `,"arguments":`...)
@@ -198,9 +202,7 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 				p = append(p, ',')
 			}
 			n++
-			p = strconv.AppendQuote(p, m.key)
-			p = append(p, ':')
-			p = append(p, m.value...)
+			p = append(p, m.member...)
 		}
 		p = append(p, '}')
 	}

@@ -121,3 +121,32 @@ func TestCallResultsCarryNoServerInfo(t *testing.T) {
 		t.Errorf("negotiated %+v, want 2026-07-28 (the test needs a server that names itself)", snap)
 	}
 }
+
+// A raw call carries the per-request _meta of protocol 2026-07-28 as the
+// SDK's own requests do.
+func TestRawCallCarriesTheRequestMeta(t *testing.T) {
+	srv, _ := testServer(t, "rm", nil)
+	u := newPool(t, nil).Upstream(srv)
+	metaOf := func(opts *CallOptions) map[string]json.RawMessage {
+		t.Helper()
+		res, err := u.Call(context.Background(), "meta", nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(textOf(t, res)), &m); err != nil {
+			t.Fatalf("meta %q: %v", textOf(t, res), err)
+		}
+		return m
+	}
+	raw := metaOf(nil)
+	sdk := metaOf(&CallOptions{OnProgress: func(context.Context, *mcp.ProgressNotificationParams) {}})
+	for _, k := range requestMetaKeys {
+		if len(raw[k]) == 0 || string(raw[k]) != string(sdk[k]) {
+			t.Errorf("%s: raw call sent %s, the SDK %s", k, raw[k], sdk[k])
+		}
+	}
+	if _, ok := raw["progressToken"]; ok || len(raw) != len(requestMetaKeys) {
+		t.Errorf("raw call's _meta has %d members, want the %d of the protocol: %v", len(raw), len(requestMetaKeys), raw)
+	}
+}

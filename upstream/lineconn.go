@@ -247,8 +247,8 @@ var requestMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo
 
 // metaMember is one member of a request's _meta: its key and raw value.
 type metaMember struct {
-	key   string
-	value []byte
+	key    string
+	member []byte // `"key":value`, as a raw call writes it
 }
 
 // noteMeta keeps the per-request _meta members of the SDK's first request
@@ -267,7 +267,10 @@ func (c *lineConn) noteMeta(params json.RawMessage) {
 	var members []metaMember
 	jsonwire.Members(meta, func(k, v []byte) bool {
 		if slices.Contains(requestMetaKeys, string(k)) {
-			members = append(members, metaMember{string(k), bytes.Clone(v)})
+			m := make([]byte, 0, len(k)+len(v)+3)
+			m = append(append(append(m, '"'), k...), `":`...) // k as written
+			m = append(m, v...)
+			members = append(members, metaMember{string(k), m})
 		}
 		return true
 	})
