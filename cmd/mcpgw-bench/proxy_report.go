@@ -2,7 +2,8 @@
 
 package main
 
-// The proxy bench's report: targets and the text a person reads.
+// The proxy bench's report: what a run measured, targets and the text a
+// person reads.
 
 import (
 	"fmt"
@@ -12,6 +13,118 @@ import (
 	"text/tabwriter"
 	"time"
 )
+
+// benchReport is everything a run measured. Durations are in microseconds,
+// memory in KiB.
+type benchReport struct {
+	Machine  benchMachine `json:"machine"`
+	Call     string       `json:"call"`
+	Protocol string       `json:"protocol,omitempty"` // the test server's only protocol version, if limited
+	Duration float64      `json:"durationSeconds"`    // measuring time per path
+	Rounds   int          `json:"rounds"`
+
+	Latency []*benchFigure `json:"latency,omitempty"` // concurrency 1
+	// LatencyRatio is daemon HTTP p50 / direct HTTP p50.
+	LatencyRatio float64 `json:"latencyRatio,omitempty"`
+	// Throughput: direct HTTP and daemon HTTP at 16 and 64 sessions.
+	Throughput []*benchFigure `json:"throughput,omitempty"`
+	// LoadRSSKB is the daemon's largest VmRSS seen during the throughput
+	// phase; LoadHWMKB its VmHWM at the end of it.
+	LoadRSSKB int64 `json:"loadRssKB,omitempty"`
+	LoadHWMKB int64 `json:"loadHwmKB,omitempty"`
+
+	Idle      *benchIdle      `json:"idle,omitempty"`
+	Processes *benchProcesses `json:"processes,omitempty"`
+	Targets   []benchTarget   `json:"targets"`
+	Errors    int             `json:"errors"`
+	Problems  []string        `json:"problems,omitempty"` // first error of each failing path, wrong counts
+}
+
+type benchMachine struct {
+	CPUs       int     `json:"cpus"`
+	Model      string  `json:"model"`
+	GoVersion  string  `json:"goVersion"`
+	Build      string  `json:"mcpgwBuild"`        // how the measured mcpgw was built: "CGO_ENABLED=0", "cgo"
+	LoadBefore float64 `json:"loadAverageBefore"` // 1-minute load average at start
+	LoadAfter  float64 `json:"loadAverageAfter"`
+}
+
+// benchFigure is one path's result over all its rounds.
+type benchFigure struct {
+	Path      string  `json:"path"`
+	Sessions  int     `json:"sessions"`
+	Calls     int     `json:"calls"`
+	Errors    int     `json:"errors"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"callsPerSecond"`
+	P50       float64 `json:"p50us"`
+	P99       float64 `json:"p99us"`
+	// CPU is the CPU time per successful call, in µs, of each process
+	// taking part: "client" (this process), "shim", "daemon", "upstream"
+	// (the test server that runs the tool).
+	CPU map[string]float64 `json:"cpuPerCallUs"`
+	// AllocKB is what the daemon allocated per call (its
+	// go_memstats_alloc_bytes_total), GCs its garbage collections per
+	// 1,000 calls; both only on daemon paths.
+	AllocKB float64 `json:"daemonAllocKBPerCall,omitempty"`
+	GCs     float64 `json:"daemonGCsPer1000Calls,omitempty"`
+}
+
+// benchIdle is the daemon with benchIdleServers servers, all cached.
+type benchIdle struct {
+	Servers int   `json:"servers"`
+	RSSKB   int64 `json:"rssKB"`
+	// AnonKB is the part of RSSKB that is the daemon's own (RssAnon); the
+	// rest is the binary's file-backed pages, shared with other processes
+	// running it.
+	AnonKB   int64 `json:"rssAnonKB"`
+	Children int   `json:"children"`
+	// ListedTools is what a direct-mode session listed afterwards: every
+	// tool, from the cache alone; ListedRSSKB the RSS after that listing
+	// and ChildrenAfter the child processes then (still none).
+	ListedTools   int   `json:"listedTools"`
+	ListedRSSKB   int64 `json:"listedRssKB"`
+	ChildrenAfter int   `json:"childrenAfter"`
+}
+
+// benchProcesses is benchFanSessions sessions each calling a tool on every
+// one of benchFanServers servers.
+type benchProcesses struct {
+	Servers  int `json:"servers"`
+	Sessions int `json:"sessions"`
+	Calls    int `json:"calls"`
+	Errors   int `json:"errors"`
+	// Children are the daemon's upstream processes afterwards; Starts the
+	// upstream processes ever started (each appends its PID to a file);
+	// Helpers its other child processes (the upstream reaper).
+	Children int `json:"children"`
+	Starts   int `json:"starts"`
+	Helpers  int `json:"helpers"`
+	// Direct is the process count without a gateway: each session starts
+	// its own copy of every server.
+	Direct         int   `json:"directEquivalent"`
+	DaemonRSSKB    int64 `json:"daemonRssKB"`
+	UpstreamRSSKB  int64 `json:"upstreamRssKB"` // the upstreams' VmRSS, summed
+	UpstreamAnonKB int64 `json:"upstreamRssAnonKB"`
+	HelperRSSKB    int64 `json:"helperRssKB"`
+	HelperAnonKB   int64 `json:"helperRssAnonKB"`
+}
+
+type benchTarget struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	Pass bool   `json:"pass"`
+}
+
+// failure is the run's verdict on correctness (not speed): calls that
+// failed, or process counts that are wrong.
+func (r *benchReport) failure() error {
+	if len(r.Problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("bench proxy: %s", strings.Join(r.Problems, "; "))
+}
 
 // benchTargets are the pass/fail lines. Each compares figures of this one
 // run, so machine noise affects both sides of a ratio.
