@@ -245,7 +245,8 @@ func (c *lineConn) SessionID() string { return "" }
 // protocol 2026-07-28 and later (SEP-2575).
 var requestMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 
-// metaMember is one member of a request's _meta: its key and raw value.
+// metaMember is one member of a request's _meta: its key, and the member
+// encoded.
 type metaMember struct {
 	key    string
 	member []byte // `"key":value`, as a raw call writes it
