@@ -291,8 +291,10 @@ func guardOutput(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 // SDK path would send is the same JSON value. That is a result with
 // content, not an error (those get the tool's parameters appended), with
 // no member the SDK does not know, only content the protocol knows, and
-// no larger than the output limit (so nothing is cut).
-func relayable(raw []byte, protocol string, limit int) bool {
+// no larger than the output limit (so nothing is cut). A result for the
+// mcp tool (not exposed) must moreover be one that convertResult keeps as
+// it is: text and images only, and no structured content.
+func relayable(raw []byte, protocol string, limit int, exposed bool) bool {
 	if limit > 0 && len(raw) > limit {
 		return false
 	}
@@ -304,10 +306,12 @@ func relayable(raw []byte, protocol string, limit int) bool {
 			good = jsonwire.Elements(v, func(e []byte) bool {
 				typ, _ := jsonwire.Member(e, "type")
 				s, ok := jsonwire.String(typ)
-				good = ok && knownType(s, protocol)
+				good = ok && knownType(s, protocol) && (exposed || s == "text" || s == "image")
 				return good
 			}) && good
-		case "structuredContent", "_meta":
+		case "structuredContent":
+			good = exposed
+		case "_meta":
 		case "isError":
 			good = string(v) == "false"
 		case "resultType":

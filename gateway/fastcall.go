@@ -147,15 +147,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			delete(ss.fastCalls, key)
 			ss.mu.Unlock()
 		}()
-		var res *mcp.CallToolResult
+		v := ss.view()
+		var (
+			res *mcp.CallToolResult
+			raw json.RawMessage
+		)
 		if a.Tool != "" {
-			v := ss.view()
-			res = ss.gw.callTool(ctx, cr, v, ss.resolveName(v, a.Tool), a.Args, false)
+			res, raw = ss.gw.call(ctx, cr, v, ss.resolveName(v, a.Tool), a.Args, false, true)
 		} else {
-			var raw json.RawMessage
-			if res, raw = ss.gw.call(ctx, cr, ss.view(), name, args, true, true); raw != nil {
-				return raw
-			}
+			res, raw = ss.gw.call(ctx, cr, v, name, args, true, true)
+		}
+		if raw != nil {
+			ss.gw.relayedCalls.Add(1)
+			return raw
 		}
 		data, err := json.Marshal(res)
 		if err != nil {

@@ -127,7 +127,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a_echo","arguments":[1]}}`,
 			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a_echo","arguments":{"tool":"x","args":{}}}}`,
 			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a_ech"}}`,
-			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b_echo","arguments":{"message":"` + string(bytes.Repeat([]byte("x"), 300)) + `"}}}`,
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b_echo","arguments":{"message":"` + string(bytes.Repeat([]byte("x"), 1200)) + `"}}}`,
 			`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a_echo","arguments":null}}`,
 		},
 		ModeProxy: {
@@ -137,8 +137,16 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_nope"}}}`,
 			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp","arguments":{"search":"echo"}}}`,
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_image"}}}`,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_meta","args":{}},"_meta":{"trace":"t-2"}}}`,
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"b_echo","args":{"message":"` + string(bytes.Repeat([]byte("y"), 1200)) + `"}}}}`,
 		},
 	}
+	// The calls answered with the upstream's bytes as they are: in direct
+	// mode echo, add (its structured content passes), image and meta;
+	// through the mcp tool echo, image and meta (add's structured content
+	// becomes text). Errors get the tool's parameters appended, the long
+	// echo is cut.
+	relays := map[Mode]int64{ModeDirect: 4, ModeProxy: 3}
 	for _, tc := range []struct {
 		mode      Mode
 		transport string
@@ -146,9 +154,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		mode := tc.mode
 		t.Run(string(mode)+"/"+tc.transport, func(t *testing.T) {
 			var answers [2][]string
-			var fast [2]int64
+			var fast, relayed [2]int64
 			for i, noFast := range []bool{false, true} {
-				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 200, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 1000, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 				for _, name := range []string{"a", "b"} {
 					cfg.Servers[name] = upstreamtest.Server(name, nil)
 				}
@@ -167,13 +175,16 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				for _, c := range calls[mode] {
 					answers[i] = append(answers[i], canonical(t, send(c)))
 				}
-				fast[i] = gw.fastCalls.Load()
+				fast[i], relayed[i] = gw.fastCalls.Load(), gw.relayedCalls.Load()
 				gw.Close()
 			}
 			for j, c := range calls[mode] {
 				if answers[0][j] != answers[1][j] {
 					t.Errorf("%s\nfast path: %s\nSDK path:  %s", c, answers[0][j], answers[1][j])
 				}
+			}
+			if relayed[0] != relays[mode] || relayed[1] != 0 {
+				t.Errorf("relayed calls: %d with the fast path, %d without; want %d and 0", relayed[0], relayed[1], relays[mode])
 			}
 			if fast[1] != 0 {
 				t.Errorf("with NoFastPath, %d calls took the fast path", fast[1])

@@ -212,9 +212,9 @@ func (gw *Server) callTool(ctx context.Context, cr callReq, v *registry.View, na
 	return res
 }
 
-// call is callTool; with relay, the result of an exposed tool that may
-// reach the client exactly as the upstream wrote it (see relayable) is
-// returned as that JSON, and res is nil.
+// call is callTool; with relay, a result that may reach the client
+// exactly as the upstream wrote it (see relayable) is returned as that
+// JSON, and res is nil.
 func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name string, rawArgs json.RawMessage, exposed, relay bool) (res *mcp.CallToolResult, raw json.RawMessage) {
 	// The call's duration counts what the caller waits for: discovery and
 	// the connect of a server whose tools were not known yet too.
@@ -249,9 +249,9 @@ func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name s
 		if err == nil {
 			res = resourceResult(rr)
 		}
-	case relay && exposed:
+	case relay:
 		raw, err = u.CallRaw(ctx, t.Original, args, cr.opts)
-		if err == nil && !relayable(raw, cr.protocol, limit) {
+		if err == nil && !relayable(raw, cr.protocol, limit, exposed) {
 			res = new(mcp.CallToolResult)
 			err = upstream.DecodeResult(raw, res)
 			raw = nil

@@ -98,11 +98,12 @@ type Server struct {
 
 	reconcileMu sync.Mutex // one reconcile at a time
 
-	mu         sync.Mutex
-	lastReload *ReloadInfo
-	sessions   map[*session]struct{}
-	byHTTPID   map[string]*session // sessions by Streamable HTTP session ID
-	fastCalls  atomic.Int64        // calls answered on the fast path
+	mu           sync.Mutex
+	lastReload   *ReloadInfo
+	sessions     map[*session]struct{}
+	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
+	fastCalls    atomic.Int64        // calls answered on the fast path
+	relayedCalls atomic.Int64        // fast calls answered with the upstream's own bytes
 	// discoveries are first connections in progress, by identity hash
 	// (see discover); discoverSem bounds how many run at once.
 	discoveries map[string]*discovery
