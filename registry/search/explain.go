@@ -14,6 +14,8 @@ type Explanation struct {
 	Clause  string      // the clause that fits the tool best, when the query has several
 	Named   bool        // the query names the tool's server
 	Cover   float64     // share of the tool's name words the query has
+	// FullName: the query writes the tool's whole name.
+	FullName bool
 	// OtherAction: the tool's name does another thing than the query asks
 	// (create_x for "list my x"), which costs it rankParams.action.
 	OtherAction bool
@@ -77,6 +79,9 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 		ex.Cover = float64(ix.nameCoverage(d, s, ix.markQuery(query, s)))
 		score *= 1 + ix.p.cover*ex.Cover
 	}
+	if ex.FullName = slices.Contains(ix.namedTools(query, s), d); ex.FullName {
+		score *= 1 + ix.p.fullName
+	}
 	if ix.otherAction(d, acts) {
 		ex.OtherAction = true
 		score *= 1 - ix.p.action
@@ -119,6 +124,9 @@ func (ex Explanation) String() string {
 	}
 	if ex.Cover > 0 {
 		fmt.Fprintf(&b, ", %.0f%% of its name's words in the query", 100*ex.Cover)
+	}
+	if ex.FullName {
+		b.WriteString(", its full name in the query")
 	}
 	if ex.OtherAction {
 		b.WriteString(", its name does another thing than the query asks")

@@ -109,6 +109,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	}
 	sort.Sort(byVocab{ix})
 	ix.docNames()
+	ix.fullNames()
 	ix.toolActions()
 	ix.serverWords = serverWords(docs, ix)
 	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }

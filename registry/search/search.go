@@ -82,8 +82,9 @@ type Index struct {
 	// serverWords maps the distinctive stems of server names (not "mcp",
 	// "server", words most servers share) to the servers named so.
 	serverWords map[string][]int32
-	nameTerms   []int32 // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
-	actions     []uint8 // the actions of each tool's name (toolActions)
+	full        map[string][]int32 // tools by full name, lower-cased (fullNames)
+	nameTerms   []int32            // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
+	actions     []uint8            // the actions of each tool's name (toolActions)
 	nameStart   []int32
 	rank        []int32 // rank[doc] is the doc's position in name order, for ties
 	byName      []int32 // docs in name order
@@ -130,6 +131,7 @@ type rankParams struct {
 	repeat    float64 // weight of a term in the groups of other query words than the one it weighs most in
 	kind      float64 // weight of the kind of a file the query names ("markdown" for notes.md)
 	action    float64 // score cut of a tool whose name's actions are none of the query's
+	fullName  float64 // score boost of a tool whose full name the query writes
 }
 
 var defaultParams = rankParams{
@@ -171,6 +173,7 @@ var defaultParams = rankParams{
 	repeat:    0.5,
 	kind:      0.5,
 	action:    0.15,
+	fullName:  0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -184,6 +187,7 @@ type searchScratch struct {
 	words   []string
 	keys    []uint64 // rank keys of the matches, see rankKey
 	named   []int32  // servers the query names
+	tools   []int32  // tools the query names in full
 	seen    []altRef // the query's alternatives, for onceEach
 	acts    uint8    // the actions of the query parsed last (see toolActions)
 	mark    []uint32 // per term: gen when the query has it (markQuery)
@@ -263,6 +267,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	}
 
 	named := ix.namedServers(query, s)
+	tools := ix.namedTools(query, s)
 	var gen uint32
 	if ix.p.cover > 0 {
 		gen = ix.markQuery(query, s)
@@ -279,6 +284,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		}
 		if ix.p.cover > 0 {
 			sc *= 1 + float32(ix.p.cover)*ix.nameCoverage(d, s, gen)
+		}
+		if len(tools) > 0 && slices.Contains(tools, d) {
+			sc *= 1 + float32(ix.p.fullName)
 		}
 		if server < 0 || ix.server[d] == server {
 			keys = append(keys, ix.rankKey(d, sc))

@@ -750,3 +750,29 @@ func expectFirst(t *testing.T, ix *Index, docs []Doc, tests []struct{ query, wan
 		}
 	}
 }
+
+// A query that writes out a tool's whole name (as the server names it, or
+// as the gateway shows it) asks for that tool, even when a sibling's
+// description matches more of its words; a one-word name is only a word.
+func TestSearchFullToolName(t *testing.T) {
+	docs := []Doc{
+		{Server: "osrs", Name: "osrs_wiki_parse_page", Description: "Parse an Old School RuneScape wiki page into detailed text."},
+		{Server: "osrs", Name: "osrs_wiki_get_page_info", Description: "Information about pages."},
+		{Server: "flights", Name: "searchFlightItineraries", Description: "Search flight itineraries departing from a city on a date."},
+		{Server: "flights", Name: "searchFlightsByDepArr", Description: "Flights between two airports."},
+		{Server: "web", Name: "search", Description: "Search the web for flights, pages and more."},
+	}
+	ix := NewIndex(docs)
+	tests := []struct{ query, want string }{
+		{"On the Old School RuneScape wiki, retrieve detailed information about the page \"Tutorial\" using osrs_wiki_get_page_info.", "osrs/osrs_wiki_get_page_info"},
+		{"call osrs_osrs_wiki_get_page_info for the page Tutorial in Old School RuneScape, detailed", "osrs/osrs_wiki_get_page_info"},
+		{"Use searchFlightsByDepArr to search flight itineraries departing from LHR on 2023-02-15.", "flights/searchFlightsByDepArr"},
+	}
+	expectFirst(t, ix, docs, tests)
+	if ex := ix.Explain("searchflightsbydeparr please", docIndex(docs, "flights/searchFlightsByDepArr")); !ex.FullName || !strings.Contains(ex.String(), "its full name in the query") {
+		t.Errorf("the explanation does not say the name was written in full: %v", ex)
+	}
+	if ex := ix.Explain("search flights", docIndex(docs, "web/search")); ex.FullName {
+		t.Errorf("a one-word name counts as written in full: %v", ex)
+	}
+}

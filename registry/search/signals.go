@@ -291,3 +291,63 @@ func (ix *Index) toolActions() {
 		}
 	}
 }
+
+// Tools named in full: a query that writes out a tool's whole name
+// ("osrs_wiki_get_page_info", "searchFlightsByDepArr", or the name the
+// gateway shows, "github_create_issue") asks for that tool. Only names of
+// two words or more count: a one-word name ("search") is a word like any
+// other.
+
+// fullNames maps each tool's name and qualified name, lower-cased, to the
+// tools so named, for names of several words with no space.
+func (ix *Index) fullNames() {
+	ix.full = make(map[string][]int32)
+	for i, d := range ix.docs {
+		for _, name := range [...]string{d.Name, ix.qualified[i]} {
+			if strings.ContainsAny(name, " \t") || len(allWords(name)) < 2 {
+				continue
+			}
+			key := strings.ToLower(name)
+			if !slices.Contains(ix.full[key], int32(i)) {
+				ix.full[key] = append(ix.full[key], int32(i))
+			}
+		}
+	}
+}
+
+// namedTools returns the tools whose full name the query writes.
+func (ix *Index) namedTools(query string, s *searchScratch) []int32 {
+	named := s.tools[:0]
+	if len(ix.full) == 0 {
+		return named
+	}
+	inName := func(r rune) bool {
+		return r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	start := -1
+	end := func(i int) {
+		tok := strings.Trim(query[start:i], "-.")
+		start = -1
+		if len(tok) < 3 {
+			return
+		}
+		for _, d := range ix.full[strings.ToLower(tok)] {
+			if !slices.Contains(named, d) {
+				named = append(named, d)
+			}
+		}
+	}
+	for i, r := range query {
+		switch {
+		case inName(r) && start < 0:
+			start = i
+		case !inName(r) && start >= 0:
+			end(i)
+		}
+	}
+	if start >= 0 {
+		end(len(query))
+	}
+	s.tools = named[:0]
+	return named
+}
