@@ -296,6 +296,12 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	}
 }
 
+// idf is term t's inverse document frequency, as its postings weigh it.
+func (ix *Index) idf(t int32) float64 {
+	n, d := float64(len(ix.docs)), float64(ix.postStart[t+1]-ix.postStart[t])
+	return math.Log(1 + (n-d+0.5)/(d+0.5))
+}
+
 // docNames records each document's qualified name, server, and rank in
 // name order.
 func (ix *Index) docNames() {

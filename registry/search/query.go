@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -157,14 +158,34 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 		st = one
 		b.add(ix.terms[st], 1)
 	}
+	// A word's other forms count as the word would, not as rarer words:
+	// none weighs more than the word itself, or, for a word the catalogue
+	// does not have, than its most common synonym ("show" reaches
+	// "enumerate", which a few descriptions use, as much as "list").
+	most := math.Inf(1)
+	if id, ok := ix.terms[st]; ok {
+		most = ix.idf(id)
+	} else {
+		for _, syn := range synonymsOf[st] {
+			if id, ok := ix.terms[syn]; ok {
+				most = min(most, ix.idf(id))
+			}
+		}
+	}
+	alt := func(id int32, w float64) {
+		if v := ix.idf(id); v > most {
+			w *= most / v
+		}
+		b.add(id, w)
+	}
 	for _, syn := range synonymsOf[st] {
 		if id, ok := ix.terms[syn]; ok {
-			b.add(id, p.synonym)
+			alt(id, p.synonym)
 		}
 	}
 	for _, rel := range relatedTo[st] {
 		if id, ok := ix.terms[rel]; ok {
-			b.add(id, p.related)
+			alt(id, p.related)
 		}
 	}
 	if len(st) >= p.minPrefix {
@@ -172,14 +193,14 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 		i := sort.SearchStrings(ix.vocab, st)
 		for k := 0; i < len(ix.vocab) && k < p.maxPrefix && strings.HasPrefix(ix.vocab[i], st); i++ {
 			if t := ix.vocab[i]; t != st {
-				b.add(ix.vocabID[i], p.prefix*float64(len(st))/float64(len(t)))
+				alt(ix.vocabID[i], p.prefix*float64(len(st))/float64(len(t)))
 				k++
 			}
 		}
 		// Shorter words this one starts with ("repositories" → repo).
 		for l := len(st) - 1; l >= p.minPrefix; l-- {
 			if id, ok := ix.terms[st[:l]]; ok {
-				b.add(id, p.prefix*float64(l)/float64(len(st)))
+				alt(id, p.prefix*float64(l)/float64(len(st)))
 			}
 		}
 	}

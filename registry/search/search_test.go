@@ -776,3 +776,24 @@ func TestSearchFullToolName(t *testing.T) {
 		t.Errorf("a one-word name counts as written in full: %v", ex)
 	}
 }
+
+// A word's synonyms count as the word would, not as rarer words: "show"
+// reaches "list", which most tools say, and "enumerate", which one does;
+// the tool named for what the query asks must not lose to the one whose
+// description happens to use the rare synonym.
+func TestSearchSynonymsWeighNoMoreThanTheWord(t *testing.T) {
+	docs := []Doc{
+		{Server: "db", Name: "mysql_server_list", Description: "Lists all MySQL server instances in the resource group, with their names and status, for server management."},
+		{Server: "db", Name: "mysql_table_list", Description: "Enumerates all tables of a database on a MySQL server instance."},
+		{Server: "db", Name: "mysql_database_list", Description: "Lists the databases on a MySQL server."},
+		{Server: "db", Name: "mysql_database_query", Description: "Runs a query on a MySQL database."},
+	}
+	for _, thing := range []string{"storage accounts", "key vaults", "clusters", "subscriptions", "resource groups", "registries", "topics", "queues"} {
+		docs = append(docs, Doc{Server: "cloud", Name: strings.ReplaceAll(thing, " ", "_") + "_list", Description: "Lists the " + thing + " of a subscription."})
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"Show me my MySQL servers", "db/mysql_server_list"},
+		{"Show me the MySQL databases in server srv1", "db/mysql_database_list"},
+	})
+}
