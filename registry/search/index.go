@@ -253,6 +253,14 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	df := make([]int32, len(ix.terms)+1)
 	tf := make([]float64, len(ix.terms)) // this document's, by term
 	var touched []int32                  // the terms it has
+	// An action word in prose ("only show data", "get started") says
+	// less about what a tool does than in its name.
+	verb := make([]bool, len(ix.terms))
+	for st := range actionOf {
+		if id, ok := ix.terms[st]; ok {
+			verb[id] = true
+		}
+	}
 	for i := range all {
 		for fl := searchField(0); fl < numFields; fl++ {
 			ids := all[i][fl]
@@ -263,11 +271,16 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 			if avgLen[fl] > 0 {
 				norm += p.b[fl] * float64(len(ids)) / avgLen[fl]
 			}
+			prose := fl == fieldDescription || fl == fieldParamDescription || fl == fieldServerDescription
 			for _, t := range ids {
 				if tf[t] == 0 {
 					touched = append(touched, t)
 				}
-				tf[t] += p.weight[fl] / norm
+				w := p.weight[fl] / norm
+				if prose && verb[t] {
+					w *= p.proseVerb
+				}
+				tf[t] += w
 			}
 		}
 		for _, t := range touched {

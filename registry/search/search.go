@@ -132,6 +132,7 @@ type rankParams struct {
 	kind      float64 // weight of the kind of a file the query names ("markdown" for notes.md)
 	action    float64 // score cut of a tool whose name's actions are none of the query's
 	fullName  float64 // score boost of a tool whose full name the query writes
+	proseVerb float64 // weight of an action word in a description, relative to other words
 }
 
 var defaultParams = rankParams{
@@ -174,6 +175,7 @@ var defaultParams = rankParams{
 	kind:      0.5,
 	action:    0.15,
 	fullName:  0.5,
+	proseVerb: 0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does

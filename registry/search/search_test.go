@@ -797,3 +797,24 @@ func TestSearchSynonymsWeighNoMoreThanTheWord(t *testing.T) {
 		{"Show me the MySQL databases in server srv1", "db/mysql_database_list"},
 	})
 }
+
+// An action word in a description ("it filters the logs to show only...")
+// says less about what a tool does than in a name: there it weighs less
+// than a noun would in its place, while in a name it weighs as much.
+func TestSearchVerbsInProseWeighLess(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Name: "alpha", Description: "Filters the logs to show the data."},
+		{Server: "s", Name: "beta", Description: "Filters the logs to chart the data."},
+		{Server: "s", Name: "show_data", Description: "Data."},
+		{Server: "s", Name: "chart_data", Description: "Data."},
+	}
+	ix := NewIndex(docs)
+	verb, noun := ix.Explain("show", 0).Score, ix.Explain("chart", 1).Score
+	if verb <= 0 || verb > 0.8*noun {
+		t.Errorf("a verb in a description scores %.3f, a noun in its place %.3f; want the verb under 0.8 of the noun", verb, noun)
+	}
+	verb, noun = ix.Explain("show", 2).Score, ix.Explain("chart", 3).Score
+	if verb <= 0 || math.Abs(verb-noun) > 1e-6 {
+		t.Errorf("a verb in a name scores %.3f, a noun in its place %.3f; want the same", verb, noun)
+	}
+}
