@@ -82,9 +82,9 @@ type Index struct {
 	// serverWords maps the distinctive stems of server names (not "mcp",
 	// "server", words most servers share) to the servers named so.
 	serverWords map[string][]int32
-	full        map[string][]int32 // tools by full name, lower-cased (fullNames)
-	nameTerms   []int32            // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
-	actions     []uint8            // the actions of each tool's name (toolActions)
+	full        []fullName // tools' full names by hash (fullNames)
+	nameTerms   []int32    // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
+	actions     []uint8    // the actions of each tool's name (toolActions)
 	nameStart   []int32
 	rank        []int32 // rank[doc] is the doc's position in name order, for ties
 	byName      []int32 // docs in name order

@@ -5,6 +5,7 @@ package search
 // bounds of a query.
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"unicode"
@@ -298,21 +299,67 @@ func (ix *Index) toolActions() {
 // two words or more count: a one-word name ("search") is a word like any
 // other.
 
-// fullNames maps each tool's name and qualified name, lower-cased, to the
-// tools so named, for names of several words with no space.
+// fullNames records the hashes of each tool's name and qualified name, of
+// several words with no space, case folded, sorted: a query's token is
+// looked up by its hash, then compared.
 func (ix *Index) fullNames() {
-	ix.full = make(map[string][]int32)
+	ix.full = ix.full[:0]
 	for i, d := range ix.docs {
-		for _, name := range [...]string{d.Name, ix.qualified[i]} {
-			if strings.ContainsAny(name, " \t") || len(allWords(name)) < 2 {
-				continue
-			}
-			key := strings.ToLower(name)
-			if !slices.Contains(ix.full[key], int32(i)) {
-				ix.full[key] = append(ix.full[key], int32(i))
-			}
+		name := d.Name
+		if compound(name) {
+			ix.full = append(ix.full, fullName{foldHash(name), int32(i), false})
+		}
+		if q := ix.qualified[i]; compound(q) {
+			ix.full = append(ix.full, fullName{foldHash(q), int32(i), true})
 		}
 	}
+	slices.SortFunc(ix.full, func(a, b fullName) int { return cmp.Compare(a.hash, b.hash) })
+}
+
+// A fullName is one entry of the full-name table.
+type fullName struct {
+	hash      uint64
+	doc       int32
+	qualified bool // the hash is of the qualified name
+}
+
+// compound reports whether a name is of several words, split as
+// splitWords splits (snake_case, kebab-case, dots, camelCase, letters and
+// digits), with no space.
+func compound(name string) bool {
+	several := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == ' ' || c == '\t':
+			return false
+		case c == '_' || c == '-' || c == '.':
+			several = several || i > 0 && i < len(name)-1
+		case i > 0:
+			p := name[i-1]
+			lowerUpper := 'a' <= p && p <= 'z' && 'A' <= c && c <= 'Z'
+			digits := isDigit(p) != isDigit(c) && isAlnum(p) && isAlnum(c)
+			several = several || lowerUpper || digits
+		}
+	}
+	return several
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// foldHash is the FNV-1a hash of s with ASCII letters lower-cased.
+func foldHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
 }
 
 // namedTools returns the tools whose full name the query writes.
@@ -331,9 +378,16 @@ func (ix *Index) namedTools(query string, s *searchScratch) []int32 {
 		if len(tok) < 3 {
 			return
 		}
-		for _, d := range ix.full[strings.ToLower(tok)] {
-			if !slices.Contains(named, d) {
-				named = append(named, d)
+		h := foldHash(tok)
+		k, _ := slices.BinarySearchFunc(ix.full, h, func(f fullName, h uint64) int { return cmp.Compare(f.hash, h) })
+		for ; k < len(ix.full) && ix.full[k].hash == h; k++ {
+			f := ix.full[k]
+			name := ix.docs[f.doc].Name
+			if f.qualified {
+				name = ix.qualified[f.doc]
+			}
+			if strings.EqualFold(name, tok) && !slices.Contains(named, f.doc) {
+				named = append(named, f.doc)
 			}
 		}
 	}
