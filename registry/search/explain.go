@@ -16,6 +16,9 @@ type Explanation struct {
 	Cover   float64     // share of the tool's name words the query has
 	// FullName: the query writes the tool's whole name.
 	FullName bool
+	// Number: the tool lists what the query names in the plural, or is a
+	// sibling of the list tool of what it names in the singular.
+	Number bool
 	// OtherAction: the tool's name does another thing than the query asks
 	// (create_x for "list my x"), which costs it rankParams.action.
 	OtherAction bool
@@ -75,9 +78,13 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if ex.Named {
 		score *= 1 + ix.p.named
 	}
+	gen := ix.markQuery(query, s)
 	if ix.p.cover > 0 {
-		ex.Cover = float64(ix.nameCoverage(d, s, ix.markQuery(query, s)))
+		ex.Cover = float64(ix.nameCoverage(d, s, gen))
 		score *= 1 + ix.p.cover*ex.Cover
+	}
+	if ex.Number = ix.p.number > 0 && ix.numberFits(d, s, gen, acts); ex.Number {
+		score *= 1 + ix.p.number
 	}
 	if ex.FullName = slices.Contains(ix.namedTools(query, s), d); ex.FullName {
 		score *= 1 + ix.p.fullName
@@ -127,6 +134,9 @@ func (ex Explanation) String() string {
 	}
 	if ex.FullName {
 		b.WriteString(", its full name in the query")
+	}
+	if ex.Number {
+		b.WriteString(", it lists what the query names in the plural (or gets one of what it names in the singular)")
 	}
 	if ex.OtherAction {
 		b.WriteString(", its name does another thing than the query asks")

@@ -255,10 +255,10 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	var touched []int32                  // the terms it has
 	// An action word in prose ("only show data", "get started") says
 	// less about what a tool does than in its name.
-	verb := make([]bool, len(ix.terms))
+	ix.verb = make([]bool, len(ix.terms))
 	for st := range actionOf {
 		if id, ok := ix.terms[st]; ok {
-			verb[id] = true
+			ix.verb[id] = true
 		}
 	}
 	for i := range all {
@@ -277,7 +277,7 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 					touched = append(touched, t)
 				}
 				w := p.weight[fl] / norm
-				if prose && verb[t] {
+				if prose && ix.verb[t] {
 					w *= p.proseVerb
 				}
 				tf[t] += w

@@ -85,10 +85,16 @@ type Index struct {
 	full        []fullName // tools' full names by hash (fullNames)
 	nameTerms   []int32    // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
 	actions     []uint8    // the actions of each tool's name (toolActions)
-	nameStart   []int32
-	rank        []int32 // rank[doc] is the doc's position in name order, for ties
-	byName      []int32 // docs in name order
-	pool        sync.Pool
+	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
+	verb        []bool     // by term: an action word
+	// The nouns of tool d's name that its server has a list tool and
+	// another tool of are nouns[nounStart[d]:nounStart[d+1]] (numberFits).
+	nounStart []int32
+	nouns     []int32
+	nameStart []int32
+	rank      []int32 // rank[doc] is the doc's position in name order, for ties
+	byName    []int32 // docs in name order
+	pool      sync.Pool
 }
 
 type searchField uint8
@@ -133,6 +139,7 @@ type rankParams struct {
 	action    float64 // score cut of a tool whose name's actions are none of the query's
 	fullName  float64 // score boost of a tool whose full name the query writes
 	proseVerb float64 // weight of an action word in a description, relative to other words
+	number    float64 // score boost of a list tool for a plural, of its siblings for a singular
 }
 
 var defaultParams = rankParams{
@@ -176,6 +183,7 @@ var defaultParams = rankParams{
 	action:    0.15,
 	fullName:  0.5,
 	proseVerb: 0.5,
+	number:    0.1,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -193,6 +201,8 @@ type searchScratch struct {
 	seen    []altRef // the query's alternatives, for onceEach
 	acts    uint8    // the actions of the query parsed last (see toolActions)
 	mark    []uint32 // per term: gen when the query has it (markQuery)
+	many    []uint32 // per term: gen when the query has it in the plural
+	one     []uint32 // per term: gen when the query has it in the singular
 	gen     uint32
 }
 
@@ -214,7 +224,7 @@ func (t *toolAcc) final() float32 {
 }
 
 func newSearchScratch(tools, terms int) *searchScratch {
-	return &searchScratch{acc: make([]toolAcc, tools), mark: make([]uint32, terms)}
+	return &searchScratch{acc: make([]toolAcc, tools), mark: make([]uint32, terms), many: make([]uint32, terms), one: make([]uint32, terms)}
 }
 
 // queryGroup is one query word and what it matches: the word's stem,
@@ -271,7 +281,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	named := ix.namedServers(query, s)
 	tools := ix.namedTools(query, s)
 	var gen uint32
-	if ix.p.cover > 0 {
+	if ix.p.cover > 0 || ix.p.number > 0 {
 		gen = ix.markQuery(query, s)
 	}
 	keys := s.keys[:0]
@@ -286,6 +296,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		}
 		if ix.p.cover > 0 {
 			sc *= 1 + float32(ix.p.cover)*ix.nameCoverage(d, s, gen)
+		}
+		if ix.p.number > 0 && ix.numberFits(d, s, gen, acts) {
+			sc *= 1 + float32(ix.p.number)
 		}
 		if len(tools) > 0 && slices.Contains(tools, d) {
 			sc *= 1 + float32(ix.p.fullName)

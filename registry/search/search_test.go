@@ -818,3 +818,31 @@ func TestSearchVerbsInProseWeighLess(t *testing.T) {
 		t.Errorf("a verb in a name scores %.3f, a noun in its place %.3f; want the same", verb, noun)
 	}
 }
+
+// A plural asks for the list, a singular for one: between the tools a
+// server has for one resource, "the keys in the vault" wants key_list and
+// "the key k1 in the vault" key_get; a query that asks to delete is left
+// to its action.
+func TestSearchNumberPicksListOrGet(t *testing.T) {
+	docs := []Doc{
+		{Server: "vault", Name: "keyvault_key_list", Description: "List all key names in a key vault."},
+		{Server: "vault", Name: "keyvault_key_get", Description: "Get the details of a key in a key vault: its type, version and attributes."},
+		{Server: "vault", Name: "keyvault_key_delete", Description: "Delete a key from a key vault."},
+		{Server: "vault", Name: "keyvault_secret_list", Description: "List all secret names in a key vault."},
+		{Server: "vault", Name: "keyvault_secret_get", Description: "Get the value and attributes of a secret in a key vault."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"Show me the keys in the key vault myvault", "vault/keyvault_key_list"},
+		{"Show me the key k1 in the key vault myvault", "vault/keyvault_key_get"},
+		{"Show me the secrets in the key vault myvault", "vault/keyvault_secret_list"},
+		{"Show me the secret s1 in the key vault myvault", "vault/keyvault_secret_get"},
+		{"Delete the keys k1 and k2 from the key vault", "vault/keyvault_key_delete"},
+	})
+	q := "Show me the keys in the key vault myvault"
+	hits, _ := ix.Search(q, Options{Limit: 1})
+	ex := ix.Explain(q, hits[0].Doc)
+	if !ex.Number || math.Abs(ex.Score-hits[0].Score) > 1e-4 || !strings.Contains(ex.String(), "lists what the query names in the plural") {
+		t.Errorf("explanation of %s: %v, score %.4f; search scored %.4f", hitName(docs, hits[0]), ex, ex.Score, hits[0].Score)
+	}
+}

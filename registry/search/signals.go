@@ -159,6 +159,11 @@ func (ix *Index) markQuery(query string, s *searchScratch) uint32 {
 		id, ok := ix.terms[st]
 		if ok {
 			s.mark[id] = s.gen
+			if plural(w) {
+				s.many[id] = s.gen
+			} else {
+				s.one[id] = s.gen
+			}
 		}
 		for _, syn := range synonymsOf[st] {
 			if id, ok := ix.terms[syn]; ok {
@@ -286,11 +291,20 @@ func (ix *Index) toolActions() {
 		}
 	}
 	ix.actions = make([]uint8, len(ix.docs))
+	ix.lists = make([]bool, len(ix.docs))
+	lister := map[int32]bool{}
+	for _, w := range [...]string{"list", "enumerate"} {
+		if id, ok := ix.terms[stem(w)]; ok {
+			lister[id] = true
+		}
+	}
 	for d := range ix.docs {
 		for _, id := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
 			ix.actions[d] |= byTerm[id]
+			ix.lists[d] = ix.lists[d] || lister[id]
 		}
 	}
+	ix.listedNouns()
 }
 
 // Tools named in full: a query that writes out a tool's whole name
@@ -404,4 +418,73 @@ func (ix *Index) namedTools(query string, s *searchScratch) []int32 {
 	}
 	s.tools = named[:0]
 	return named
+}
+
+// Number: "show me the keys in the vault" wants the tool that lists keys,
+// "show me the key k1" the one that gets one. Between the tools a server
+// has for one resource, a list tool and others, the query's plural or
+// singular noun breaks the tie.
+
+// listedNouns records, for each tool, the nouns of its name that its
+// server has both a list tool and another tool of.
+func (ix *Index) listedNouns() {
+	key := func(d int32, t int32) uint64 { return uint64(ix.server[d])<<32 | uint64(uint32(t)) }
+	kinds := map[uint64]uint8{} // 1: a list tool has it, 2: another tool
+	for d := range int32(len(ix.docs)) {
+		bit := uint8(2)
+		if ix.lists[d] {
+			bit = 1
+		}
+		for _, t := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
+			if !ix.verb[t] {
+				kinds[key(d, t)] |= bit
+			}
+		}
+	}
+	ix.nounStart = make([]int32, len(ix.docs)+1)
+	for d := range int32(len(ix.docs)) {
+		for _, t := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
+			if kinds[key(d, t)] == 3 && !slices.Contains(ix.nouns[ix.nounStart[d]:], t) {
+				ix.nouns = append(ix.nouns, t)
+			}
+		}
+		ix.nounStart[d+1] = int32(len(ix.nouns))
+	}
+}
+
+// plural reports whether a word, lower-cased, looks like a plural noun.
+func plural(w string) bool {
+	if len(w) < 4 || w[len(w)-1] != 's' {
+		return false
+	}
+	switch w[len(w)-2] {
+	case 's', 'u', 'i':
+		return false // "address", "status", "analysis"
+	}
+	return true
+}
+
+// numberFits reports whether tool d is the list tool of a listed noun
+// (listedNouns) the query has in the plural, or, if it has none so, a
+// sibling of the list tool of one it has in the singular. Only when the
+// query asks to read, or says no action.
+func (ix *Index) numberFits(d int32, s *searchScratch, gen uint32, acts uint8) bool {
+	nouns := ix.nouns[ix.nounStart[d]:ix.nounStart[d+1]]
+	if len(nouns) == 0 || acts&^actRead != 0 {
+		return false
+	}
+	// A plural says most: "the keys in the key vault" asks for keys.
+	var many, one bool
+	for _, t := range nouns {
+		m, o := s.many[t] == gen, s.one[t] == gen
+		many = many || m && !o
+		one = one || o && !m
+	}
+	switch {
+	case many:
+		return ix.lists[d]
+	case one:
+		return !ix.lists[d]
+	}
+	return false
 }

@@ -14,6 +14,7 @@ var synonymGroups = [][]string{
 	{"delete", "remove", "erase", "destroy", "trash", "discard"},
 	{"list", "enumerate", "show", "display"},
 	{"get", "fetch", "retrieve", "obtain", "read"},
+	{"show", "get"}, // as {"list", "show"}: "show me" asks for one thing or for all
 	{"search", "find", "lookup", "seek", "locate"},
 	{"update", "edit", "modify", "change", "patch", "alter"},
 	{"send", "post", "submit"},
