@@ -87,14 +87,11 @@ type Index struct {
 	actions     []uint8    // the actions of each tool's name (toolActions)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
 	verb        []bool     // by term: an action word
-	// The nouns of tool d's name that its server has a list tool and
-	// another tool of are nouns[nounStart[d]:nounStart[d+1]] (numberFits).
-	nounStart []int32
-	nouns     []int32
-	nameStart []int32
-	rank      []int32 // rank[doc] is the doc's position in name order, for ties
-	byName    []int32 // docs in name order
-	pool      sync.Pool
+	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
+	nameStart   []int32
+	rank        []int32 // rank[doc] is the doc's position in name order, for ties
+	byName      []int32 // docs in name order
+	pool        sync.Pool
 }
 
 type searchField uint8

@@ -425,30 +425,34 @@ func (ix *Index) namedTools(query string, s *searchScratch) []int32 {
 // has for one resource, a list tool and others, the query's plural or
 // singular noun breaks the tie.
 
-// listedNouns records, for each tool, the nouns of its name that its
-// server has both a list tool and another tool of.
+// listedNouns records, for each tool, the noun its name acts on (the word
+// next to its action word: key in keyvault_key_list and in list_keys),
+// where its server has both a list tool and another tool of that noun.
 func (ix *Index) listedNouns() {
 	key := func(d int32, t int32) uint64 { return uint64(ix.server[d])<<32 | uint64(uint32(t)) }
-	kinds := map[uint64]uint8{} // 1: a list tool has it, 2: another tool
+	ix.object = make([]int32, len(ix.docs))
+	kinds := map[uint64]uint8{} // 1: a list tool acts on it, 2: another tool
 	for d := range int32(len(ix.docs)) {
+		ix.object[d] = -1
+		words := ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]]
+		switch j := slices.IndexFunc(words, func(t int32) bool { return ix.verb[t] }); {
+		case j > 0 && !ix.verb[words[j-1]]:
+			ix.object[d] = words[j-1]
+		case j == 0 && len(words) > 1 && !ix.verb[words[1]]:
+			ix.object[d] = words[1]
+		default:
+			continue
+		}
 		bit := uint8(2)
 		if ix.lists[d] {
 			bit = 1
 		}
-		for _, t := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
-			if !ix.verb[t] {
-				kinds[key(d, t)] |= bit
-			}
-		}
+		kinds[key(d, ix.object[d])] |= bit
 	}
-	ix.nounStart = make([]int32, len(ix.docs)+1)
 	for d := range int32(len(ix.docs)) {
-		for _, t := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
-			if kinds[key(d, t)] == 3 && !slices.Contains(ix.nouns[ix.nounStart[d]:], t) {
-				ix.nouns = append(ix.nouns, t)
-			}
+		if t := ix.object[d]; t >= 0 && kinds[key(d, t)] != 3 {
+			ix.object[d] = -1
 		}
-		ix.nounStart[d+1] = int32(len(ix.nouns))
 	}
 }
 
@@ -464,26 +468,20 @@ func plural(w string) bool {
 	return true
 }
 
-// numberFits reports whether tool d is the list tool of a listed noun
-// (listedNouns) the query has in the plural, or, if it has none so, a
-// sibling of the list tool of one it has in the singular. Only when the
-// query asks to read, or says no action.
+// numberFits reports whether tool d is the list tool of a noun
+// (listedNouns) the query has in the plural, or another tool of one it
+// has only in the singular ("the key k1 in the key vault" has it in both:
+// the plural says most). Only when the query asks to read, or says no
+// action.
 func (ix *Index) numberFits(d int32, s *searchScratch, gen uint32, acts uint8) bool {
-	nouns := ix.nouns[ix.nounStart[d]:ix.nounStart[d+1]]
-	if len(nouns) == 0 || acts&^actRead != 0 {
+	t := ix.object[d]
+	if t < 0 || acts&^actRead != 0 {
 		return false
 	}
-	// A plural says most: "the keys in the key vault" asks for keys.
-	var many, one bool
-	for _, t := range nouns {
-		m, o := s.many[t] == gen, s.one[t] == gen
-		many = many || m && !o
-		one = one || o && !m
-	}
 	switch {
-	case many:
+	case s.many[t] == gen:
 		return ix.lists[d]
-	case one:
+	case s.one[t] == gen:
 		return !ix.lists[d]
 	}
 	return false
