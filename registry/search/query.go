@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // parseQuery turns a query into groups of weighted terms, skipping stop words
@@ -16,13 +17,20 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 	// file name).
 	words := s.words[:0]
 	text := pathsAsKinds(query)
+	quoted := s.quoted[:0] // by word: it is inside quotes
+	inQuotes := false
 	add := func(w string) {
 		hadWords = true
 		if len(words) < maxQueryWords && len(w) <= maxWordBytes && (keepStop || !isStopWord(w)) {
 			words = append(words, w)
+			quoted = append(quoted, inQuotes)
 		}
 	}
-	splitWords(text, add)
+	quotedSpans(text, func(span string, q bool) {
+		inQuotes = q
+		splitWords(span, add)
+	})
+	s.quoted = quoted[:0]
 	words = appendShapeWords(words, query)
 	implied := len(words) // the kinds of the files named weigh less
 	words = appendFileKinds(words, query)
@@ -42,8 +50,13 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 			continue
 		}
 		seen = append(seen, st)
-		if i >= implied {
+		switch {
+		case i >= implied:
 			b.scale = ix.p.kind
+		case i < len(quoted) && quoted[i]:
+			b.scale = ix.p.quoted
+		default:
+			b.scale = 1
 		}
 		ix.expandWord(b, w, st, short)
 	}
@@ -274,6 +287,38 @@ func pathsAsKinds(query string) string {
 		return query
 	}
 	return strings.Join(fields, " ")
+}
+
+// quotedSpans calls emit with the parts of text in order, each saying
+// whether it is inside quotes: "...", “...”, and '...' opened at the start
+// of a word and closed at its end (not an apostrophe). Quoted text is
+// mostly data for the tool (a title, a search term, a name), not what the
+// tool does. An unclosed quote quotes nothing.
+func quotedSpans(text string, emit func(span string, quoted bool)) {
+	start := 0
+	var closing rune // of the open quote; 0 when none is open
+	for i, r := range text {
+		size := utf8.RuneLen(r)
+		switch {
+		case closing == 0:
+			switch {
+			case r == '"':
+				closing = '"'
+			case r == '“':
+				closing = '”'
+			case r == '\'' && (i == 0 || text[i-1] == ' ' || text[i-1] == '('):
+				closing = '\''
+			default:
+				continue
+			}
+			emit(text[start:i], false)
+			start = i + size
+		case r == closing && (r != '\'' || i+size == len(text) || strings.IndexByte(" ,.;:!?)", text[i+size]) >= 0):
+			emit(text[start:i], true)
+			start, closing = i+size, 0
+		}
+	}
+	emit(text[start:], false)
 }
 
 // isPath reports whether a token is a file system path: it starts at the

@@ -137,6 +137,7 @@ type rankParams struct {
 	fullName  float64 // score boost of a tool whose full name the query writes
 	proseVerb float64 // weight of an action word in a description, relative to other words
 	number    float64 // score boost of a list tool for a plural, of its siblings for a singular
+	quoted    float64 // weight of a word inside quotes (data for the tool)
 }
 
 var defaultParams = rankParams{
@@ -181,6 +182,7 @@ var defaultParams = rankParams{
 	fullName:  0.5,
 	proseVerb: 0.5,
 	number:    0.1,
+	quoted:    0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -198,6 +200,7 @@ type searchScratch struct {
 	seen    []altRef // the query's alternatives, for onceEach
 	acts    uint8    // the actions of the query parsed last (see toolActions)
 	mark    []uint32 // per term: gen when the query has it (markQuery)
+	quoted  []bool   // by query word: it is inside quotes (quotedSpans)
 	many    []uint32 // per term: gen when the query has it in the plural
 	one     []uint32 // per term: gen when the query has it in the singular
 	gen     uint32

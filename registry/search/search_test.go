@@ -846,3 +846,52 @@ func TestSearchNumberPicksListOrGet(t *testing.T) {
 		t.Errorf("explanation of %s: %v, score %.4f; search scored %.4f", hitName(docs, hits[0]), ex, ex.Score, hits[0].Score)
 	}
 }
+
+func TestQuotedSpans(t *testing.T) {
+	tests := []struct {
+		text string
+		want string // quoted parts in [brackets]
+	}{
+		{`find "products" now`, `find [products] now`},
+		{`the title 'My Travel Plans', please`, `the title [My Travel Plans], please`},
+		{`don't touch Bob's file`, `don't touch Bob's file`},
+		{`“curly” and 'single'`, `[curly] and [single]`},
+		{`an "unclosed quote`, `an unclosed quote`},
+		{`'it's here'`, `[it's here]`},
+	}
+	for _, tc := range tests {
+		var b strings.Builder
+		quotedSpans(tc.text, func(span string, quoted bool) {
+			if quoted {
+				b.WriteString("[" + span + "]")
+			} else {
+				b.WriteString(span)
+			}
+		})
+		if b.String() != tc.want {
+			t.Errorf("quotedSpans(%q) = %q, want %q", tc.text, b.String(), tc.want)
+		}
+	}
+}
+
+// Words in quotes are mostly the data a tool is given (a title, a search
+// term, an index's name), not what it does: in a query for the note
+// "Test plans", the quoted words count half, and the note still counts in
+// full.
+func TestSearchQuotedWordsAreData(t *testing.T) {
+	docs := []Doc{
+		{Server: "memory", Name: "read_note", Description: "Read a markdown note by its title or permalink."},
+		{Server: "qa", Name: "get_plans", Description: "Get the test plans of a project."},
+		{Server: "search", Name: "search", Description: "Search the documents of an index with a query."},
+	}
+	ix := NewIndex(docs)
+	plans, note := docIndex(docs, "qa/get_plans"), docIndex(docs, "memory/read_note")
+	quoted, bare := ix.Explain(`Find the note "Test plans"`, plans).Score, ix.Explain(`Find the note Test plans`, plans).Score
+	if quoted <= 0 || quoted > 0.6*bare {
+		t.Errorf("get_plans scores %.3f with the quoted title, %.3f with it bare; want at most 0.6 of it", quoted, bare)
+	}
+	quoted, bare = ix.Explain(`Find the note "Test plans"`, note).Score, ix.Explain(`Find the note Test plans`, note).Score
+	if quoted <= 0 || math.Abs(quoted-bare) > 1e-6 {
+		t.Errorf("read_note scores %.3f with the quoted title, %.3f with it bare; want the same", quoted, bare)
+	}
+}
