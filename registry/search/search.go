@@ -48,14 +48,22 @@ type Hit struct {
 // dots and digits, and made-up compounds ("wordcloud") into known words.
 // Words are stemmed (Porter2); stop words and the phrasing of a request are
 // dropped, so a whole sentence works as well as a few keywords. A query word
-// also matches its synonyms and related words (search_synonyms.go), longer
-// and shorter words it is a prefix of, and, in a short query, the
-// catalogue's words one typo away, each at a discount; adjacent query words
-// that are adjacent in a name score again as a pair. A catalogue word that
-// several query words reach counts in full once. A path in a query counts
-// as its extension, and a file name adds the words of its kind ("report.docx":
-// word, document). The schema words most tools of a large server share
-// (subscription, tenant, retry options) are not indexed for that server.
+// also matches its synonyms and related words (synonyms.go), longer and
+// shorter words it is a prefix of, and, in a short query, the catalogue's
+// words one typo away, each at a discount and never weighing more than the
+// word itself; adjacent query words that are adjacent in a name score again
+// as a pair. A catalogue word that several query words reach counts in full
+// once. A path in a query counts as its extension, and a file name adds the
+// words of its kind ("report.docx": word, document); words in quotes are
+// data and count half. The schema words most tools of a large server share
+// (subscription, tenant, retry options) are not indexed for that server, and
+// action words count half in descriptions.
+//
+// Beyond the words (signals.go): the best clause of a long request, the
+// servers it names, how much of a tool's name it covers, a tool's full name
+// written out, whether a tool's action is the one asked for, and, between a
+// resource's list tool and its siblings, whether the request names the
+// resource in the plural or the singular.
 //
 // Every term's postings, with the term's weight in each tool already
 // computed, are built up front, so a search only walks the postings of the
