@@ -100,6 +100,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	all := ix.vocabulary(raw)
 	ix.dropBoilerplate(docs, all)
 	avgLen := ix.docTerms(raw, all)
+	ix.actionTerms()
 	ix.buildPostings(all, avgLen)
 	for term, id := range ix.terms {
 		if !strings.ContainsAny(term, " =") {
@@ -253,14 +254,6 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	df := make([]int32, len(ix.terms)+1)
 	tf := make([]float64, len(ix.terms)) // this document's, by term
 	var touched []int32                  // the terms it has
-	// An action word in prose ("only show data", "get started") says
-	// less about what a tool does than in its name.
-	ix.verb = make([]bool, len(ix.terms))
-	for st := range actionOf {
-		if id, ok := ix.terms[st]; ok {
-			ix.verb[id] = true
-		}
-	}
 	for i := range all {
 		for fl := searchField(0); fl < numFields; fl++ {
 			ids := all[i][fl]
@@ -271,13 +264,16 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 			if avgLen[fl] > 0 {
 				norm += p.b[fl] * float64(len(ids)) / avgLen[fl]
 			}
+			// An action word in prose ("only show data", "get
+			// started") says less about what a tool does than in its
+			// name.
 			prose := fl == fieldDescription || fl == fieldParamDescription || fl == fieldServerDescription
 			for _, t := range ids {
 				if tf[t] == 0 {
 					touched = append(touched, t)
 				}
 				w := p.weight[fl] / norm
-				if prose && ix.verb[t] {
+				if prose && ix.termActs[t] != 0 {
 					w *= p.proseVerb
 				}
 				tf[t] += w
@@ -307,12 +303,6 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 		ix.postDoc[k] = q.doc
 		ix.postScore[k] = float32(idf * v / (p.k1 + v))
 	}
-}
-
-// idf is term t's inverse document frequency, as its postings weigh it.
-func (ix *Index) idf(t int32) float64 {
-	n, d := float64(len(ix.docs)), float64(ix.postStart[t+1]-ix.postStart[t])
-	return math.Log(1 + (n-d+0.5)/(d+0.5))
 }
 
 // docNames records each document's qualified name, server, and rank in

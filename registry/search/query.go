@@ -246,6 +246,12 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 	}
 }
 
+// idf is term t's inverse document frequency, as its postings weigh it.
+func (ix *Index) idf(t int32) float64 {
+	n, d := float64(len(ix.docs)), float64(ix.postStart[t+1]-ix.postStart[t])
+	return math.Log(1 + (n-d+0.5)/(d+0.5))
+}
+
 // singular returns the catalogue's term for st without its plural s. The
 // stemmer keeps the s of a word with no vowel before it, which is how an
 // acronym's plural looks ("VMs", "PRs", "DBs"); names have the singular.

@@ -94,7 +94,7 @@ type Index struct {
 	nameTerms   []int32    // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
 	actions     []uint8    // the actions of each tool's name (toolActions)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
-	verb        []bool     // by term: an action word
+	termActs    []uint8    // by term: the actions of an action word (actionTerms), 0 for other words
 	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
 	nameStart   []int32
 	rank        []int32 // rank[doc] is the doc's position in name order, for ties

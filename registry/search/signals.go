@@ -282,14 +282,18 @@ func (ix *Index) otherAction(d int32, acts uint8) bool {
 	return acts != 0 && a != 0 && a&acts == 0
 }
 
-// toolActions records the actions of each tool's name words.
-func (ix *Index) toolActions() {
-	byTerm := map[int32]uint8{}
+// actionTerms records the actions of each term that is an action word.
+func (ix *Index) actionTerms() {
+	ix.termActs = make([]uint8, len(ix.terms))
 	for st, a := range actionOf {
 		if id, ok := ix.terms[st]; ok {
-			byTerm[id] = a
+			ix.termActs[id] = a
 		}
 	}
+}
+
+// toolActions records the actions of each tool's name words.
+func (ix *Index) toolActions() {
 	ix.actions = make([]uint8, len(ix.docs))
 	ix.lists = make([]bool, len(ix.docs))
 	lister := map[int32]bool{}
@@ -300,7 +304,7 @@ func (ix *Index) toolActions() {
 	}
 	for d := range ix.docs {
 		for _, id := range ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]] {
-			ix.actions[d] |= byTerm[id]
+			ix.actions[d] |= ix.termActs[id]
 			ix.lists[d] = ix.lists[d] || lister[id]
 		}
 	}
@@ -435,10 +439,10 @@ func (ix *Index) listedNouns() {
 	for d := range int32(len(ix.docs)) {
 		ix.object[d] = -1
 		words := ix.nameTerms[ix.nameStart[d]:ix.nameStart[d+1]]
-		switch j := slices.IndexFunc(words, func(t int32) bool { return ix.verb[t] }); {
-		case j > 0 && !ix.verb[words[j-1]]:
+		switch j := slices.IndexFunc(words, func(t int32) bool { return ix.termActs[t] != 0 }); {
+		case j > 0 && ix.termActs[words[j-1]] == 0:
 			ix.object[d] = words[j-1]
-		case j == 0 && len(words) > 1 && !ix.verb[words[1]]:
+		case j == 0 && len(words) > 1 && ix.termActs[words[1]] == 0:
 			ix.object[d] = words[1]
 		default:
 			continue
