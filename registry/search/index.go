@@ -102,6 +102,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	avgLen := ix.docTerms(raw, all)
 	ix.actionTerms()
 	ix.buildPostings(all, avgLen)
+	ix.misspellings()
 	for term, id := range ix.terms {
 		if !strings.ContainsAny(term, " =") {
 			ix.vocab = append(ix.vocab, term)

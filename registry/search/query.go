@@ -55,6 +55,8 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 			b.scale = ix.p.kind
 		case i < len(quoted) && quoted[i]:
 			b.scale = ix.p.quoted
+		case isFiller(w):
+			b.scale = ix.p.filler
 		default:
 			b.scale = 1
 		}
@@ -164,7 +166,7 @@ func (b *queryBuilder) empty() bool { return len(b.alts) == b.start }
 // the words one edit away; then the word as written.
 func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 	p := ix.p
-	if id, ok := ix.terms[st]; ok {
+	if id, ok := ix.termOf(st); ok {
 		b.add(id, 1)
 	}
 	if one, ok := ix.singular(st); ok {
@@ -176,11 +178,11 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 	// does not have, than its most common synonym ("show" reaches
 	// "enumerate", which a few descriptions use, as much as "list").
 	most := math.Inf(1)
-	if id, ok := ix.terms[st]; ok {
+	if id, ok := ix.termOf(st); ok {
 		most = ix.idf(id)
 	} else {
 		for _, syn := range synonymsOf[st] {
-			if id, ok := ix.terms[syn]; ok {
+			if id, ok := ix.termOf(syn); ok {
 				most = min(most, ix.idf(id))
 			}
 		}
@@ -192,12 +194,12 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 		b.add(id, w)
 	}
 	for _, syn := range synonymsOf[st] {
-		if id, ok := ix.terms[syn]; ok {
+		if id, ok := ix.termOf(syn); ok {
 			alt(id, p.synonym)
 		}
 	}
 	for _, rel := range relatedTo[st] {
-		if id, ok := ix.terms[rel]; ok {
+		if id, ok := ix.termOf(rel); ok {
 			alt(id, p.related)
 		}
 	}

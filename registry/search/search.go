@@ -73,6 +73,7 @@ type Index struct {
 	p    *rankParams
 
 	terms     map[string]int32    // term → id; pairs are "a b", unstemmed name words "=word"
+	misspelt  map[string]int32    // a known stem the catalogue lacks → its term one edit away (misspelt.go)
 	vocab     []string            // unigram terms, sorted, for prefix matching
 	vocabID   []int32             // ids of vocab, same order
 	stems     map[string]string   // word → stem, for every word of the catalogue
@@ -146,6 +147,7 @@ type rankParams struct {
 	proseVerb float64 // weight of an action word in a description, relative to other words
 	number    float64 // score boost of a list tool for a plural, of its siblings for a singular
 	quoted    float64 // weight of a word inside quotes (data for the tool)
+	filler    float64 // weight of a word that only qualifies a request ("specific", "reliable")
 }
 
 var defaultParams = rankParams{
@@ -191,6 +193,7 @@ var defaultParams = rankParams{
 	proseVerb: 0.5,
 	number:    0.1,
 	quoted:    0.5,
+	filler:    0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does

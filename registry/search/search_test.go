@@ -895,3 +895,43 @@ func TestSearchQuotedWordsAreData(t *testing.T) {
 		t.Errorf("read_note scores %.3f with the quoted title, %.3f with it bare; want the same", quoted, bare)
 	}
 }
+
+// A catalogue's misspelt word ("strology") still answers the word the
+// ranking knows ("astrology", and "horoscope" through it); a word one
+// letter away that is another word ("discord" for "discard") does not.
+func TestSearchMisspeltCatalogueWords(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Name: "StrologyTool", Description: "Povides strology services for you."},
+		{Server: "s", Name: "zodiac_facts", Description: "Facts about the stars and planets."},
+		{Server: "s", Name: "send_discord", Description: "Send a message to a Discord channel."},
+		{Server: "s", Name: "trash_file", Description: "Move a file to the trash."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"what does astrology say about me", "s/StrologyTool"},
+		{"read my horoscope for today", "s/StrologyTool"},
+	})
+	if _, ok := ix.termOf(stem("discard")); ok {
+		t.Errorf("discard matched a catalogue word; only discord is one letter away, and that is another word")
+	}
+	if hits, _ := ix.Search("discard", Options{}); len(hits) != 1 || docs[hits[0].Doc].Name != "trash_file" {
+		t.Errorf("discard: hits %v, want trash_file alone (through its synonym trash)", hits)
+	}
+}
+
+// Words that only qualify a request ("specific", "reliable", "options")
+// weigh less than the words that name what it wants: a tool whose
+// description happens to use them does not outrank the tool for the thing.
+func TestSearchFillerWordsWeighLess(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Name: "market_news", Description: "Reliable updates on options and specific stocks."},
+		{Server: "s", Name: "laptop_finder", Description: "Find a laptop."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"specific reliable options for a laptop", "s/laptop_finder"},
+	})
+	if w := ix.Explain("specific", 0).Score; w <= 0 || w >= ix.Explain("stocks", 0).Score {
+		t.Errorf("a filler word scores %.3f, a noun of the same rarity %.3f; want less", w, ix.Explain("stocks", 0).Score)
+	}
+}

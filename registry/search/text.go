@@ -217,6 +217,28 @@ var stopWords = wordSet(
 	"tool", "tools", "plugin", "plugins", "mcp",
 )
 
+// isFiller reports whether a lower-case word only qualifies a request
+// ("specifically", "a comprehensive and reliable one"): such words are
+// common in requests and say little of the tool wanted, so a catalogue
+// where few tools use them must not make them decide the ranking.
+func isFiller(w string) bool {
+	_, ok := fillerWords[w]
+	return ok
+}
+
+var fillerWords = wordSet(
+	"specific", "specifically", "particular", "particularly", "certain", "including",
+	"include", "includes", "detailed", "comprehensive", "thorough", "thoroughly",
+	"available", "currently", "relevant", "regarding", "related", "overall",
+	"different", "well", "good", "great", "high", "quality", "reliable", "accurate",
+	"accurately", "effective", "effectively", "better", "improve", "ensure",
+	"suitable", "appropriate", "necessary", "important", "useful", "helpful",
+	"right", "exactly", "essentially", "basically", "potential", "additionally",
+	"interested", "curious", "hoping", "wondering", "seeking", "kindly", "assist",
+	"assistance", "require", "requires", "required", "requirement", "requirements",
+	"preferably", "ideally", "option", "options",
+)
+
 func wordSet(words ...string) map[string]struct{} {
 	m := make(map[string]struct{}, len(words))
 	for _, w := range words {
