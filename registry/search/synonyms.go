@@ -203,6 +203,19 @@ var relatedGroups = [][]string{
 	{"near", "place", "location"},
 	{"current", "now", "today", "live", "realtime"},
 	{"travel", "flight", "hotel", "transport", "transportation", "booking"},
+	{"transport", "transportation", "car", "taxi", "bus", "train", "subway", "ferry"},
+	{"crypto", "nft", "nfts", "wallet"},
+	{"currency", "money", "exchange", "dollar", "euro", "yen", "pound", "rupee", "peso", "franc", "yuan",
+		"usd", "eur", "gbp", "jpy", "cny", "inr", "aud", "cad", "chf"},
+	{"weather", "sunny", "cloudy", "fog", "foggy", "storm", "humidity", "umbrella"},
+	{"house", "condo", "villa", "residential", "bedroom", "neighborhood", "neighbourhood"},
+	{"seo", "traffic", "visibility", "organic"},
+	{"company", "revenue", "earnings", "income", "profit", "shareholder", "ceo"},
+	{"law", "legal", "liable", "liability", "lawsuit", "jury", "penalty", "attorney", "contract"},
+	{"job", "salary", "talent", "vacancy", "employer", "workplace"},
+	{"product", "laptop", "phone", "smartphone", "headphone", "headphones", "camera", "tv", "television",
+		"blender", "vacuum", "router", "smartwatch", "appliance", "gadget", "furniture", "shoe", "shoes",
+		"dress", "clothes", "clothing", "jacket", "cosmetics", "makeup", "skincare", "toy", "jewelry"},
 }
 
 // synonymsOf and relatedTo map a stem to the stems it matches, built once
