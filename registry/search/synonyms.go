@@ -205,7 +205,7 @@ var relatedGroups = [][]string{
 	{"travel", "flight", "hotel", "transport", "transportation", "booking"},
 	{"transport", "transportation", "car", "taxi", "bus", "train", "subway", "ferry"},
 	{"crypto", "nft", "nfts", "wallet"},
-	{"currency", "money", "exchange", "dollar", "euro", "yen", "pound", "rupee", "peso", "franc", "yuan",
+	{"currency", "money", "exchange", "dollar", "euro", "yen", "rupee", "peso", "yuan",
 		"usd", "eur", "gbp", "jpy", "cny", "inr", "aud", "cad", "chf"},
 	{"weather", "sunny", "cloudy", "fog", "foggy", "storm", "humidity", "umbrella"},
 	{"house", "condo", "villa", "residential", "bedroom", "neighborhood", "neighbourhood"},
