@@ -151,7 +151,7 @@ type rankParams struct {
 }
 
 var defaultParams = rankParams{
-	k1: 0.8,
+	k1: 1.0,
 	weight: [numFields]float64{
 		fieldName:              3,
 		fieldNameExact:         0.5,
