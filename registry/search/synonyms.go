@@ -214,6 +214,8 @@ var relatedGroups = [][]string{
 	{"stock", "etf", "share", "shares", "nasdaq", "dividend", "earnings", "ipo"},
 	{"news", "politics", "political", "election", "president", "headline"},
 	{"learn", "course", "curriculum", "tutor", "lecture", "teacher", "syllabus"},
+	{"price", "affordable", "budget", "expensive", "inexpensive", "cheapest"},
+	{"trip", "attraction", "landmark", "destination", "getaway"},
 	{"law", "legal", "liable", "liability", "lawsuit", "jury", "penalty", "attorney", "contract"},
 	{"job", "salary", "talent", "vacancy", "employer", "workplace"},
 	{"product", "laptop", "phone", "smartphone", "headphone", "headphones", "camera", "tv", "television",
