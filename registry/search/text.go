@@ -112,11 +112,12 @@ func boundaryAt(run string, i int, prev, c runeClass) bool {
 		return true
 	case prev == runeUpper && c == runeUpper:
 		// "HTTPResponse": the R of Response starts a word because a
-		// lower-case letter follows it.
+		// lower-case letter follows it; but an acronym's plural ("NFTs",
+		// "listAPIs") ends in a lone s.
 		_, size := utf8.DecodeRuneInString(run[i:])
 		if j := i + size; j < len(run) {
 			next, _ := utf8.DecodeRuneInString(run[j:])
-			return unicode.IsLower(next)
+			return unicode.IsLower(next) && run[j:] != "s"
 		}
 	}
 	return false
