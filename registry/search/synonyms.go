@@ -219,6 +219,8 @@ var relatedGroups = [][]string{
 	{"security", "vulnerability", "scanner", "exploit", "malware", "pentest", "phishing"},
 	{"loan", "credit", "lending", "lender", "borrow"},
 	{"apparel", "clothing", "clothes", "shirt", "tshirt", "hoodie", "merch"},
+	{"health", "mental", "wellbeing", "therapy", "anxiety", "stress", "mindfulness", "meditation"},
+	{"recipe", "vegan", "vegetarian", "dessert", "cake", "baking", "delicious", "dinner"},
 	{"law", "legal", "liable", "liability", "lawsuit", "jury", "penalty", "attorney", "contract"},
 	{"job", "salary", "talent", "vacancy", "employer", "workplace"},
 	{"product", "laptop", "phone", "smartphone", "headphone", "headphones", "camera", "tv", "television",
