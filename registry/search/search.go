@@ -173,7 +173,7 @@ var defaultParams = rankParams{
 		fieldServerDescription: 0.75,
 	},
 	synonym:   0.8,
-	related:   0.5,
+	related:   0.53,
 	soft:      0.4,
 	prefix:    0.6,
 	pair:      0.3,

@@ -224,6 +224,7 @@ var relatedGroups = [][]string{
 	{"language", "pronounce", "pronunciation", "vocabulary", "fluent", "fluency"},
 	{"monetize", "referral", "affiliate", "commission"},
 	{"animal", "pet", "dog", "cat", "livestock", "horse"},
+	{"workout", "abs", "muscle", "cardio", "yoga", "strength"},
 	{"law", "legal", "liable", "liability", "lawsuit", "jury", "penalty", "attorney", "contract"},
 	{"job", "salary", "talent", "vacancy", "employer", "workplace"},
 	{"product", "laptop", "phone", "smartphone", "headphone", "headphones", "camera", "tv", "television",
