@@ -57,6 +57,8 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 			b.scale = ix.p.quoted
 		case isFiller(w):
 			b.scale = ix.p.filler
+		case isNumber(w):
+			b.scale = ix.p.digits
 		default:
 			b.scale = 1
 		}

@@ -148,6 +148,7 @@ type rankParams struct {
 	number    float64 // score boost of a list tool for a plural, of its siblings for a singular
 	quoted    float64 // weight of a word inside quotes (data for the tool)
 	filler    float64 // weight of a word that only qualifies a request ("specific", "reliable")
+	digits    float64 // weight of a number ("3 days", an ID): data for the tool, like a quoted word
 }
 
 var defaultParams = rankParams{
@@ -194,6 +195,7 @@ var defaultParams = rankParams{
 	number:    0.1,
 	quoted:    0.5,
 	filler:    0.5,
+	digits:    0.5,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does

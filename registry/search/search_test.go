@@ -938,3 +938,20 @@ func TestSearchFillerWordsWeighLess(t *testing.T) {
 		t.Errorf("a filler word scores %.3f, a noun of the same rarity %.3f; want less", w, ix.Explain("stocks", 0).Score)
 	}
 }
+
+// A number in a request ("3 days", "line 10") is data for the tool: a tool
+// whose text happens to have the number does not outrank the tool for the
+// words around it.
+func TestSearchNumbersAreData(t *testing.T) {
+	docs := []Doc{
+		{Server: "chess", Name: "find_move", Description: "Replay the 2024 games 10 to 12 moves deep."},
+		{Server: "stays", Name: "search_stays", Description: "Search homestays and rooms to rent, for a number of adults and children."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"homestays for 2 adults from 2024 10 12", "stays/search_stays"},
+	})
+	if n, w := ix.Explain("2024", 0).Score, ix.Explain("replay", 0).Score; n <= 0 || n >= w {
+		t.Errorf("a number scores %.3f, a word as rare %.3f; want less", n, w)
+	}
+}

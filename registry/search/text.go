@@ -227,6 +227,16 @@ func isFiller(w string) bool {
 	return ok
 }
 
+// isNumber reports whether w is all ASCII digits.
+func isNumber(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
 var fillerWords = wordSet(
 	"specific", "specifically", "particular", "particularly", "certain", "including",
 	"include", "includes", "detailed", "comprehensive", "thorough", "thoroughly",
