@@ -22,6 +22,10 @@ type Explanation struct {
 	// OtherAction: the tool's name does another thing than the query asks
 	// (create_x for "list my x"), which costs it rankParams.action.
 	OtherAction bool
+	// OtherKind: the tool's name handles another kind of file than the
+	// query names (save_as_pdf for "save it to notes.md"), which costs it
+	// rankParams.otherKind.
+	OtherKind bool
 }
 
 // A TermMatch is one query word's part in a tool's score.
@@ -47,7 +51,7 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	d := int32(doc)
 
 	groups, _ := ix.parseQuery(query, s, false)
-	acts := s.acts
+	acts, kinds := s.acts, s.kinds
 	var whole float64
 	for _, g := range groups {
 		m, v := ix.explainGroup(g, d, names)
@@ -92,6 +96,10 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if ix.otherAction(d, acts) {
 		ex.OtherAction = true
 		score *= 1 - ix.p.action
+	}
+	if ix.otherKind(d, kinds) {
+		ex.OtherKind = true
+		score *= 1 - ix.p.otherKind
 	}
 	ex.Score = score
 	return ex
@@ -140,6 +148,9 @@ func (ex Explanation) String() string {
 	}
 	if ex.OtherAction {
 		b.WriteString(", its name does another thing than the query asks")
+	}
+	if ex.OtherKind {
+		b.WriteString(", its name handles another kind of file than the query names")
 	}
 	if ex.Clause != "" {
 		fmt.Fprintf(&b, "\n  best clause: %q", ex.Clause)

@@ -113,6 +113,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix.docNames()
 	ix.fullNames()
 	ix.toolActions()
+	ix.toolKinds()
 	ix.serverWords = serverWords(docs, ix)
 	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
 	return ix

@@ -40,8 +40,10 @@ func (ix *Index) parseQuery(query string, s *searchScratch, keepStop bool) (grou
 	var seen []string
 	var content []string // stems of the content words, in order, for pairs
 	s.acts = 0
+	s.kinds = 0
 	for i, w := range words {
 		st := ix.stem(w)
+		s.kinds |= kindOf[w]
 		if i < implied {
 			s.acts |= actionOf[st]
 		}

@@ -61,9 +61,9 @@ type Hit struct {
 //
 // Beyond the words (signals.go): the best clause of a long request, the
 // servers it names, how much of a tool's name it covers, a tool's full name
-// written out, whether a tool's action is the one asked for, and, between a
-// resource's list tool and its siblings, whether the request names the
-// resource in the plural or the singular.
+// written out, whether a tool's action and kind of file are the ones asked
+// for, and, between a resource's list tool and its siblings, whether the
+// request names the resource in the plural or the singular.
 //
 // Every term's postings, with the term's weight in each tool already
 // computed, are built up front, so a search only walks the postings of the
@@ -94,6 +94,7 @@ type Index struct {
 	full        []fullName // tools' full names by hash (fullNames)
 	nameTerms   []int32    // the terms of tool d's name words are nameTerms[nameStart[d]:nameStart[d+1]]
 	actions     []uint8    // the actions of each tool's name (toolActions)
+	kinds       []uint16   // the kinds of file each tool's name handles (toolKinds)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
 	termActs    []uint8    // by term: the actions of an action word (actionTerms), 0 for other words
 	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
@@ -143,6 +144,7 @@ type rankParams struct {
 	repeat    float64 // weight of a term in the groups of other query words than the one it weighs most in
 	kind      float64 // weight of the kind of a file the query names ("markdown" for notes.md)
 	action    float64 // score cut of a tool whose name's actions are none of the query's
+	otherKind float64 // score cut of a tool whose name's kinds of file are none of the query's
 	fullName  float64 // score boost of a tool whose full name the query writes
 	proseVerb float64 // weight of an action word in a description, relative to other words
 	number    float64 // score boost of a list tool for a plural, of its siblings for a singular
@@ -190,6 +192,7 @@ var defaultParams = rankParams{
 	repeat:    0.5,
 	kind:      0.5,
 	action:    0.15,
+	otherKind: 0.15,
 	fullName:  0.5,
 	proseVerb: 0.5,
 	number:    0.1,
@@ -212,6 +215,7 @@ type searchScratch struct {
 	tools   []int32  // tools the query names in full
 	seen    []altRef // the query's alternatives, for onceEach
 	acts    uint8    // the actions of the query parsed last (see toolActions)
+	kinds   uint16   // the kinds of file the query parsed last names (see toolKinds)
 	mark    []uint32 // per term: gen when the query has it (markQuery)
 	quoted  []bool   // by query word: it is inside quotes (quotedSpans)
 	many    []uint32 // per term: gen when the query has it in the plural
@@ -282,6 +286,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		}
 	}
 	acts := s.acts // the whole query's, before its clauses are parsed
+	kinds := s.kinds
 	if len(groups) == 0 {
 		return ix.all(opts), nil
 	}
@@ -303,6 +308,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		sc := s.acc[d].final()
 		if ix.otherAction(d, acts) {
 			sc *= 1 - float32(ix.p.action)
+		}
+		if ix.otherKind(d, kinds) {
+			sc *= 1 - float32(ix.p.otherKind)
 		}
 		if len(named) > 0 && slices.Contains(named, ix.server[d]) {
 			sc *= 1 + float32(ix.p.named)

@@ -955,3 +955,25 @@ func TestSearchNumbersAreData(t *testing.T) {
 		t.Errorf("a number scores %.3f, a word as rare %.3f; want less", n, w)
 	}
 }
+
+// A tool named for a kind of file answers a request for another kind less:
+// "save it to summary.md" wants write_file, not save_as_pdf, though both
+// save; a request for a PDF still gets save_as_pdf.
+func TestSearchOtherKindOfFile(t *testing.T) {
+	docs := []Doc{
+		{Server: "browser", Name: "save_as_pdf", Description: "Save the current page as a PDF file."},
+		{Server: "fs", Name: "write_file", Description: "Create a new file or overwrite a file with new content."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"save the notes to a file at /root/notes/summary.md", "fs/write_file"},
+		{"Save the page as a PDF", "browser/save_as_pdf"},
+	})
+	ex := ix.Explain("save it to summary.md", 0)
+	if !ex.OtherKind || !strings.Contains(ex.String(), "another kind of file") {
+		t.Errorf("save_as_pdf for a markdown file: %s; want it to say it handles another kind", ex)
+	}
+	if ix.Explain("save it as report.pdf", 0).OtherKind {
+		t.Errorf("save_as_pdf for a PDF is counted as another kind")
+	}
+}

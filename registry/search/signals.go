@@ -490,3 +490,43 @@ func (ix *Index) numberFits(d int32, s *searchScratch, gen uint32, acts uint8) b
 	}
 	return false
 }
+
+// Kinds of file: "save it to notes.md" wants a tool that writes files or
+// markdown, not save_as_pdf, though both save. A tool whose name handles
+// kinds of file and none of those the query names (by extension or word)
+// scores less (rankParams.otherKind).
+var kindOf = func() map[string]uint16 {
+	m := map[string]uint16{}
+	for i, words := range [][]string{
+		{"pdf", "pdfs"},
+		{"markdown", "md"},
+		{"docx", "doc"},
+		{"excel", "xlsx", "xls", "spreadsheet", "spreadsheets", "csv", "sheet", "sheets"},
+		{"powerpoint", "pptx", "ppt", "presentation", "presentations", "slide", "slides"},
+		{"image", "images", "png", "jpg", "jpeg", "picture", "pictures", "photo", "photos"},
+		{"audio", "mp3", "wav"},
+		{"video", "videos", "mp4"},
+		{"html"},
+		{"json"},
+	} {
+		for _, w := range words {
+			m[w] |= 1 << i
+		}
+	}
+	return m
+}()
+
+// toolKinds records the kinds of file each tool's name handles.
+func (ix *Index) toolKinds() {
+	ix.kinds = make([]uint16, len(ix.docs))
+	for i, d := range ix.docs {
+		splitWords(d.Name, func(w string) { ix.kinds[i] |= kindOf[w] })
+	}
+}
+
+// otherKind reports whether tool d's name handles kinds of file and none of
+// kinds, those the query names.
+func (ix *Index) otherKind(d int32, kinds uint16) bool {
+	k := ix.kinds[d]
+	return kinds != 0 && k != 0 && k&kinds == 0
+}
