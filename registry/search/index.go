@@ -97,6 +97,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
 	raw := docsWords(docs)
+	ix.toolKinds(raw)
 	all := ix.vocabulary(raw)
 	ix.dropBoilerplate(docs, all)
 	avgLen := ix.docTerms(raw, all)
@@ -113,7 +114,6 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix.docNames()
 	ix.fullNames()
 	ix.toolActions()
-	ix.toolKinds()
 	ix.serverWords = serverWords(docs, ix)
 	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
 	return ix

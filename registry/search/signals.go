@@ -517,10 +517,12 @@ var kindOf = func() map[string]uint16 {
 }()
 
 // toolKinds records the kinds of file each tool's name handles.
-func (ix *Index) toolKinds() {
-	ix.kinds = make([]uint16, len(ix.docs))
-	for i, d := range ix.docs {
-		splitWords(d.Name, func(w string) { ix.kinds[i] |= kindOf[w] })
+func (ix *Index) toolKinds(raw []docWords) {
+	ix.kinds = make([]uint16, len(raw))
+	for i := range raw {
+		for _, w := range raw[i][fieldName] {
+			ix.kinds[i] |= kindOf[w]
+		}
 	}
 }
 
