@@ -54,10 +54,12 @@ type Hit struct {
 // word itself; adjacent query words that are adjacent in a name score again
 // as a pair. A catalogue word that several query words reach counts in full
 // once. A path in a query counts as its extension, and a file name adds the
-// words of its kind ("report.docx": word, document); words in quotes are
-// data and count half. The schema words most tools of a large server share
-// (subscription, tenant, retry options) are not indexed for that server, and
-// action words count half in descriptions.
+// words of its kind ("report.docx": word, document); words in quotes and
+// numbers are data and count half, as do words that only qualify a request
+// ("specific", "reliable"). A word of the synonym tables the catalogue
+// misspells ("strology") still finds it. The schema words most tools of a
+// large server share (subscription, tenant, retry options) are not indexed
+// for that server, and action words count half in descriptions.
 //
 // Beyond the words (signals.go): the best clause of a long request, the
 // servers it names, how much of a tool's name it covers, a tool's full name
