@@ -539,11 +539,24 @@ func (ix *Index) nearWords(w string, fn func(string)) {
 	}
 	var found []string
 	var buf [41]byte
-	try := func(b []byte) {
+	oneEdit(w, buf[:0], true, func(b []byte) {
 		if _, ok := ix.surface[string(b)]; ok && string(b) != w {
 			found = append(found, string(b))
 		}
+	})
+	slices.Sort(found)
+	for i, f := range found {
+		if i == 0 || f != found[i-1] {
+			fn(f)
+		}
 	}
+}
+
+// oneEdit calls try with each word one edit away from w: a letter
+// deleted or inserted, two neighbours swapped and, if substitute, a letter
+// changed. The bytes it passes are reused between calls.
+func oneEdit(w string, buf []byte, substitute bool, try func([]byte)) {
+	n := len(w)
 	for i := 0; i < n; i++ { // deletions
 		try(append(append(buf[:0], w[:i]...), w[i+1:]...))
 	}
@@ -554,19 +567,12 @@ func (ix *Index) nearWords(w string, fn func(string)) {
 	}
 	for i := 0; i <= n; i++ { // insertions and substitutions
 		for c := byte('a'); c <= 'z'; c++ {
-			b := append(append(append(buf[:0], w[:i]...), c), w[i:]...)
-			try(b)
-			if i < n && c != w[i] {
+			try(append(append(append(buf[:0], w[:i]...), c), w[i:]...))
+			if substitute && i < n && c != w[i] {
 				b := append(buf[:0], w...)
 				b[i] = c
 				try(b)
 			}
-		}
-	}
-	slices.Sort(found)
-	for i, f := range found {
-		if i == 0 || f != found[i-1] {
-			fn(f)
 		}
 	}
 }

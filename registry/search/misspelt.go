@@ -37,7 +37,7 @@ var lexicon = func() []string {
 // misspellings maps each known stem the catalogue lacks to its term one
 // edit away (a letter missing, added or changed, or two swapped).
 func (ix *Index) misspellings() {
-	var buf []byte
+	var buf [64]byte
 	for _, st := range lexicon {
 		if _, ok := ix.terms[st]; ok {
 			continue
@@ -60,26 +60,7 @@ func (ix *Index) misspellings() {
 			found = id
 			n++
 		}
-		for i := range len(st) {
-			buf = append(append(buf[:0], st[:i]...), st[i+1:]...)
-			try(buf)
-			if i+1 < len(st) {
-				buf = append(buf[:0], st...)
-				buf[i], buf[i+1] = buf[i+1], buf[i]
-				try(buf)
-			}
-		}
-		for i := range len(st) + 1 {
-			for c := byte('a'); c <= 'z'; c++ {
-				buf = append(append(append(buf[:0], st[:i]...), c), st[i:]...)
-				try(buf)
-				if i < len(st) && c != st[i] && len(st) > minMisspelt {
-					buf = append(buf[:0], st...)
-					buf[i] = c
-					try(buf)
-				}
-			}
-		}
+		oneEdit(st, buf[:0], len(st) > minMisspelt, try)
 		if n == 1 {
 			if ix.misspelt == nil {
 				ix.misspelt = make(map[string]int32)

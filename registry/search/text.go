@@ -230,7 +230,7 @@ func isFiller(w string) bool {
 // isNumber reports whether w is all ASCII digits.
 func isNumber(w string) bool {
 	for i := 0; i < len(w); i++ {
-		if w[i] < '0' || w[i] > '9' {
+		if !isDigit(w[i]) {
 			return false
 		}
 	}
