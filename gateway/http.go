@@ -168,8 +168,10 @@ func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
 		SessionTimeout: o.SessionTimeout,
 		// Answers as application/json rather than an SSE stream per call:
 		// cheaper for both sides. Notifications to the client (tools/list_changed)
-		// travel on the session's GET stream either way.
+		// travel on the session's GET stream either way, and what is sent
+		// before the client opens it waits for it (see earlyEvents).
 		JSONResponse: true,
+		EventStore:   s.events,
 	})
 }
 

@@ -63,6 +63,9 @@ func (ss *session) CreateMessage(ctx context.Context, p *mcp.CreateMessageWithTo
 	}
 	ctx, stop := ss.bound(ctx)
 	defer stop()
+	if err := ss.awaitListener(ctx, sess, "sampling"); err != nil {
+		return nil, err
+	}
 	ss.gw.metrics.clientRequest("sampling")
 	return sess.CreateMessageWithTools(ctx, p)
 }
@@ -76,6 +79,9 @@ func (ss *session) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elicit
 	}
 	ctx, stop := ss.bound(ctx)
 	defer stop()
+	if err := ss.awaitListener(ctx, sess, "elicitation"); err != nil {
+		return nil, err
+	}
 	ss.gw.metrics.clientRequest("elicitation")
 	return sess.Elicit(ctx, p)
 }
@@ -91,6 +97,9 @@ func (ss *session) ElicitationComplete(ctx context.Context, p *mcp.ElicitationCo
 // roots, else its working directory, when known.
 func (ss *session) Roots(ctx context.Context) ([]*mcp.Root, error) {
 	if sess, err := ss.client("roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil }); err == nil {
+		if err := ss.awaitListener(ctx, sess, "roots"); err != nil {
+			return nil, err
+		}
 		ss.rootsMu.Lock()
 		defer ss.rootsMu.Unlock()
 		if ss.roots != nil && !ss.rootsStale {

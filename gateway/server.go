@@ -102,6 +102,7 @@ type Server struct {
 	lastReload   *ReloadInfo
 	sessions     map[*session]struct{}
 	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
+	events       *earlyEvents        // what HTTP sessions' clients are sent before they listen
 	fastCalls    atomic.Int64        // calls answered on the fast path
 	relayedCalls atomic.Int64        // fast calls answered with the upstream's own bytes
 	// discoveries are first connections in progress, by identity hash
@@ -123,6 +124,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	s := &Server{
 		sessions:    make(map[*session]struct{}),
 		byHTTPID:    make(map[string]*session),
+		events:      newEarlyEvents(),
 		discoveries: make(map[string]*discovery),
 		subs:        make(map[subKey]map[*session]string),
 		discoverSem: make(chan struct{}, discoveryConcurrency),

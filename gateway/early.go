@@ -1,0 +1,162 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Messages sent before the client listens. HTTP sessions answer in
+// application/json (see sdkHandler), so everything else for the client —
+// notifications, and the sampling, elicitation and roots requests of its
+// calls — travels on the stream the client opens with a GET once it is
+// initialized. Clients open it in the background (the TypeScript SDK
+// does), so a session's first call can reach an upstream that asks for
+// input, or change the session's tools, before that stream exists; the
+// SDK then drops the message. earlyEvents keeps what is sent to a stream
+// not opened yet and replays it when the GET comes, and requests wait for
+// that GET a while before they give up.
+
+// earlyLimit and earlyBytes bound what one session keeps for its client
+// before it listens.
+const (
+	earlyLimit = 256
+	earlyBytes = 1 << 20
+)
+
+// listenWait is how long a request for the client (sampling, elicitation,
+// roots) waits for the client to open its stream.
+var listenWait = 10 * time.Second
+
+// errLive tells the SDK that a message is not kept: it is delivered live
+// or not at all, as without a store.
+var errLive = errors.New("mcpgw: not kept")
+
+// earlyEvents is the SDK's mcp.EventStore for mcpgw's HTTP sessions. It
+// keeps only messages for a session's standalone stream sent before the
+// client first opened it.
+type earlyEvents struct {
+	mu       sync.Mutex
+	sessions map[string]*earlySession
+}
+
+// earlySession is what earlyEvents knows of one HTTP session.
+type earlySession struct {
+	listening chan struct{} // closed when the client first opens its stream
+	open      bool
+	kept      [][]byte
+	size      int
+}
+
+var _ mcp.EventStore = (*earlyEvents)(nil)
+
+func newEarlyEvents() *earlyEvents {
+	return &earlyEvents{sessions: make(map[string]*earlySession)}
+}
+
+// session returns the state of session id, creating it. e.mu is held.
+func (e *earlyEvents) session(id string) *earlySession {
+	es := e.sessions[id]
+	if es == nil {
+		es = &earlySession{listening: make(chan struct{})}
+		e.sessions[id] = es
+	}
+	return es
+}
+
+// Open implements mcp.EventStore; streams need nothing set up.
+func (e *earlyEvents) Open(context.Context, string, string) error { return nil }
+
+// Append keeps data when it is for the standalone stream of a session
+// whose client has not opened it yet.
+func (e *earlyEvents) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+	if streamID != "" || data == nil {
+		return errLive
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	es := e.session(sessionID)
+	if es.open {
+		return errLive
+	}
+	if len(es.kept) >= earlyLimit || es.size+len(data) > earlyBytes {
+		return fmt.Errorf("mcpgw: %d messages wait for a client that has not opened its stream", len(es.kept))
+	}
+	es.kept = append(es.kept, data)
+	es.size += len(data)
+	return nil
+}
+
+// After replays, when the client first opens its standalone stream, what
+// was kept for it; any other stream has nothing kept.
+func (e *earlyEvents) After(_ context.Context, sessionID, streamID string, _ int) iter.Seq2[[]byte, error] {
+	var kept [][]byte
+	if streamID == "" {
+		e.mu.Lock()
+		es := e.session(sessionID)
+		if !es.open {
+			es.open = true
+			close(es.listening)
+		}
+		kept, es.kept, es.size = es.kept, nil, 0
+		e.mu.Unlock()
+	}
+	return func(yield func([]byte, error) bool) {
+		for _, d := range kept {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
+// SessionClosed forgets the session.
+func (e *earlyEvents) SessionClosed(_ context.Context, sessionID string) error {
+	e.forget(sessionID)
+	return nil
+}
+
+func (e *earlyEvents) forget(sessionID string) {
+	e.mu.Lock()
+	delete(e.sessions, sessionID)
+	e.mu.Unlock()
+}
+
+// listening returns a channel closed once the client of session id has
+// opened its standalone stream.
+func (e *earlyEvents) listening(id string) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.session(id).listening
+}
+
+// awaitListener waits, up to listenWait, for the client of an HTTP
+// session to open the stream a request for it (what) travels on.
+func (ss *session) awaitListener(ctx context.Context, sess *mcp.ServerSession, what string) error {
+	e := ss.gw.events
+	id := sess.ID()
+	if e == nil || id == "" {
+		return nil // not an HTTP session: requests travel with the rest
+	}
+	ch := e.listening(id)
+	select {
+	case <-ch:
+		return nil
+	default:
+	}
+	t := time.NewTimer(listenWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("mcpgw: the client has not opened its event stream (a GET on the MCP endpoint) in %s, so it cannot be sent a %s request", listenWait, what)
+	}
+}
