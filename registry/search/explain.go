@@ -26,6 +26,9 @@ type Explanation struct {
 	// query names (save_as_pdf for "save it to notes.md"), which costs it
 	// rankParams.otherKind.
 	OtherKind bool
+	// Identifier: the tool requires an identifier and the query carries
+	// one ("paper 2203.12277"), which gains it rankParams.ident.
+	Identifier bool
 }
 
 // A TermMatch is one query word's part in a tool's score.
@@ -93,6 +96,9 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if ex.FullName = slices.Contains(ix.namedTools(query, s), d); ex.FullName {
 		score *= 1 + ix.p.fullName
 	}
+	if ex.Identifier = ix.p.ident > 0 && ix.needsID[d] && hasIdentifier(query); ex.Identifier {
+		score *= 1 + ix.p.ident
+	}
 	if ix.otherAction(d, acts) {
 		ex.OtherAction = true
 		score *= 1 - ix.p.action
@@ -145,6 +151,9 @@ func (ex Explanation) String() string {
 	}
 	if ex.Number {
 		b.WriteString(", it lists what the query names in the plural (or gets one of what it names in the singular)")
+	}
+	if ex.Identifier {
+		b.WriteString(", it takes an identifier and the query has one")
 	}
 	if ex.OtherAction {
 		b.WriteString(", its name does another thing than the query asks")

@@ -24,7 +24,7 @@ type docWords [numFields][]string
 
 // docsWords splits every tool's fields into words, on every CPU: most of an
 // index's build time is reading schemas and splitting words.
-func docsWords(docs []Doc) []docWords {
+func docsWords(docs []Doc, needsID []bool) []docWords {
 	raw := make([]docWords, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(docs)/256))
 	var wg sync.WaitGroup
@@ -45,7 +45,7 @@ func docsWords(docs []Doc) []docWords {
 				f[fieldServer] = a.words(d.Server)
 				f[fieldDescription] = a.words(d.Description)
 				f[fieldServerDescription] = a.words(d.ServerDescription)
-				a.names, a.descs = schemaWords(d.Schema, a.in, a.names[:0], a.descs[:0])
+				a.names, a.descs, needsID[i] = schemaWords(d.Schema, a.in, a.names[:0], a.descs[:0])
 				f[fieldParam] = a.keep(a.names)
 				f[fieldParamDescription] = a.keep(a.descs)
 			}
@@ -96,7 +96,8 @@ func (a *wordArena) keep(ws []string) []string {
 func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
-	raw := docsWords(docs)
+	ix.needsID = make([]bool, len(docs))
+	raw := docsWords(docs, ix.needsID)
 	ix.toolKinds(raw)
 	all := ix.vocabulary(raw)
 	ix.dropBoilerplate(docs, all)
@@ -406,7 +407,8 @@ func appendTextWords(out []string, text string, in interner) []string {
 // document order, appended to names and descriptions. It scans the bytes
 // rather than decoding the schema: on a catalogue's worth of tools,
 // decoding was a fifth of the index build.
-func schemaWords(schema json.RawMessage, in interner, names, descriptions []string) ([]string, []string) {
+func schemaWords(schema json.RawMessage, in interner, names, descriptions []string) ([]string, []string, bool) {
+	var needsID bool
 	var walk func(node []byte, depth int)
 	walk = func(node []byte, depth int) {
 		if depth > 8 {
@@ -435,12 +437,35 @@ func schemaWords(schema json.RawMessage, in interner, names, descriptions []stri
 					walk(e, depth+1)
 					return true
 				})
+			case "required":
+				if depth == 0 {
+					jsonwire.Elements(v, func(e []byte) bool {
+						needsID = needsID || len(e) > 2 && e[0] == '"' && idName(e[1:len(e)-1])
+						return true
+					})
+				}
 			}
 			return true
 		})
 	}
 	walk(schema, 0)
-	return names, descriptions
+	return names, descriptions, needsID
+}
+
+// idName reports whether a property name, as JSON writes it, names an
+// identifier: "id", "paper_id", "storyId", "ids".
+func idName(name []byte) bool {
+	n := len(name)
+	for _, suffix := range [...]string{"id", "ids"} {
+		k := len(suffix)
+		if n < k || !strings.EqualFold(string(name[n-k:]), suffix) {
+			continue
+		}
+		if n == k || name[n-k] == 'I' || name[n-k-1] == '_' || name[n-k-1] == '-' {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonKey decodes an object key as jsonwire.Members gives it (without its

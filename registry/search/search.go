@@ -64,8 +64,9 @@ type Hit struct {
 // Beyond the words (signals.go): the best clause of a long request, the
 // servers it names, how much of a tool's name it covers, a tool's full name
 // written out, whether a tool's action and kind of file are the ones asked
-// for, and, between a resource's list tool and its siblings, whether the
-// request names the resource in the plural or the singular.
+// for, between a resource's list tool and its siblings, whether the
+// request names the resource in the plural or the singular, and whether a
+// request that carries an identifier meets a tool that takes one.
 //
 // Every term's postings, with the term's weight in each tool already
 // computed, are built up front, so a search only walks the postings of the
@@ -98,6 +99,7 @@ type Index struct {
 	actions     []uint8    // the actions of each tool's name (toolActions)
 	kinds       []uint16   // the kinds of file each tool's name handles (toolKinds)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
+	needsID     []bool     // by tool: its schema requires an identifier ("id", "paper_id")
 	termActs    []uint8    // by term: the actions of an action word (actionTerms), 0 for other words
 	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
 	nameStart   []int32
@@ -153,6 +155,7 @@ type rankParams struct {
 	quoted    float64 // weight of a word inside quotes (data for the tool)
 	filler    float64 // weight of a word that only qualifies a request ("specific", "reliable")
 	digits    float64 // weight of a number ("3 days", an ID): data for the tool, like a quoted word
+	ident     float64 // score boost of a tool that requires an identifier, for a query that has one
 }
 
 var defaultParams = rankParams{
@@ -201,6 +204,7 @@ var defaultParams = rankParams{
 	quoted:    0.5,
 	filler:    0.5,
 	digits:    0.5,
+	ident:     0.1,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -300,6 +304,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 
 	named := ix.namedServers(query, s)
 	tools := ix.namedTools(query, s)
+	hasID := ix.p.ident > 0 && hasIdentifier(query)
 	var gen uint32
 	if ix.p.cover > 0 || ix.p.number > 0 {
 		gen = ix.markQuery(query, s)
@@ -325,6 +330,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		}
 		if len(tools) > 0 && slices.Contains(tools, d) {
 			sc *= 1 + float32(ix.p.fullName)
+		}
+		if hasID && ix.needsID[d] {
+			sc *= 1 + float32(ix.p.ident)
 		}
 		if server < 0 || ix.server[d] == server {
 			keys = append(keys, ix.rankKey(d, sc))

@@ -455,7 +455,7 @@ func TestSchemaWords(t *testing.T) {
 		"filter":{"type":"object","title":7,"properties":{"label_name":{"type":"string","title":"Label"}}},
 		"files":{"type":"array","items":[{"type":"string"}]},
 		"mode":{"anyOf":[{"type":"object","properties":{"dry_run":{"description":"Only pretend"}}}]}}}`
-	names, descriptions := schemaWords([]byte(schema), nil, nil, nil)
+	names, descriptions, _ := schemaWords([]byte(schema), nil, nil, nil)
 	slices.Sort(names)
 	slices.Sort(descriptions)
 	if want := []string{"dry", "files", "filter", "label", "mode", "name", "owner", "repo", "repoowner", "run"}; !slices.Equal(names, want) {
@@ -465,7 +465,7 @@ func TestSchemaWords(t *testing.T) {
 		t.Errorf("descriptions = %q, want %q", descriptions, want)
 	}
 	for _, bad := range []string{``, `null`, `[1,2]`, `{"properties":`} {
-		n, d := schemaWords([]byte(bad), nil, nil, nil)
+		n, d, _ := schemaWords([]byte(bad), nil, nil, nil)
 		if len(n)+len(d) != 0 {
 			t.Errorf("schemaWords(%q) = %q, %q, want nothing", bad, n, d)
 		}

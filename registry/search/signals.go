@@ -532,3 +532,25 @@ func (ix *Index) otherKind(d int32, kinds uint16) bool {
 	k := ix.kinds[d]
 	return kinds != 0 && k != 0 && k&kinds == 0
 }
+
+// Identifiers: "the paper 2203.12277", "story 44490510", "issue #812" name
+// one thing, which a tool that takes its ID gets; a search or list tool of
+// the same server is for a query that does not know it yet. A tool whose
+// schema requires an identifier scores more (rankParams.ident) for a
+// query that carries one: a run of five digits or more, or a number
+// after "#". Shorter numbers are counts, years and sizes.
+
+// hasIdentifier reports whether query carries an identifier.
+func hasIdentifier(query string) bool {
+	run := 0
+	for i := 0; i < len(query); i++ {
+		if !isDigit(query[i]) {
+			run = 0
+			continue
+		}
+		if run++; run >= 5 || run == 1 && i > 0 && query[i-1] == '#' {
+			return true
+		}
+	}
+	return false
+}

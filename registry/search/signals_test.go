@@ -493,3 +493,48 @@ func TestSearchOtherKindOfFile(t *testing.T) {
 		t.Errorf("save_as_pdf for a PDF is counted as another kind")
 	}
 }
+
+// A query that carries an identifier wants the tool that takes one, not
+// the search tool of the same server; without one, the search tool.
+func TestSearchIdentifierPicksTheToolThatTakesIt(t *testing.T) {
+	docs := []Doc{
+		{Server: "arxiv", Name: "search_papers", Description: "Search for papers on arXiv.",
+			Schema: []byte(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
+		{Server: "arxiv", Name: "get_paper", Description: "Get detailed information about a specific paper.",
+			Schema: []byte(`{"type":"object","properties":{"paper_id":{"type":"string"}},"required":["paper_id"]}`)},
+		{Server: "hn", Name: "search", Description: "Search for stories and comments on Hacker News.",
+			Schema: []byte(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
+		{Server: "hn", Name: "getStoryWithComments", Description: "Get a story with its comments.",
+			Schema: []byte(`{"type":"object","properties":{"id":{"type":"number"}},"required":["id"]}`)},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"Introduce me to the paper on arxiv 2203.12277", "arxiv/get_paper"},
+		{"Find papers on arxiv about diffusion", "arxiv/search_papers"},
+		{"Read the comments on hacker news story 44490510", "hn/getStoryWithComments"},
+		{"Find stories and comments on hacker news about Go", "hn/search"},
+	})
+	ex := ix.Explain("paper 2203.12277", 1)
+	if !ex.Identifier || !strings.Contains(ex.String(), "takes an identifier") {
+		t.Errorf("get_paper for a paper ID: %s; want it to say it takes an identifier", ex)
+	}
+	if ix.Explain("paper 2203.12277", 0).Identifier {
+		t.Errorf("search_papers counted as taking an identifier")
+	}
+	for q, want := range map[string]bool{
+		"story 44490510": true, "issue #812": true, "NCT04280705": true, "2203.12277": true,
+		"born in 2008": false, "9.5g of gold": false, "1234": false, "#": false, "$1,299.00": false,
+	} {
+		if got := hasIdentifier(q); got != want {
+			t.Errorf("hasIdentifier(%q) = %v, want %v", q, got, want)
+		}
+	}
+	for name, want := range map[string]bool{
+		"id": true, "ID": true, "paper_id": true, "storyId": true, "item-ids": true, "userIds": true,
+		"valid": false, "paid": false, "query": false, "i": false, "squid": false,
+	} {
+		if got := idName([]byte(name)); got != want {
+			t.Errorf("idName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
