@@ -445,11 +445,17 @@ func TestSearchFillerWordsWeighLess(t *testing.T) {
 	docs := []Doc{
 		{Server: "s", Name: "market_news", Description: "Reliable updates on options and specific stocks."},
 		{Server: "s", Name: "laptop_finder", Description: "Find a laptop."},
+		{Server: "s", Name: "stock_quote", Description: "Latest stock quote, based on the exchange's feed."},
+		{Server: "s", Name: "gold_quote", Description: "Latest quote of gold."},
 	}
 	ix := NewIndex(docs)
 	expectFirst(t, ix, docs, []struct{ query, want string }{
 		{"specific reliable options for a laptop", "s/laptop_finder"},
+		{"my 9g of gold: its value based on the latest quote", "s/gold_quote"},
 	})
+	if w, noun := ix.Explain("based", 2).Score, ix.Explain("exchange", 2).Score; w <= 0 || w >= noun {
+		t.Errorf("'based' (phrasing) scores %.3f, a noun of the same rarity %.3f; want less", w, noun)
+	}
 	if w := ix.Explain("specific", 0).Score; w <= 0 || w >= ix.Explain("stocks", 0).Score {
 		t.Errorf("a filler word scores %.3f, a noun of the same rarity %.3f; want less", w, ix.Explain("stocks", 0).Score)
 	}

@@ -247,7 +247,7 @@ var fillerWords = wordSet(
 	"right", "exactly", "essentially", "basically", "potential", "additionally",
 	"interested", "curious", "hoping", "wondering", "seeking", "kindly", "assist",
 	"assistance", "require", "requires", "required", "requirement", "requirements",
-	"preferably", "ideally", "option", "options",
+	"preferably", "ideally", "option", "options", "based", "according",
 )
 
 func wordSet(words ...string) map[string]struct{} {
