@@ -212,6 +212,7 @@ var relatedGroups = [][]string{
 	{"seo", "traffic", "visibility", "organic"},
 	{"company", "revenue", "earnings", "income", "profit", "shareholder", "ceo", "director", "officer"},
 	{"stock", "etf", "share", "shares", "nasdaq", "dividend", "earnings", "ipo"},
+	{"gold", "silver", "platinum", "palladium", "bullion", "precious", "metal", "metals", "commodity", "commodities"},
 	{"news", "politics", "political", "election", "president", "headline"},
 	{"learn", "course", "curriculum", "tutor", "lecture", "teacher", "syllabus"},
 	{"price", "affordable", "budget", "expensive", "inexpensive", "cheapest"},
