@@ -247,7 +247,8 @@ var fillerWords = wordSet(
 	"right", "exactly", "essentially", "basically", "potential", "additionally",
 	"interested", "curious", "hoping", "wondering", "seeking", "kindly", "assist",
 	"assistance", "require", "requires", "required", "requirement", "requirements",
-	"preferably", "ideally", "option", "options", "based", "according",
+	"preferably", "ideally", "option", "options", "based", "according", "highly",
+	"extremely",
 )
 
 func wordSet(words ...string) map[string]struct{} {
