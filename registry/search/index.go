@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
@@ -204,7 +205,7 @@ func (ix *Index) docTerms(raw []docWords, all []fieldTerms) [numFields]float64 {
 		all[i][fieldName] = name
 		ix.nameFields(i, f[fieldName], &all[i])
 		for fl := range all[i] {
-			lenSum[fl] += float64(len(all[i][fl]))
+			lenSum[fl] += ix.fieldLen(all[i][fl])
 		}
 	}
 	var avgLen [numFields]float64
@@ -265,7 +266,7 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 			}
 			norm := 1 - p.b[fl]
 			if avgLen[fl] > 0 {
-				norm += p.b[fl] * float64(len(ids)) / avgLen[fl]
+				norm += p.b[fl] * ix.fieldLen(ids) / avgLen[fl]
 			}
 			// An action word in prose ("only show data", "get
 			// started") says less about what a tool does than in its
@@ -367,8 +368,23 @@ func (ix *Index) termID(t string) int32 {
 	if !ok {
 		id = int32(len(ix.terms))
 		ix.terms[t] = id
+		r, _ := utf8.DecodeRuneInString(t)
+		ix.pairTerm = append(ix.pairTerm, isCJK(r))
 	}
 	return id
+}
+
+// fieldLen is the length of a field of terms for BM25: a pair of CJK
+// characters counts half, as a word of such text is about two of them
+// and each character starts a pair.
+func (ix *Index) fieldLen(ids []int32) float64 {
+	n := float64(len(ids))
+	for _, t := range ids {
+		if ix.pairTerm[t] {
+			n -= 0.5
+		}
+	}
+	return n
 }
 
 func namePairKey(a, b string) string {

@@ -100,6 +100,7 @@ type Index struct {
 	kinds       []uint16   // the kinds of file each tool's name handles (toolKinds)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
 	needsID     []bool     // by tool: its schema requires an identifier ("id", "paper_id")
+	pairTerm    []bool     // by term: it is a pair of CJK characters (splitCJK)
 	termActs    []uint8    // by term: the actions of an action word (actionTerms), 0 for other words
 	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
 	nameStart   []int32

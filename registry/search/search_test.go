@@ -29,6 +29,12 @@ func TestSplitWords(t *testing.T) {
 		{"get_ec2_instances", []string{"get", "ec", "2", "ec2", "instances"}},
 		{"Tool for searching academic papers.", []string{"tool", "for", "searching", "academic", "papers"}},
 		{"Größe_ändern", []string{"größe", "ändern"}},
+		{"获取八字信息", []string{"获取", "取八", "八字", "字信", "信息"}},
+		{"查询12306余票", []string{"查询", "12306", "余票"}},
+		{"汤, 早餐", []string{"汤", "早餐"}},
+		{"東京タワー行き", []string{"東京", "京タ", "タワ", "ワー", "ー行", "行き"}},
+		{"날씨 예보", []string{"날씨", "예보"}},
+		{"get天气forecast", []string{"get", "天气", "forecast"}},
 		{"a b c", nil},
 	}
 	for _, tt := range tests {

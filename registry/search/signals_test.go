@@ -544,3 +544,21 @@ func TestSearchIdentifierPicksTheToolThatTakesIt(t *testing.T) {
 		}
 	}
 }
+
+// A catalogue written in Chinese is found by a query in Chinese, though
+// neither puts spaces between words.
+func TestSearchChineseText(t *testing.T) {
+	docs := []Doc{
+		{Server: "rail", Name: "get-tickets", Description: "查询12306余票信息。"},
+		{Server: "rail", Name: "get-train-route-stations", Description: "查询特定列车车次在指定区间内的途径车站、到站时间。"},
+		{Server: "cook", Name: "whatToEat", Description: "不知道吃什么？根据人数直接推荐适合的菜品组合"},
+		{Server: "cook", Name: "getAllRecipes", Description: "获取所有菜谱"},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"查询明天北京到上海的余票", "rail/get-tickets"},
+		{"这趟列车经停哪些车站", "rail/get-train-route-stations"},
+		{"不知道今晚吃什么", "cook/whatToEat"},
+		{"给我看看所有菜谱", "cook/getAllRecipes"},
+	})
+}

@@ -13,7 +13,10 @@ import (
 // between letters and digits ("base64" → base, 64). A camelCase run is also
 // emitted whole ("GitHub" → git, hub, github), as is a short run that mixes
 // letters and digits ("s3", "ec2", "mp3"), since either is usually a name in
-// its own right. Words of a single letter are dropped.
+// its own right. Words of a single letter are dropped. Chinese, Japanese
+// and Korean text, which does not put spaces between words, gives its
+// overlapping pairs of characters instead ("获取八字信息" → 获取, 取八, 八字,
+// 字信, 信息), and a lone character as itself.
 func splitWords(text string, emit func(string)) {
 	splitWordsIn(text, nil, emit)
 }
@@ -22,16 +25,17 @@ func splitWords(text string, emit func(string)) {
 // from in.
 func splitWordsIn(text string, in interner, emit func(string)) {
 	var buf [64]byte
-	start := -1
+	start, cjkStart := -1, -1
 	for i := 0; i <= len(text); {
-		alnum, size := false, 1
+		alnum, cjk, size := false, false, 1
 		if i < len(text) {
 			if c := text[i]; c < utf8.RuneSelf {
 				alnum = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 			} else {
 				var r rune
 				r, size = utf8.DecodeRuneInString(text[i:])
-				alnum = unicode.IsLetter(r) || unicode.IsDigit(r)
+				cjk = isCJK(r)
+				alnum = !cjk && (unicode.IsLetter(r) || unicode.IsDigit(r))
 			}
 		}
 		if alnum {
@@ -42,7 +46,39 @@ func splitWordsIn(text string, in interner, emit func(string)) {
 			splitRun(text[start:i], buf[:0], in, emit)
 			start = -1
 		}
+		if cjk {
+			if cjkStart < 0 {
+				cjkStart = i
+			}
+		} else if cjkStart >= 0 {
+			splitCJK(text[cjkStart:i], emit)
+			cjkStart = -1
+		}
 		i += size
+	}
+}
+
+// isCJK reports whether r is written without spaces between words: Han
+// characters, kana with the long-vowel mark, and Hangul (whose words a
+// pair covers as well).
+func isCJK(r rune) bool {
+	return r >= 0x1100 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー' || r == 'ｰ')
+}
+
+// splitCJK emits the overlapping pairs of characters of a run of CJK
+// text, or its one character: without a dictionary, a pair is the unit
+// that most often is a word, or the part of one, that two texts share.
+func splitCJK(run string, emit func(string)) {
+	_, first := utf8.DecodeRuneInString(run)
+	if first == len(run) {
+		emit(run)
+		return
+	}
+	for i, a := 0, first; a < len(run); {
+		_, b := utf8.DecodeRuneInString(run[a:])
+		emit(run[i : a+b])
+		i, a = a, a+b
 	}
 }
 
