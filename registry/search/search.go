@@ -45,7 +45,8 @@ type Hit struct {
 // Keyword search is BM25F over the fields of a tool (name words weigh most,
 // then the server name, the description, the input schema's property names
 // and descriptions). Names are split at snake_case, kebab-case, camelCase,
-// dots and digits, and made-up compounds ("wordcloud") into known words.
+// dots and digits, and made-up compounds ("wordcloud") into known words;
+// Chinese, Japanese and Korean text into overlapping pairs of characters.
 // Words are stemmed (Porter2); stop words and the phrasing of a request are
 // dropped, so a whole sentence works as well as a few keywords. A query word
 // also matches its synonyms and related words (synonyms.go), longer and
