@@ -28,8 +28,15 @@ type rawHTTPSession struct {
 
 func openRawSession(t testing.TB, url string) *rawHTTPSession {
 	t.Helper()
+	return openRawSessionWith(t, url, `{}`)
+}
+
+// openRawSessionWith initializes a session whose client declares
+// capabilities (a JSON object).
+func openRawSessionWith(t testing.TB, url, capabilities string) *rawHTTPSession {
+	t.Helper()
 	s := &rawHTTPSession{t: t, url: url}
-	body, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	body, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + capabilities + `,"clientInfo":{"name":"raw","version":"1"}}}`)
 	if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
 		t.Fatalf("initialize: no session ID; answer %s", body)
 	}
@@ -37,8 +44,23 @@ func openRawSession(t testing.TB, url string) *rawHTTPSession {
 	return s
 }
 
+// post sends body and returns the answer, failing the test on an HTTP
+// error or a status other than 2xx.
 func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {
 	s.t.Helper()
+	status, data, hdr, err := s.send(body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if status/100 != 2 {
+		s.t.Fatalf("POST %s: %d %s", body, status, data)
+	}
+	return data, hdr
+}
+
+// send sends body and returns the answer's status, body and header; it
+// fails nothing, so it may run off the test's goroutine.
+func (s *rawHTTPSession) send(body string) (int, []byte, http.Header, error) {
 	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewBufferString(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -48,14 +70,11 @@ func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		s.t.Fatalf("POST %s: %s %s", body, resp.Status, data)
-	}
-	return data, resp.Header
+	return resp.StatusCode, data, resp.Header, nil
 }
 
 // openShimSession serves a session of gw as the shim's socket does, on
