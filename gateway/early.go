@@ -35,7 +35,7 @@ var listenWait = 10 * time.Second
 
 // errLive tells the SDK that a message is not kept: it is delivered live
 // or not at all, as without a store.
-var errLive = errors.New("mcpgw: not kept")
+var errLive = errors.New("not kept for replay")
 
 // earlyEvents is the SDK's mcp.EventStore for mcpgw's HTTP sessions. It
 // keeps only messages for a session's standalone stream sent before the
