@@ -14,7 +14,8 @@ import (
 // schemaWords returns the words of the property names of a JSON Schema,
 // and the words of their descriptions and titles, at any depth (through
 // properties, items, anyOf, oneOf and allOf, at most 8 levels), in
-// document order, appended to names and descriptions. It scans the bytes
+// document order, appended to names and descriptions; and whether the
+// schema requires an identifier (idName) at its top level. It scans the bytes
 // rather than decoding the schema: on a catalogue's worth of tools,
 // decoding was a fifth of the index build.
 func schemaWords(schema json.RawMessage, in interner, names, descriptions []string) ([]string, []string, bool) {
