@@ -138,12 +138,11 @@ func (e *earlyEvents) listening(id string) <-chan struct{} {
 // awaitListener waits, up to listenWait, for the client of an HTTP
 // session to open the stream a request for it (what) travels on.
 func (ss *session) awaitListener(ctx context.Context, sess *mcp.ServerSession, what string) error {
-	e := ss.gw.events
 	id := sess.ID()
-	if e == nil || id == "" {
+	if id == "" {
 		return nil // not an HTTP session: requests travel with the rest
 	}
-	ch := e.listening(id)
+	ch := ss.gw.events.listening(id)
 	select {
 	case <-ch:
 		return nil

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -297,8 +296,7 @@ func (ix *Index) buildPostings(all []fieldTerms, avgLen [numFields]float64) {
 	for _, q := range pairs {
 		k := next[q.term]
 		next[q.term]++
-		d := float64(df[q.term+1] - df[q.term])
-		idf := math.Log(1 + (n-d+0.5)/(d+0.5))
+		idf := bm25IDF(n, float64(df[q.term+1]-df[q.term]))
 		v := float64(q.tf)
 		ix.postDoc[k] = q.doc
 		ix.postScore[k] = float32(idf * v / (p.k1 + v))

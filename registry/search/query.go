@@ -254,7 +254,11 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 
 // idf is term t's inverse document frequency, as its postings weigh it.
 func (ix *Index) idf(t int32) float64 {
-	n, d := float64(len(ix.docs)), float64(ix.postStart[t+1]-ix.postStart[t])
+	return bm25IDF(float64(len(ix.docs)), float64(ix.postStart[t+1]-ix.postStart[t]))
+}
+
+// bm25IDF is the inverse document frequency of a term in d of n tools.
+func bm25IDF(n, d float64) float64 {
 	return math.Log(1 + (n-d+0.5)/(d+0.5))
 }
 
