@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -20,7 +18,7 @@ import (
 // rest of the gateway. A call that needs nothing of the SDK is answered
 // here instead, over HTTP (serveFast) and on the shim's socket
 // (lineFilter): its envelope is read without decoding the message, the
-// call goes through the same gateway code (callTool), and the upstream's
+// call goes through the same dispatcher (dispatch), and the upstream's
 // result is relayed as bytes where nothing in it has to change
 // (relayable). Everything else goes to the SDK as before: other methods,
 // calls with a progress token, ToolSearch and the mcp tool's other
@@ -98,12 +96,12 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 	if !ok || !ss.hasTool(name) {
 		return nil, false
 	}
-	cr := callReq{protocol: protocol, opts: &upstream.CallOptions{}}
+	c := &toolCall{session: ss, name: name, route: viaExposed, protocol: protocol, relay: true, opts: &upstream.CallOptions{}}
 	if raw, has := jsonwire.Member(params, "_meta"); has {
 		if _, progress := jsonwire.Member(raw, "progressToken"); progress {
 			return nil, false
 		}
-		if err := json.Unmarshal(raw, &cr.opts.Meta); err != nil {
+		if err := json.Unmarshal(raw, &c.opts.Meta); err != nil {
 			return nil, false
 		}
 	}
@@ -112,18 +110,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			return nil, false // the SDK's business
 		}
 	}
-	args := member(params, "arguments")
-	var a proxyArgs
+	c.args = member(params, "arguments")
 	switch {
 	case ss.mode == ModeProxy && name == "mcp":
-		if len(args) > 0 && string(args) != "null" {
-			if err := json.Unmarshal(args, &a); err != nil {
+		var a proxyArgs
+		if len(c.args) > 0 && string(c.args) != "null" {
+			if err := json.Unmarshal(c.args, &a); err != nil {
 				return nil, false
 			}
 		}
 		if a.Tool == "" {
-			return nil, false
+			return nil, false // the mcp tool's other actions: the SDK's path
 		}
+		c.name, c.args, c.route = a.Tool, a.Args, viaProxy
 	case ss.mode == ModeToolSearch && name == toolSearchName:
 		return nil, false
 	}
@@ -147,16 +146,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			delete(ss.fastCalls, key)
 			ss.mu.Unlock()
 		}()
-		v := ss.view()
-		var (
-			res *mcp.CallToolResult
-			raw json.RawMessage
-		)
-		if a.Tool != "" {
-			res, raw = ss.gw.call(ctx, cr, v, ss.resolveName(v, a.Tool), a.Args, false, true)
-		} else {
-			res, raw = ss.gw.call(ctx, cr, v, name, args, true, true)
-		}
+		res, raw := ss.gw.dispatch(ctx, c)
 		if raw != nil {
 			ss.gw.relayedCalls.Add(1)
 			return raw

@@ -25,17 +25,6 @@ var _ upstream.Peer = (*session)(nil)
 // sessionKeys numbers sessions for their private upstreams.
 var sessionKeys atomic.Int64
 
-// upstream returns the upstream that serves srv for the caller of ctx: its
-// own, for a server with "isolation": "session", else the shared one.
-func (s *Server) upstream(ctx context.Context, srv *registry.Server) *upstream.Upstream {
-	if srv.Isolation == registry.IsolationSession {
-		if ss, ok := upstream.PeerFrom(ctx).(*session); ok {
-			return s.pool.SessionUpstream(srv, ss.key)
-		}
-	}
-	return s.pool.Upstream(srv)
-}
-
 // client returns the session's downstream connection and what its client
 // declared, or an error naming what is missing.
 func (ss *session) client(what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, error) {

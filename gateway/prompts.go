@@ -136,7 +136,7 @@ func (ss *session) getPrompt(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		return ss.gw.upstream(ctx, srv).GetPrompt(ctx, p.Original, req.Params.Arguments)
+		return ss.gw.upstreamFor(ss, srv).GetPrompt(ctx, p.Original, req.Params.Arguments)
 	}
 }
 
@@ -166,7 +166,7 @@ func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwUR
 	if err != nil {
 		return nil, err
 	}
-	res, err := ss.gw.upstream(ctx, srv).ReadResource(ctx, uri)
+	res, err := ss.gw.upstreamFor(ss, srv).ReadResource(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -222,5 +222,5 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	return ss.gw.upstream(ctx, srv).Complete(ctx, &params)
+	return ss.gw.upstreamFor(ss, srv).Complete(ctx, &params)
 }

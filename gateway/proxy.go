@@ -65,8 +65,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	gw := ss.gw
 	switch {
 	case a.Tool != "":
-		v := ss.view()
-		return gw.callTool(ctx, sdkCallReq(ctx, req), v, ss.resolveName(v, a.Tool), a.Args, false), nil
+		return gw.callResult(ctx, ss.sdkToolCall(ctx, req, a.Tool, a.Args, viaProxy)), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
@@ -191,86 +190,6 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 		return json.RawMessage("{}"), nil, nil
 	}
 	return json.RawMessage(raw), m, nil
-}
-
-// callReq is what a tool call carries beside the tool and its arguments.
-type callReq struct {
-	opts     *upstream.CallOptions // the client's _meta, and where progress goes
-	protocol string                // the protocol version the session negotiated ("" unknown)
-}
-
-// sdkCallReq is the callReq of a call the SDK delivered.
-func sdkCallReq(ctx context.Context, req *mcp.CallToolRequest) callReq {
-	return callReq{opts: progressTo(ctx, req), protocol: sessionProtocol(req)}
-}
-
-// callTool calls the tool behind a gateway name. exposed says the client
-// sees the tool itself (direct, activated): then its structured content
-// passes through, as its output schema promises it.
-func (gw *Server) callTool(ctx context.Context, cr callReq, v *registry.View, name string, rawArgs json.RawMessage, exposed bool) *mcp.CallToolResult {
-	res, _ := gw.call(ctx, cr, v, name, rawArgs, exposed, false)
-	return res
-}
-
-// call is callTool; with relay, a result that may reach the client
-// exactly as the upstream wrote it (see relayable) is returned as that
-// JSON, and res is nil.
-func (gw *Server) call(ctx context.Context, cr callReq, v *registry.View, name string, rawArgs json.RawMessage, exposed, relay bool) (res *mcp.CallToolResult, raw json.RawMessage) {
-	// The call's duration counts what the caller waits for: discovery and
-	// the connect of a server whose tools were not known yet too.
-	start := time.Now()
-	t, v, failed := gw.findTool(ctx, v, name)
-	if failed != nil {
-		return failed, nil
-	}
-	args, problem := checkArgs(t, rawArgs)
-	if problem != "" {
-		return errorResult("%s\n\n%s", problem, paramsText(t)), nil
-	}
-	srv, err := usableServer(v, t.Server)
-	if err != nil {
-		return errorResult("%v", err), nil
-	}
-	u := gw.upstream(ctx, srv)
-	if ss, ok := upstream.PeerFrom(ctx).(*session); ok {
-		ss.used(srv.Name)
-	}
-	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
-	if cr.opts == nil {
-		cr.opts = &upstream.CallOptions{}
-	}
-	// The entry called through decides: two entries for one upstream
-	// share its process, not their timeouts.
-	cr.opts.Timeout = srv.RequestTimeout
-	switch {
-	case t.Resource != nil:
-		var rr *mcp.ReadResourceResult
-		rr, err = u.ReadResource(ctx, t.Resource.URI)
-		if err == nil {
-			res = resourceResult(rr)
-		}
-	case relay:
-		raw, err = u.CallRaw(ctx, t.Original, args, cr.opts)
-		if err == nil && !relayable(raw, cr.protocol, limit, exposed) {
-			res = new(mcp.CallToolResult)
-			err = upstream.DecodeResult(raw, res)
-			raw = nil
-		}
-	default:
-		res, err = u.Call(ctx, t.Original, args, cr.opts)
-	}
-	elapsed := time.Since(start)
-	gw.metrics.call(srv.Name, callOutcome(ctx, res, err), elapsed)
-	gw.latency.add(srv.Name, elapsed)
-	if err != nil {
-		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
-		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
-	}
-	if raw != nil {
-		// As DecodeResult does: the client's protocol has no resultType.
-		return nil, jsonwire.Without(raw, "resultType")
-	}
-	return shapeResult(res, t, cr.protocol, exposed, limit), nil
 }
 
 // findTool looks up the tool behind a gateway name, waiting for servers

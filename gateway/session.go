@@ -385,7 +385,7 @@ func exposedTool(t *registry.Tool) *mcp.Tool {
 // time so that a reload in between is honoured.
 func (ss *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return ss.gw.callTool(ctx, sdkCallReq(ctx, req), ss.view(), name, req.Params.Arguments, true), nil
+		return ss.gw.callResult(ctx, ss.sdkToolCall(ctx, req, name, req.Params.Arguments, viaExposed)), nil
 	}
 }
 

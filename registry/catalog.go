@@ -247,7 +247,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 			prefix = cfg.Settings.ToolPrefix
 		}
 		for _, t := range sv.Listing.Tools {
-			if t == nil || !srv.toolAllowed(prefix, t.Name) {
+			if t == nil || !srv.toolAllowed(prefix, t.Name) || cfg.Settings.excluded(srv, prefix, t.Name) {
 				continue
 			}
 			tool := &Tool{Server: name, Original: t.Name, Def: t}
@@ -261,7 +261,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 					continue
 				}
 				rname := ResourceToolName(r.Name)
-				if !srv.toolAllowed(prefix, rname) {
+				if !srv.toolAllowed(prefix, rname) || cfg.Settings.excluded(srv, prefix, rname) {
 					continue
 				}
 				tool := &Tool{Server: name, Original: rname, Resource: r, Def: resourceTool(rname, r)}
@@ -313,6 +313,15 @@ func (s *Server) toolAllowed(prefix, name string) bool {
 		return false
 	}
 	return !matchAny(s.ExcludeTools, cands)
+}
+
+// excluded applies settings.excludeTools, written over the names mcpgw
+// shows (or server/tool).
+func (s *Settings) excluded(srv *Server, prefix, name string) bool {
+	if len(s.ExcludeTools) == 0 {
+		return false
+	}
+	return matchAny(s.ExcludeTools, []string{ToolName(prefix, srv.Name, name), srv.Name + "/" + name})
 }
 
 func matchAny(patterns, cands []string) bool {

@@ -289,10 +289,11 @@ var (
 		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
 		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth", "maxConcurrency",
+		"approveTools", "autoApprove", "inheritEnv",
 	}
 	serverFieldsForeign = []string{
-		"socket", "inheritEnv", "caFile", "requestHeadersCommand", "bearerTokenStore",
-		"searchKeywords", "approveTools", "debug", "trace", "httpTransport",
+		"socket", "caFile", "requestHeadersCommand", "bearerTokenStore",
+		"searchKeywords", "debug", "trace", "httpTransport",
 		"pluginDataDir", "literalEnv", "protocolVersion", "tasks", "type",
 	}
 
@@ -300,13 +301,14 @@ var (
 		"toolPrefix", "idleTimeout", "cachePath", "cacheMaxAge", "mode",
 		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
 		"discoveryTimeoutMs", "sessionIdleTimeout", "oauthCredentialStore",
+		"approveTools", "excludeTools", "approvalTimeoutMs", "inheritEnv", "audit",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
 		"hostConfigDiscovery", "ancestorConfigRoots", "agentPluginPaths",
 		"namespaceProxyTools", "strictDirectToolArguments", "directToolResultDetails",
 		"warnOnLargeDirectTools", "scriptMode", "jev", "toolResultRendering",
-		"collapsedResultLines", "approveTools", "disableProxyTool", "freezeDirectTools",
+		"collapsedResultLines", "disableProxyTool", "freezeDirectTools",
 		"autoAuth", "sampling", "samplingAutoApprove", "elicitation", "outputGuard",
 		"trace", "authRequiredMessage", "oauthCredentialStore", "oauthDir",
 	}
@@ -424,6 +426,22 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 				if n == 0 {
 					s.MaxOutputBytes = -1 // 0 in the file: no limit
 				}
+			}
+		case "approveTools":
+			s.ApproveTools = p.approval(m.value, f)
+		case "excludeTools":
+			s.ExcludeTools = p.globs(m.value, f)
+		case "approvalTimeoutMs":
+			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
+				s.ApprovalTimeout = d
+			}
+		case "inheritEnv":
+			if b, ok := p.boolean(m.value, f); ok {
+				s.InheritEnv = &b
+			}
+		case "audit":
+			if b, ok := p.boolean(m.value, f); ok {
+				s.Audit = &b
 			}
 		default:
 			p.unknownField(m, f, settingsFields, settingsFieldsForeign)

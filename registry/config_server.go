@@ -54,6 +54,9 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 	}
 	p.resolveTransport(st)
 	p.resolveLifecycle(st, settings)
+	if st.s.InheritEnv == nil && settings != nil {
+		st.s.InheritEnv = settings.InheritEnv
+	}
 	if len(p.errs) > st.nerr {
 		return nil
 	}
@@ -218,6 +221,15 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 		}
 	case "directTools":
 		s.DirectTools = p.directTools(v, f)
+	case "approveTools":
+		s.ApproveTools = p.approval(v, f)
+	case "autoApprove":
+		s.AutoApprove = p.globs(v, f)
+	case "inheritEnv":
+		if b, ok := p.boolean(v, f); ok {
+			s.InheritEnv = &b
+			st.stdioOnly = append(st.stdioOnly, m)
+		}
 	default:
 		return false
 	}

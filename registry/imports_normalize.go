@@ -36,9 +36,11 @@ import (
 //     project files, else the file's directory), so that the identity hash
 //     tells two of them apart; in a project, a stdio server without cwd
 //     runs in the project directory, as the agents run it.
-//   - Fields of the other tools that mean nothing here (timeout, exposure,
-//     toolExposure, alwaysAllow, autoApprove, ...) are dropped silently;
-//     envFile is dropped with a warning.
+//   - Restrictions are kept (see restrictions): Pi's "exposure": "hidden"
+//     and toolExposure's hidden tools become excludeTools; Claude's and
+//     Cursor's autoApprove and Cline's alwaysAllow become autoApprove.
+//   - Fields of the other tools that mean nothing here (timeout, gallery,
+//     ...) are dropped silently; envFile is dropped with a warning.
 type normalizer struct {
 	r      *sourceReader
 	file   string
@@ -51,8 +53,7 @@ type normalizer struct {
 
 // dropped are fields of other tools' formats that mcpgw ignores silently.
 var droppedForeignFields = []string{
-	"timeout", "exposure", "toolExposure", "alwaysAllow", "autoApprove",
-	"gallery", "version", "dev", "trust", "name", "env_vars",
+	"timeout", "gallery", "version", "dev", "trust", "name", "env_vars",
 }
 
 var transportTypes = []string{
@@ -135,6 +136,7 @@ func (n *normalizer) shape(obj map[string]any) (skip string) {
 	case formatCodexTOML, formatCodexJSON:
 		n.codex(obj)
 	}
+	n.restrictions(obj)
 	for _, k := range droppedForeignFields {
 		delete(obj, k)
 	}
@@ -352,4 +354,64 @@ func (n *normalizer) vars(s string) (out, input string) {
 		return m
 	})
 	return out, input
+}
+
+// restrictions turns the other formats' ways of restricting tools into
+// mcpgw's, so that nothing a user restricted becomes callable behind
+// mcpgw:
+//
+//   - Pi's "exposure": "hidden" hides the whole server: excludeTools ["*"];
+//     its other values say how Pi shows tools and need no mapping.
+//   - Pi's "toolExposure": {"glob": "hidden"} hides those tools: each such
+//     glob joins excludeTools.
+//   - "autoApprove" (Claude, Cursor) and "alwaysAllow" (Cline, Roo) list
+//     tools the user never wants to be asked about: autoApprove.
+//
+// A value of a shape mcpgw cannot read is reported, never dropped.
+func (n *normalizer) restrictions(obj map[string]any) {
+	var exclude []any
+	if e, ok := obj["exposure"]; ok {
+		switch e := e.(type) {
+		case string:
+			if strings.EqualFold(e, "hidden") {
+				exclude = append(exclude, "*")
+			}
+		default:
+			n.warnf("exposure", "must be a string, got %s; ignored", goKindName(e))
+		}
+		delete(obj, "exposure")
+	}
+	if te, ok := obj["toolExposure"]; ok {
+		m, isMap := te.(map[string]any)
+		if !isMap {
+			n.warnf("toolExposure", "must be an object, got %s; ignored", goKindName(te))
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if s, _ := m[k].(string); strings.EqualFold(s, "hidden") {
+				exclude = append(exclude, k)
+			}
+		}
+		delete(obj, "toolExposure")
+	}
+	if len(exclude) > 0 {
+		old, _ := obj["excludeTools"].([]any)
+		obj["excludeTools"] = append(slices.Clone(old), exclude...)
+	}
+	var auto []any
+	for _, k := range []string{"autoApprove", "alwaysAllow"} {
+		v, ok := obj[k]
+		if !ok {
+			continue
+		}
+		delete(obj, k)
+		list, isList := v.([]any)
+		if !isList {
+			n.warnf(k, "must be a list of tool names, got %s; ignored", goKindName(v))
+			continue
+		}
+		auto = append(auto, list...)
+	}
+	if len(auto) > 0 {
+		obj["autoApprove"] = auto
+	}
 }

@@ -122,7 +122,10 @@ func TestImportFormats(t *testing.T) {
 			with(remote("windsurf-remote", h(".codeium/windsurf/mcp_config.json"), "https://ws.example.com/mcp"), func(s *Server) {
 				s.ExcludeTools = []string{"dangerous"}
 			}),
-			with(stdio("windsurf-off", h(".codeium/windsurf/mcp_config.json"), "wsx"), func(s *Server) { s.Enabled = false }),
+			with(stdio("windsurf-off", h(".codeium/windsurf/mcp_config.json"), "wsx"), func(s *Server) {
+				s.Enabled = false
+				s.AutoApprove = []string{"a"} // its alwaysAllow
+			}),
 			stdio("windsurf-old", h(".windsurf/mcp.json"), "old-windsurf"),
 		}, nil},
 		{ImportVSCode, []*Server{

@@ -35,6 +35,11 @@ const DefaultSessionIdleTimeout = time.Hour
 // 64k tokens, more than any model should read in one answer.
 const DefaultMaxOutputBytes = 256 << 10
 
+// DefaultApprovalTimeout is how long a call that needs an approval waits
+// for one from the status page or `mcpgw approve` when its session cannot
+// be asked (settings.approvalTimeoutMs).
+const DefaultApprovalTimeout = 2 * time.Minute
+
 // Tool prefix modes of Settings.ToolPrefix and Server.ToolPrefix.
 const (
 	PrefixServer = "server" // <server>_<tool> (default)
@@ -106,6 +111,17 @@ type Settings struct {
 	// MaxOutputBytes caps the text of one tool result the gateway returns;
 	// 0 means the default (DefaultMaxOutputBytes), negative means no cap.
 	MaxOutputBytes int
+	// Policy (see policy.go): approveTools over the names mcpgw shows,
+	// excludeTools (gone from every list, search and call), how long a
+	// call waits for an approval nobody can give in the session
+	// (approvalTimeoutMs, default DefaultApprovalTimeout), the default of
+	// the servers' inheritEnv, and whether calls are audited (audit,
+	// default true).
+	ApproveTools    Approval
+	ExcludeTools    []string
+	ApprovalTimeout time.Duration
+	InheritEnv      *bool
+	Audit           *bool
 }
 
 // Server is one upstream MCP server definition after interpolation.
@@ -142,6 +158,13 @@ type Server struct {
 	ToolPrefix     string        // overrides Settings.ToolPrefix when set
 	Description    string        // free text (Pi's built-in MCP "description"), used by search
 	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
+	// Policy (see policy.go). ApproveTools unset means settings decide;
+	// AutoApprove names tools never asked about (Claude's and Cursor's
+	// autoApprove / alwaysAllow); InheritEnv is the server's inheritEnv,
+	// else settings', nil for the default (true).
+	ApproveTools Approval
+	AutoApprove  []string
+	InheritEnv   *bool
 	// Source is the file the definition came from.
 	Source string
 	// Line is the line of the server's entry in Source (0: not known).

@@ -60,11 +60,11 @@ type process struct {
 	closeOnce sync.Once
 }
 
-// startProcess starts srv's command: environment os.Environ() plus srv.Env,
+// startProcess starts srv's command: environment registry.ServerEnv,
 // directory workDir(srv), in a new process group, with a parent-death signal on
 // Linux, and registered with the pool's reaper.
 func (p *Pool) startProcess(srv *registry.Server, log *slog.Logger) (*process, error) {
-	name, args, env := command(srv, mergeEnv(os.Environ(), srv.Env))
+	name, args, env := command(srv, registry.ServerEnv(srv, os.Environ()))
 	if filepath.Base(srv.Command) == "npx" && filepath.Base(name) != "npx" {
 		log.Debug("running npx package directly", "command", name, "args", args)
 	}

@@ -1,0 +1,144 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// Every call of an upstream tool, whatever brought it — a tool the client
+// lists itself (direct, ToolSearch-activated), the mcp tool, the status
+// page's and the CLI's (both sessions of the mcp tool) — is one toolCall,
+// read once from the request and passed to dispatch, the one place where
+// a call is resolved, checked against the policy and routed. The SDK's
+// path (handlers) and the fast path (fastcall.go) differ only in how the
+// request's bytes come in and the result's go out.
+
+// route says how the caller reached a tool, which decides the shape of
+// its result.
+type route int
+
+const (
+	// viaProxy: through the mcp tool, whose results any model can read
+	// (structured content made text).
+	viaProxy route = iota
+	// viaExposed: the client lists the tool itself; its result passes
+	// through as its output schema promises.
+	viaExposed
+)
+
+// toolCall is one call of an upstream tool.
+type toolCall struct {
+	session  *session              // the caller; its client is asked for approvals and gets the call's messages
+	name     string                // the tool's gateway name, as the caller wrote it
+	args     json.RawMessage       // as the client sent them (object, JSON string holding one, or nothing)
+	route    route                 // how the caller reached the tool
+	opts     *upstream.CallOptions // the client's _meta, and where progress goes
+	protocol string                // the protocol version the session negotiated ("" unknown)
+	// relay: the caller can send the upstream's result bytes on as they
+	// are, when nothing in them has to change (see relayable).
+	relay bool
+}
+
+// sdkToolCall is the toolCall of a request the SDK delivered for a tool
+// the session lists (viaExposed) or for the mcp tool's tool+args
+// (viaProxy, with name and args read from its arguments).
+func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage, r route) *toolCall {
+	return &toolCall{
+		session:  ss,
+		name:     name,
+		args:     args,
+		route:    r,
+		opts:     progressTo(ctx, req),
+		protocol: sessionProtocol(req),
+	}
+}
+
+// dispatch makes the call c. With c.relay, a result that may reach the
+// client exactly as the upstream wrote it is returned as that JSON (raw),
+// and res is nil; otherwise res is the result and raw nil. Failures are
+// results (IsError) the model can read, never Go errors.
+func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolResult, raw json.RawMessage) {
+	// The call's duration counts what the caller waits for: discovery and
+	// the connect of a server whose tools were not known yet too.
+	start := time.Now()
+	v := c.session.view()
+	name := c.name
+	if c.route == viaProxy {
+		name = c.session.resolveName(v, name)
+	}
+	t, v, failed := gw.findTool(ctx, v, name)
+	if failed != nil {
+		return failed, nil
+	}
+	args, problem := checkArgs(t, c.args)
+	if problem != "" {
+		return errorResult("%s\n\n%s", problem, paramsText(t)), nil
+	}
+	srv, err := usableServer(v, t.Server)
+	if err != nil {
+		return errorResult("%v", err), nil
+	}
+	exposed := c.route == viaExposed
+	u := gw.upstreamFor(c.session, srv)
+	c.session.used(srv.Name)
+	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
+	opts := c.opts
+	if opts == nil {
+		opts = &upstream.CallOptions{}
+	}
+	// The entry called through decides: two entries for one upstream
+	// share its process, not their timeouts.
+	opts.Timeout = srv.RequestTimeout
+	switch {
+	case t.Resource != nil:
+		var rr *mcp.ReadResourceResult
+		rr, err = u.ReadResource(ctx, t.Resource.URI)
+		if err == nil {
+			res = resourceResult(rr)
+		}
+	case c.relay:
+		raw, err = u.CallRaw(ctx, t.Original, args, opts)
+		if err == nil && !relayable(raw, c.protocol, limit, exposed) {
+			res = new(mcp.CallToolResult)
+			err = upstream.DecodeResult(raw, res)
+			raw = nil
+		}
+	default:
+		res, err = u.Call(ctx, t.Original, args, opts)
+	}
+	elapsed := time.Since(start)
+	gw.metrics.call(srv.Name, callOutcome(ctx, res, err), elapsed)
+	gw.latency.add(srv.Name, elapsed)
+	if err != nil {
+		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
+	}
+	if raw != nil {
+		// As DecodeResult does: the client's protocol has no resultType.
+		return nil, jsonwire.Without(raw, "resultType")
+	}
+	return shapeResult(res, t, c.protocol, exposed, limit), nil
+}
+
+// callResult is dispatch for a caller that takes a result value.
+func (gw *Server) callResult(ctx context.Context, c *toolCall) *mcp.CallToolResult {
+	c.relay = false
+	res, _ := gw.dispatch(ctx, c)
+	return res
+}
+
+// upstreamFor returns the upstream that serves srv for ss: its own, for a
+// server with "isolation": "session", else the shared one.
+func (gw *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
+	if srv.Isolation == registry.IsolationSession && ss != nil {
+		return gw.pool.SessionUpstream(srv, ss.key)
+	}
+	return gw.pool.Upstream(srv)
+}

@@ -1,0 +1,218 @@
+package registry
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tailscale/hujson"
+)
+
+// Policy: which tools a call must be approved for (approveTools), which
+// are never approved (autoApprove), which are gone altogether
+// (excludeTools, in the catalogue), and what environment a stdio server
+// gets (inheritEnv). The gateway enforces them; the registry reads them
+// and answers "does this call need an approval, and by which rule".
+
+// ApproveDestructive is approveTools' "destructive": every tool whose
+// annotations do not say it is read-only or non-destructive.
+const ApproveDestructive = "destructive"
+
+// Approval is an approveTools value: true, false, "destructive", or a
+// list of globs (which may hold "destructive" too).
+type Approval struct {
+	Set         bool     // the field was given
+	All         bool     // true
+	Destructive bool     // "destructive"
+	Tools       []string // globs
+	// Field is where the value was written, e.g. "servers.gh.approveTools"
+	// in /home/u/.config/mcpgw/mcp.json.
+	Field string
+}
+
+// String is the value as the config writes it.
+func (a Approval) String() string {
+	switch {
+	case !a.Set:
+		return "unset"
+	case a.All:
+		return "true"
+	case !a.Destructive && len(a.Tools) == 0:
+		return "false"
+	}
+	var parts []string
+	if a.Destructive {
+		parts = append(parts, `"destructive"`)
+	}
+	for _, t := range a.Tools {
+		parts = append(parts, fmt.Sprintf("%q", t))
+	}
+	if len(parts) == 1 && a.Destructive {
+		return parts[0]
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// matches reports whether the approval covers a tool named by any of
+// names, with annotations ann.
+func (a Approval) matches(names []string, ann *mcp.ToolAnnotations) bool {
+	switch {
+	case !a.Set:
+		return false
+	case a.All:
+		return true
+	case a.Destructive && Destructive(ann):
+		return true
+	}
+	return matchAny(a.Tools, names)
+}
+
+// Destructive reports whether a tool with annotations ann may change its
+// environment destructively. MCP's defaults make an unannotated tool
+// destructive: readOnlyHint false, destructiveHint true.
+func Destructive(ann *mcp.ToolAnnotations) bool {
+	if ann == nil {
+		return true
+	}
+	if ann.ReadOnlyHint {
+		return false
+	}
+	return ann.DestructiveHint == nil || *ann.DestructiveHint
+}
+
+// ApprovalRule says why a call needs an approval: the field and value
+// that asked for it. Empty Field means no approval is needed.
+type ApprovalRule struct {
+	Field string // e.g. "settings.approveTools", "servers.gh.approveTools"
+	Value string // as written
+}
+
+// NeedsApproval reports whether calling t needs the user's approval, and
+// which rule says so. A server's own approveTools (over its own tool
+// names) overrides settings' (over the names mcpgw shows); a tool the
+// server's autoApprove names never needs one.
+func (v *View) NeedsApproval(t *Tool) (ApprovalRule, bool) {
+	srv := v.Config.Servers[t.Server]
+	if srv == nil {
+		return ApprovalRule{}, false
+	}
+	own := []string{t.Original, srv.Name + "/" + t.Original}
+	if matchAny(srv.AutoApprove, append(own, t.Name)) {
+		return ApprovalRule{}, false
+	}
+	var ann *mcp.ToolAnnotations
+	if t.Def != nil {
+		ann = t.Def.Annotations
+	}
+	if t.Resource != nil {
+		ann = &mcp.ToolAnnotations{ReadOnlyHint: true} // reading a resource changes nothing
+	}
+	a, names := v.Config.Settings.ApproveTools, []string{t.Name, srv.Name + "/" + t.Original}
+	if srv.ApproveTools.Set {
+		a, names = srv.ApproveTools, own
+	}
+	if !a.matches(names, ann) {
+		return ApprovalRule{}, false
+	}
+	return ApprovalRule{Field: a.Field, Value: a.String()}, true
+}
+
+// approval reads an approveTools value.
+func (p *configParser) approval(v *hujson.Value, field string) Approval {
+	a := Approval{Set: true, Field: field}
+	switch v.Value.Kind() {
+	case 'n':
+		return Approval{}
+	case 't':
+		a.All = true
+	case 'f':
+	case '"':
+		if s := hujsonString(*v); s == ApproveDestructive {
+			a.Destructive = true
+		} else {
+			p.fail(v, field, s, fmt.Errorf(`%q is not true, false, "destructive" or a list of tool names`, s))
+			return Approval{}
+		}
+	case '[':
+		list, ok := p.stringList(v, field)
+		if !ok {
+			return Approval{}
+		}
+		for i, s := range list {
+			if s == ApproveDestructive {
+				a.Destructive = true
+				continue
+			}
+			if _, err := path.Match(s, ""); err != nil {
+				e := &v.Value.(*hujson.Array).Elements[i]
+				p.fail(e, fmt.Sprintf("%s[%d]", field, i), s, fmt.Errorf("%q: %w", s, err))
+				continue
+			}
+			a.Tools = append(a.Tools, s)
+		}
+	default:
+		p.failf(v, field, `must be true, false, "destructive" or a list of tool names, %s`, jsonGot(v, false))
+		return Approval{}
+	}
+	return a
+}
+
+// globs reads a list of tool-name globs (excludeTools, autoApprove).
+func (p *configParser) globs(v *hujson.Value, field string) []string {
+	list, ok := p.stringList(v, field)
+	if !ok {
+		return nil
+	}
+	out := list[:0:0]
+	for i, s := range list {
+		if _, err := path.Match(s, ""); err != nil {
+			e := &v.Value.(*hujson.Array).Elements[i]
+			p.fail(e, fmt.Sprintf("%s[%d]", field, i), s, fmt.Errorf("%q: %w", s, err))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// DefaultInheritedEnv are the variables a stdio server gets of mcpgw's
+// environment when inheritEnv is false, as the MCP TypeScript SDK's
+// default for stdio servers.
+var DefaultInheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// ServerEnv is the environment srv's process starts with, from base (the
+// daemon's, as os.Environ gives it): without mcpgw's own MCPGW_*
+// variables, which are the daemon's secrets and settings, never an
+// upstream's; only DefaultInheritedEnv of it when srv does not inherit
+// the environment; then srv.Env over it.
+func ServerEnv(srv *Server, base []string) []string {
+	out := make([]string, 0, len(base)+len(srv.Env))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "MCPGW_") {
+			continue
+		}
+		if !srv.InheritsEnv() && !slices.Contains(DefaultInheritedEnv, k) {
+			continue
+		}
+		if _, over := srv.Env[k]; over {
+			continue
+		}
+		out = append(out, kv)
+	}
+	keys := make([]string, 0, len(srv.Env))
+	for k := range srv.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+srv.Env[k])
+	}
+	return out
+}
+
+// InheritsEnv reports whether srv's process gets mcpgw's environment
+// (less MCPGW_*): inheritEnv, the server's else settings', default true.
+func (s *Server) InheritsEnv() bool { return s.InheritEnv == nil || *s.InheritEnv }
