@@ -78,6 +78,12 @@ func StateDir() string {
 // restarts.
 func SessionDir() string { return filepath.Join(StateDir(), "sessions") }
 
+// AuditPath is the audit log: one JSON line per tool call and approval.
+func AuditPath() string { return filepath.Join(StateDir(), "audit.jsonl") }
+
+// AuditKeyPath holds the key of the audit log's argument digests.
+func AuditKeyPath() string { return filepath.Join(StateDir(), "audit.key") }
+
 // advertFile names the file in which a daemon advertises its socket. It is
 // under the home directory, which every client of the user shares however
 // trimmed its environment.

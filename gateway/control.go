@@ -257,3 +257,33 @@ func (c *Control) Healthz(ctx context.Context) (string, error) {
 	}
 	return target + ": " + strings.TrimSpace(string(body)), nil
 }
+
+// Approvals returns the calls waiting for the user's approval.
+func (c *Control) Approvals(ctx context.Context) ([]PendingApproval, error) {
+	body, status, err := c.request(ctx, http.MethodGet, "/-/approvals")
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("approvals: %s: %s", http.StatusText(status), strings.TrimSpace(string(body)))
+	}
+	var out []PendingApproval
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, fmt.Errorf("decoding approvals: %w", err)
+	}
+	return out, nil
+}
+
+// Approve decides the pending approval id: once, tool, server (allow) or
+// deny. The answer says what was decided.
+func (c *Control) Approve(ctx context.Context, id, decision string) (string, error) {
+	q := url.Values{"id": {id}, "decision": {decision}, "by": {byCLI}}
+	body, status, err := c.request(ctx, http.MethodPost, "/-/approve?"+q.Encode())
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", errors.New(strings.TrimSpace(string(body)))
+	}
+	return strings.TrimSpace(string(body)), nil
+}

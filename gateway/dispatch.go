@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -85,6 +86,17 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
+	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original}
+	rec.Session, rec.Client = c.session.identity()
+	auditing := gw.auditing(v)
+	if auditing {
+		rec.Args = gw.opts.Audit.Digest(args)
+	}
+	if refused := gw.gate(ctx, c, v, t, srv, &rec); refused != nil {
+		rec.DurationMs = msSince(start)
+		gw.auditWrite(v, rec)
+		return refused, nil
+	}
 	exposed := c.route == viaExposed
 	u := gw.upstreamFor(c.session, srv)
 	c.session.used(srv.Name)
@@ -114,8 +126,13 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 		res, err = u.Call(ctx, t.Original, args, opts)
 	}
 	elapsed := time.Since(start)
-	gw.metrics.call(srv.Name, callOutcome(ctx, res, err), elapsed)
+	outcome := callOutcome(ctx, res, err)
+	gw.metrics.call(srv.Name, outcome, elapsed)
 	gw.latency.add(srv.Name, elapsed)
+	if auditing {
+		rec.Outcome, rec.DurationMs = outcome, msSince(start)
+		gw.auditWrite(v, rec)
+	}
 	if err != nil {
 		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
@@ -125,6 +142,26 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 		return nil, jsonwire.Without(raw, "resultType")
 	}
 	return shapeResult(res, t, c.protocol, exposed, limit), nil
+}
+
+// auditing reports whether calls are recorded: a log, and settings.audit
+// not false.
+func (gw *Server) auditing(v *registry.View) bool {
+	return gw.opts.Audit != nil && (v.Config.Settings.Audit == nil || *v.Config.Settings.Audit)
+}
+
+// auditWrite records r, if calls are recorded.
+func (gw *Server) auditWrite(v *registry.View, r audit.Record) {
+	if !gw.auditing(v) {
+		return
+	}
+	if err := gw.opts.Audit.Write(r); err != nil {
+		gw.log.Error("writing the audit log", "err", err)
+	}
+}
+
+func msSince(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
 }
 
 // callResult is dispatch for a caller that takes a result value.
@@ -141,4 +178,26 @@ func (gw *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstr
 		return gw.pool.SessionUpstream(srv, ss.key)
 	}
 	return gw.pool.Upstream(srv)
+}
+
+// identity names the session and its client on the audit log and the
+// approvals list: the shim's session ID, else the HTTP session's, else
+// the daemon's own key for it.
+func (ss *session) identity() (id, client string) {
+	ss.mu.Lock()
+	sess := ss.ss
+	ss.mu.Unlock()
+	id = ss.opts.ID
+	if sess != nil {
+		if id == "" {
+			id = sess.ID()
+		}
+		if init := sess.InitializeParams(); init != nil && init.ClientInfo != nil {
+			client = init.ClientInfo.Name
+		}
+	}
+	if id == "" {
+		id = ss.key
+	}
+	return id, client
 }

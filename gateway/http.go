@@ -105,6 +105,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	mux.Handle("POST /-/refuse", control(s.serveTrust(false)))
 	mux.Handle("POST /-/login", control(s.serveLogin))
 	mux.Handle("GET /-/logs", control(s.serveLogs))
+	mux.Handle("GET /-/approvals", control(s.serveApprovals))
+	mux.Handle("POST /-/approve", control(s.serveApprove))
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -19,6 +19,7 @@ type metrics struct {
 	relist      prometheus.Histogram
 	clientReqs  *prometheus.CounterVec
 	dropped     prometheus.Counter
+	approvals   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -66,16 +67,24 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_session_messages_dropped_total",
 			Help: "Messages for a session (upstream log messages, resource updates) dropped because its client was not taking them.",
 		}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_approvals_total",
+			Help: "Decisions on tool calls that needed the user's approval, by server and decision (allowed, allowed_tool, allowed_server, denied, timeout).",
+		}, []string{"server", "decision"}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped, m.approvals)
 	}
 	return m
 }
 
 func (m *metrics) clientRequest(kind string) { m.clientReqs.WithLabelValues(kind).Inc() }
+
+func (m *metrics) approval(server, decision string) {
+	m.approvals.WithLabelValues(server, decision).Inc()
+}
 
 func (m *metrics) call(server, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, outcome).Inc()

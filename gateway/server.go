@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -60,6 +61,10 @@ type Options struct {
 	// NoFastPath sends every request through the SDK, tool calls included
 	// (see fastcall.go): for comparing the two paths.
 	NoFastPath bool
+	// Audit is where each tool call and approval decision is recorded
+	// (settings.audit false turns it off); nil records nothing. The
+	// caller closes it after the Server.
+	Audit *audit.Log
 }
 
 // Cache is the shared metadata cache as the gateway uses it: cached
@@ -92,6 +97,7 @@ type Server struct {
 	logins      map[string]*pageLogin // status-page logins in progress, by server
 	pool        *upstream.Pool
 	metrics     *metrics
+	approvals   approvals // calls waiting for the page or the CLI
 	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server

@@ -69,6 +69,7 @@ type session struct {
 	sdkSeen    time.Time                     // HTTP: when the SDK last handled a request of the session (see serveFast)
 	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
 	activated  map[string]bool               // toolsearch: gateway names activated by ToolSearch
+	grants     map[string]bool               // approvals for the session: "tool:server/tool", "server:server"
 	registered map[string]*registry.Tool     // upstream tools currently on s.server, by gateway name
 	prompts    map[string]*registry.Prompt
 	resources  map[string]*registry.Resource
@@ -109,6 +110,12 @@ func (s *Server) newSession(opts SessionOptions) *session {
 			ss.mode = sessionMode(registry.Mode(st.Mode), ss.mode)
 			for _, name := range st.Activated {
 				ss.activated[name] = true
+			}
+			for _, g := range st.Grants {
+				if ss.grants == nil {
+					ss.grants = make(map[string]bool)
+				}
+				ss.grants[g] = true
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 type sessionState struct {
 	Mode      string   `json:"mode"`
 	Activated []string `json:"activated,omitempty"` // toolsearch: gateway names
+	Grants    []string `json:"grants,omitempty"`    // approvals for the session (see grant)
 }
 
 // sessionStateMaxAge bounds how long a session's state is kept after its
@@ -57,8 +58,12 @@ func (s *Server) saveSessionState(ss *session) {
 	for name := range ss.activated {
 		st.Activated = append(st.Activated, name)
 	}
+	for g := range ss.grants {
+		st.Grants = append(st.Grants, g)
+	}
 	ss.mu.Unlock()
 	slices.Sort(st.Activated)
+	slices.Sort(st.Grants)
 	data, _ := json.Marshal(st)
 	if err := os.MkdirAll(s.opts.SessionDir, 0o700); err != nil {
 		s.log.Warn("saving session state", "err", err)

@@ -23,6 +23,8 @@ type Report struct {
 	// Warnings are the config's: misspelt and ignored fields, unset
 	// variables, fields mcpgw does not act on.
 	Warnings []string `json:"warnings,omitempty"`
+	// Approvals are the calls waiting for the user's decision.
+	Approvals []PendingApproval `json:"approvals,omitempty"`
 }
 
 // ReloadInfo is the outcome of the last configuration reload.
@@ -97,6 +99,7 @@ func (s *Server) Status() *Report {
 		LastReload: s.reloadInfo(),
 		Servers:    []ServerReport{},
 		Warnings:   v.Config.Warnings,
+		Approvals:  s.approvals.list(),
 	}
 	if s.opts.Cache != nil {
 		r.Cache = s.opts.Cache.Path()

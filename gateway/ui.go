@@ -61,6 +61,19 @@ type pageResult struct {
 	Why         string  `json:"why"`
 }
 
+// approvalChoice is one button of a pending approval.
+type approvalChoice struct{ Value, Label string }
+
+// ApprovalChoices are the page's buttons for a pending approval.
+func (pageData) ApprovalChoices() []approvalChoice {
+	return []approvalChoice{
+		{grantOnce, "Allow once"},
+		{grantTool, "Allow this tool for the session"},
+		{grantServer, "Allow this server for the session"},
+		{grantDeny, "Deny"},
+	}
+}
+
 // Ago is how long ago t was, as the page writes it.
 func (d pageData) Ago(t time.Time) string { return since(d.now, t) }
 

@@ -95,7 +95,7 @@ type ApprovalRule struct {
 // server's autoApprove names never needs one.
 func (v *View) NeedsApproval(t *Tool) (ApprovalRule, bool) {
 	srv := v.Config.Servers[t.Server]
-	if srv == nil {
+	if srv == nil || (!srv.ApproveTools.Set && !v.Config.Settings.ApproveTools.Set) {
 		return ApprovalRule{}, false
 	}
 	own := []string{t.Original, srv.Name + "/" + t.Original}

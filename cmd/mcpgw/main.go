@@ -53,6 +53,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return trustCmd(ctx, rest, stdout, stderr)
 	case "untrust":
 		return untrustCmd(ctx, rest, stdout, stderr)
+	case "approve":
+		return approveCmd(ctx, rest, stdout, stderr)
+	case "audit":
+		return auditCmd(ctx, rest, stdout, stderr)
 	case "reload":
 		return reloadCmd(ctx, rest, stdout, stderr)
 	case "tools", "search", "call", "connect", "describe":

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -78,7 +79,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	defer w.gw.Close()
+	defer func() {
+		w.gw.Close()
+		if w.audit != nil {
+			w.audit.Close()
+		}
+	}()
 	if f.stdio {
 		// A private single-session gateway: stdout carries protocol bytes only.
 		w.gw.Start()
@@ -135,6 +141,7 @@ type wiring struct {
 	reg       *prometheus.Registry
 	cachePath string
 	gw        *gateway.Server
+	audit     *audit.Log
 }
 
 // setUpGateway loads the configuration (a daemon whose file does not load
@@ -178,6 +185,12 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		sessionDir = "" // a private session has none
 	}
 	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
+	aud, err := audit.Open(deploy.AuditPath(), deploy.AuditKeyPath(), 0)
+	if err != nil {
+		log.Error("tool calls are not audited", "err", err)
+	} else {
+		w.audit = aud
+	}
 	w.gw = gateway.New(w.cfg, &gateway.Options{
 		Logger:      log,
 		Registerer:  w.reg,
@@ -190,6 +203,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		Trust:       loadTrust(log),
 		SessionDir:  sessionDir,
 		OAuthStore:  oauthStore(w.cfg.Settings),
+		Audit:       w.audit,
 	})
 	return w, nil
 }

@@ -1,0 +1,428 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Approvals: a call of a tool that approveTools names waits for the
+// user's yes. The session whose call it is — and no other — is asked with
+// an elicitation form when its client can answer one; otherwise the call
+// waits, up to settings.approvalTimeoutMs, for a decision on the status
+// page or from `mcpgw approve`, and then fails closed. The upstream never
+// sees a call that was not allowed.
+
+// Approval choices, as the elicitation form and the page name them.
+const (
+	grantOnce   = "once"
+	grantTool   = "tool"
+	grantServer = "server"
+	grantDeny   = "deny"
+)
+
+// Who decided, on the audit log and the approvals metric.
+const (
+	byPolicy      = "policy"
+	bySession     = "session" // a grant made earlier in the session
+	byElicitation = "elicitation"
+	byPage        = "page"
+	byCLI         = "cli"
+	byTimeout     = "timeout"
+)
+
+// PendingApproval is a call waiting for a decision from the status page
+// or the CLI.
+type PendingApproval struct {
+	ID       string    `json:"id"`
+	Session  string    `json:"session"`
+	Client   string    `json:"client,omitempty"`
+	Server   string    `json:"server"`
+	Tool     string    `json:"tool"`
+	Args     string    `json:"args"` // secret values masked, long ones cut
+	Rule     string    `json:"rule"` // the setting that asks for it
+	Since    time.Time `json:"since"`
+	Deadline time.Time `json:"deadline"`
+
+	decided chan decision // buffered: the first decision wins
+}
+
+// decision is the answer to an approval.
+type decision struct {
+	grant string // grantOnce, grantTool, grantServer or grantDeny
+	by    string
+}
+
+func (d decision) allowed() bool { return d.grant != grantDeny && d.grant != "" }
+
+// auditWord is the decision as the audit log and the metric name it.
+func (d decision) auditWord() string {
+	switch d.grant {
+	case grantOnce:
+		return "allowed"
+	case grantTool:
+		return "allowed_tool"
+	case grantServer:
+		return "allowed_server"
+	case "":
+		return "timeout"
+	}
+	return "denied"
+}
+
+// approvals are the calls waiting for a decision from outside their
+// session.
+type approvals struct {
+	mu      sync.Mutex
+	pending map[string]*PendingApproval
+}
+
+func (a *approvals) add(p *PendingApproval) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pending == nil {
+		a.pending = make(map[string]*PendingApproval)
+	}
+	a.pending[p.ID] = p
+}
+
+func (a *approvals) remove(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.pending, id)
+}
+
+// List returns the pending approvals, oldest first.
+func (a *approvals) list() []PendingApproval {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]PendingApproval, 0, len(a.pending))
+	for _, p := range a.pending {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
+	return out
+}
+
+// ErrNoApproval is the error of a decision on an approval that is not
+// (or no longer) pending.
+var ErrNoApproval = errors.New("no such pending approval (it was decided, timed out, or its call was cancelled)")
+
+// decide answers the pending approval id.
+func (a *approvals) decide(id string, d decision) (PendingApproval, error) {
+	a.mu.Lock()
+	p, ok := a.pending[id]
+	if ok {
+		delete(a.pending, id)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return PendingApproval{}, ErrNoApproval
+	}
+	p.decided <- d
+	return *p, nil
+}
+
+// Approvals lists the calls waiting for a decision from the status page
+// or `mcpgw approve`.
+func (s *Server) Approvals() []PendingApproval { return s.approvals.list() }
+
+// Decide allows (grant once, tool or server) or denies the pending
+// approval id; by says who: "page" or "cli".
+func (s *Server) Decide(id, grant, by string) (PendingApproval, error) {
+	switch grant {
+	case grantOnce, grantTool, grantServer, grantDeny:
+	default:
+		return PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
+	}
+	return s.approvals.decide(id, decision{grant: grant, by: by})
+}
+
+// gate decides whether the call c of t on srv may go on; it returns the
+// answer to give instead when it may not. rec is the call's audit record,
+// given the approval's outcome.
+func (gw *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
+	rule, need := v.NeedsApproval(t)
+	if !need {
+		return nil
+	}
+	rec.Rule = rule.Field + " = " + rule.Value
+	ss := c.session
+	d := ss.granted(t, srv)
+	if !d.allowed() {
+		d = gw.ask(ctx, c, v, t, srv, rec)
+	}
+	rec.Approval, rec.DecidedBy = d.auditWord(), d.by
+	gw.metrics.approval(srv.Name, rec.Approval)
+	if d.by != bySession {
+		gw.auditWrite(v, audit.Record{
+			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: t.Original,
+			Args: rec.Args, Approval: rec.Approval, DecidedBy: d.by, Rule: rec.Rule,
+		})
+	}
+	switch {
+	case d.allowed():
+		ss.grant(t, srv, d.grant)
+		return nil
+	case ctx.Err() != nil:
+		rec.Outcome = "canceled"
+		return errorResult("The call of %s was cancelled while it waited for approval.", t.Name)
+	case d.grant == "":
+		rec.Outcome = "approval_required"
+		return errorResult("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
+			"The user can approve waiting calls on mcpgw's status page or with `mcpgw approve --list` and `mcpgw approve ID`; ask them to, then call again.",
+			t.Original, srv.Name, rec.Rule, approvalTimeout(v).Round(time.Second))
+	default:
+		rec.Outcome = "denied"
+		return errorResult("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, d.by)
+	}
+}
+
+// approvalTimeout resolves settings.approvalTimeoutMs.
+func approvalTimeout(v *registry.View) time.Duration {
+	if d := v.Config.Settings.ApprovalTimeout; d > 0 {
+		return d
+	}
+	return registry.DefaultApprovalTimeout
+}
+
+// ask gets a decision on the call: from the session's client, when it
+// can answer an elicitation form; else from the page or the CLI, waiting
+// up to the approval timeout (a zero decision: none came).
+func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
+	ss := c.session
+	summary := argsSummary(c.args)
+	if ss.canElicitForm() {
+		res, err := ss.Elicit(ctx, approvalForm(srv.Name, t.Original, summary, rec.Rule))
+		switch {
+		case err == nil && res.Action == "accept":
+			g, _ := res.Content["decision"].(string)
+			if !slices.Contains([]string{grantOnce, grantTool, grantServer}, g) {
+				g = grantDeny
+			}
+			return decision{grant: g, by: byElicitation}
+		case err == nil: // decline, cancel
+			return decision{grant: grantDeny, by: byElicitation}
+		case ctx.Err() != nil:
+			return decision{grant: grantDeny, by: byElicitation}
+		}
+		gw.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
+	}
+	wait := approvalTimeout(v)
+	p := &PendingApproval{
+		ID:      newApprovalID(),
+		Session: rec.Session,
+		Client:  rec.Client,
+		Server:  srv.Name,
+		Tool:    t.Original,
+		Args:    summary,
+		Rule:    rec.Rule,
+		Since:   time.Now(),
+		decided: make(chan decision, 1),
+	}
+	p.Deadline = p.Since.Add(wait)
+	gw.approvals.add(p)
+	defer gw.approvals.remove(p.ID)
+	gw.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
+		"id", p.ID, "server", srv.Name, "tool", t.Original, "session", rec.Session, "timeout", wait)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if c.opts != nil && c.opts.OnProgress != nil {
+		t := time.NewTicker(approvalProgressEvery)
+		defer t.Stop()
+		tick = t.C
+		c.opts.OnProgress(ctx, approvalProgress(p, 0))
+	}
+	for n := 1; ; n++ {
+		select {
+		case d := <-p.decided:
+			return d
+		case <-timer.C:
+			return decision{by: byTimeout}
+		case <-ctx.Done():
+			return decision{grant: grantDeny, by: "client"}
+		case <-tick:
+			c.opts.OnProgress(ctx, approvalProgress(p, n))
+		}
+	}
+}
+
+// approvalProgressEvery is how often a waiting call with a progress token
+// is told it still waits.
+var approvalProgressEvery = 5 * time.Second
+
+func approvalProgress(p *PendingApproval, n int) *mcp.ProgressNotificationParams {
+	return &mcp.ProgressNotificationParams{
+		Progress: float64(n),
+		Message: fmt.Sprintf("waiting for the user to approve %s on %s: on mcpgw's status page, or `mcpgw approve %s` (until %s)",
+			p.Tool, p.Server, p.ID, p.Deadline.Format(time.TimeOnly)),
+	}
+}
+
+func newApprovalID() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// approvalForm is the elicitation that asks the session's user.
+func approvalForm(server, tool, args, rule string) *mcp.ElicitParams {
+	msg := fmt.Sprintf("Allow the call of %s on server %s?\n\nArguments:\n%s\n\n(asked because of %s)", tool, server, args, rule)
+	return &mcp.ElicitParams{
+		Mode:    "form",
+		Message: msg,
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"decision": map[string]any{
+					"type":      "string",
+					"title":     "Decision",
+					"enum":      []string{grantOnce, grantTool, grantServer, grantDeny},
+					"enumNames": []string{"Allow once", "Allow this tool for this session", "Allow this server for this session", "Deny"},
+					"default":   grantOnce,
+				},
+			},
+			"required": []string{"decision"},
+		},
+	}
+}
+
+// canElicitForm reports whether the session's client can answer an
+// elicitation form.
+func (ss *session) canElicitForm() bool {
+	_, err := ss.client("elicitation", func(c *mcp.ClientCapabilities) bool {
+		e := c.Elicitation
+		return e != nil && (e.Form != nil || e.URL == nil)
+	})
+	return err == nil
+}
+
+// granted returns the session's standing grant for calls of t on srv, if
+// it has one.
+func (ss *session) granted(t *registry.Tool, srv *registry.Server) decision {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.grants[grantServer+":"+srv.Name] || ss.grants[grantTool+":"+srv.Name+"/"+t.Original] {
+		return decision{grant: grantOnce, by: bySession}
+	}
+	return decision{}
+}
+
+// grant records a session-wide grant (kept with the session's state, so
+// it survives a daemon restart as the session does).
+func (ss *session) grant(t *registry.Tool, srv *registry.Server, g string) {
+	var key string
+	switch g {
+	case grantTool:
+		key = grantTool + ":" + srv.Name + "/" + t.Original
+	case grantServer:
+		key = grantServer + ":" + srv.Name
+	default:
+		return
+	}
+	ss.mu.Lock()
+	if ss.grants == nil {
+		ss.grants = make(map[string]bool)
+	}
+	ss.grants[key] = true
+	ss.mu.Unlock()
+	ss.gw.saveSessionState(ss)
+}
+
+// secretWords mark argument names whose values are never shown.
+var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api_key", "auth", "credential", "private", "cookie", "session"}
+
+// argsSummary shows a call's arguments to the person approving it: one
+// line per top-level argument, values of secret-looking names masked,
+// long values cut.
+func argsSummary(raw json.RawMessage) string {
+	args, _, err := decodeArgs(raw)
+	if err != nil {
+		return "  (unreadable)"
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || len(m) == 0 {
+		return "  (none)"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 20 {
+			fmt.Fprintf(&b, "  … and %d more\n", len(keys)-i)
+			break
+		}
+		val := string(m[k])
+		lk := strings.ToLower(k)
+		for _, w := range secretWords {
+			if strings.Contains(lk, w) {
+				val = `"••••"`
+				break
+			}
+		}
+		if r := []rune(val); len(r) > 120 {
+			val = string(r[:117]) + "…"
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", k, val)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// serveApprovals is GET /-/approvals: the pending approvals as JSON.
+func (s *Server) serveApprovals(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s.approvals.list())
+}
+
+// serveApprove is POST /-/approve with id and decision (once, tool,
+// server, deny; "allow" is once) as form or query fields: the page's
+// buttons and `mcpgw approve` (which adds by=cli).
+func (s *Server) serveApprove(w http.ResponseWriter, r *http.Request) {
+	id, grant := r.FormValue("id"), r.FormValue("decision")
+	if grant == "allow" || grant == "" {
+		grant = grantOnce
+	}
+	by := byPage
+	if r.FormValue("by") == byCLI {
+		by = byCLI
+	}
+	p, err := s.Decide(id, grant, by)
+	if isForm(r) {
+		http.Redirect(w, r, "/#approvals", http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	switch {
+	case errors.Is(err, ErrNoApproval):
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, "%s: %v\n", id, err)
+		return
+	case err != nil:
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintln(w, err)
+		return
+	}
+	word := "allowed"
+	if grant == grantDeny {
+		word = "denied"
+	}
+	fmt.Fprintf(w, "%s %s on %s (%s)\n", word, p.Tool, p.Server, id)
+}
