@@ -185,7 +185,7 @@ func (gw *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *re
 		rec.Outcome = "approval_required"
 		return errorResult("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
 			"The user can approve waiting calls on mcpgw's status page or with `mcpgw approve --list` and `mcpgw approve ID`; ask them to, then call again.",
-			t.Original, srv.Name, rec.Rule, approvalTimeout(v).Round(time.Second))
+			t.Original, srv.Name, rec.Rule, approvalTimeout(v))
 	default:
 		rec.Outcome = "denied"
 		return errorResult("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, d.by)

@@ -324,6 +324,9 @@ type Target struct {
 	Command []string
 	Dir     string   // working directory of client.mjs; "" means the test's
 	Env     []string // added to the test's environment for client.mjs
+	// Elicit, if set, makes the client declare elicitation and answer
+	// every request so: "accept:DECISION", "decline" or "cancel".
+	Elicit string
 }
 
 func (tg Target) args() ([]string, error) {
@@ -331,11 +334,17 @@ func (tg Target) args() ([]string, error) {
 	case tg.URL != "" && len(tg.Command) > 0:
 		return nil, errors.New("target has both URL and Command")
 	case len(tg.Command) > 0:
+		if tg.Elicit != "" {
+			return append([]string{"--elicit", tg.Elicit, "--stdio", "--"}, tg.Command...), nil
+		}
 		return append([]string{"--stdio", "--"}, tg.Command...), nil
 	case tg.URL == "":
 		return nil, errors.New("target has neither URL nor Command")
 	}
 	args := []string{"--url", tg.URL}
+	if tg.Elicit != "" {
+		args = append(args, "--elicit", tg.Elicit)
+	}
 	if tg.SSE {
 		args = append(args, "--sse")
 	}

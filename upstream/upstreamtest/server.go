@@ -19,9 +19,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +47,8 @@ const (
 	EnvFailStart = "MCPGW_TESTSERVER_FAIL_START"
 	// EnvProtocols sets Options.Protocols, comma-separated.
 	EnvProtocols = "MCPGW_TESTSERVER_PROTOCOLS"
+	// EnvPolicy, set to 1, sets Options.Policy.
+	EnvPolicy = "MCPGW_TESTSERVER_POLICY"
 )
 
 // Options configures the test server. A nil *Options means defaults.
@@ -58,6 +62,12 @@ type Options struct {
 	Instructions string
 	// Logger receives the SDK server's logs (nil = discard).
 	Logger *slog.Logger
+	// Policy adds the tools policy tests call (PolicyToolNames):
+	// delete_thing (unannotated, so destructive by MCP's defaults; counts
+	// its calls), read_thing (read-only), delete_count (how many
+	// delete_thing calls arrived) and environ (the names of the process's
+	// environment variables).
+	Policy bool
 	// Exit is called by the crash tool (nil = os.Exit). An in-process server
 	// shared by tests should set it, or never be sent crash.
 	Exit func(code int)
@@ -69,7 +79,7 @@ type Options struct {
 
 // OptionsFromEnv returns the Options the Env variables above set.
 func OptionsFromEnv() (*Options, error) {
-	opts := &Options{Instructions: os.Getenv(EnvInstructions)}
+	opts := &Options{Instructions: os.Getenv(EnvInstructions), Policy: os.Getenv(EnvPolicy) == "1"}
 	if v := os.Getenv(EnvPageSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -89,6 +99,9 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 
 // ToolNames lists the tools NewServer registers, in registration order.
 var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch", "meta"}
+
+// PolicyToolNames lists the tools Options.Policy adds.
+var PolicyToolNames = []string{"delete_thing", "read_thing", "delete_count", "environ"}
 
 // ResourceURIs lists the resources NewServer registers.
 var ResourceURIs = []string{"test://hello", "test://readme", "test://data.json"}
@@ -169,6 +182,9 @@ func NewServer(opts *Options) *mcp.Server {
 		},
 	})
 
+	if o.Policy {
+		addPolicyTools(s)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
 			return text(a.Message), nil, nil
@@ -338,4 +354,32 @@ func NewServer(opts *Options) *mcp.Server {
 			}}, nil
 		})
 	return s
+}
+
+// addPolicyTools adds the tools of Options.Policy to s.
+func addPolicyTools(s *mcp.Server) {
+	var deletes atomic.Int64
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(s, &mcp.Tool{Name: "delete_thing", Description: "Deletes the named thing (counts its calls)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprintf("deleted %s (call %d)", a.Name, deletes.Add(1))), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_thing", Description: "Reads the named thing.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
+			return text("read " + a.Name), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "delete_count", Description: "Returns how many delete_thing calls arrived.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			return text(strconv.FormatInt(deletes.Load(), 10)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "environ", Description: "Returns the names of the process's environment variables, sorted, one a line.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			var names []string
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			return text(strings.Join(names, "\n")), nil, nil
+		})
 }

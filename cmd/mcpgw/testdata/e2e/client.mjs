@@ -7,6 +7,12 @@
 //   node client.mjs --sse --url http://127.0.0.1:PORT/sse [--header 'Name: value']...
 //   node client.mjs --stdio -- COMMAND [ARG]...
 //
+// --elicit ACTION[:DECISION] declares the elicitation capability (form) and
+// answers every elicitation/create with ACTION (accept, decline, cancel),
+// with content {"decision": DECISION} when given. Each request is recorded
+// as a notification of method "elicitation/create" (see waitNotification).
+// Without --elicit the client declares no elicitation capability.
+//
 // The stdio server gets this process's whole environment and working
 // directory (the SDK alone would pass only HOME, PATH and a few others).
 //
@@ -36,7 +42,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const EXIT_USAGE = 2;
 const EXIT_TRANSPORT = 3;
@@ -47,11 +53,16 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opts = { url: "", sse: false, stdio: null, headers: {} };
+  const opts = { url: "", sse: false, stdio: null, headers: {}, elicit: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--url") {
       opts.url = argv[++i] ?? usage("--url needs a value");
+    } else if (a === "--elicit") {
+      const v = argv[++i] ?? usage("--elicit needs a value");
+      const [action, decision] = v.split(":");
+      if (!["accept", "decline", "cancel"].includes(action)) usage(`bad --elicit action ${JSON.stringify(action)}`);
+      opts.elicit = { action, decision };
     } else if (a === "--sse") {
       opts.sse = true;
     } else if (a === "--header") {
@@ -210,7 +221,16 @@ async function main() {
   }
   if (!Array.isArray(steps)) usage("steps must be a JSON array");
 
-  const client = new Client({ name: "mcpgw-e2e-client", version: "1.0.0" });
+  const capabilities = opts.elicit ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "mcpgw-e2e-client", version: "1.0.0" }, { capabilities });
+  if (opts.elicit) {
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      record({ method: "elicitation/create", params: req.params });
+      const res = { action: opts.elicit.action };
+      if (opts.elicit.action === "accept") res.content = opts.elicit.decision ? { decision: opts.elicit.decision } : {};
+      return res;
+    });
+  }
   client.fallbackNotificationHandler = async (n) => record({ method: n.method, params: n.params });
   client.onclose = () => {
     if (!closing) {

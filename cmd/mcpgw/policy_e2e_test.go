@@ -1,0 +1,318 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// policyServer is the test server with its policy tools (delete_thing
+// counts the calls that reach it), plus extra fields.
+func policyServer(extra map[string]any) map[string]any {
+	s := map[string]any{"command": testServerBin, "args": []string{"testserver"},
+		"env": map[string]any{upstreamtest.EnvPolicy: "1"}}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// elicitations returns the elicitation/create requests a client.mjs
+// session recorded (its "notifications" step).
+func elicitations(t *testing.T, r StepResult) []string {
+	t.Helper()
+	var ns []struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	r.Decode(t, &ns)
+	var out []string
+	for _, n := range ns {
+		if n.Method == "elicitation/create" {
+			out = append(out, n.Params.Message)
+		}
+	}
+	return out
+}
+
+// deleteCount asks the upstream how many delete_thing calls reached it.
+func deleteCount(t *testing.T, d *daemon) string {
+	t.Helper()
+	r := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "p_delete_count"})})
+	return r[0].Text()
+}
+
+// waitPending polls the daemon until a call of tool waits for approval,
+// and returns it.
+func waitPending(t *testing.T, d *daemon, tool string) gateway.PendingApproval {
+	t.Helper()
+	var found gateway.PendingApproval
+	pollUntil(t, "a pending approval of "+tool, func() bool {
+		for _, p := range d.report(t).Approvals {
+			if p.Tool == tool {
+				found = p
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// TestApprovalsE2E: approveTools "destructive" on a shared upstream,
+// through the TypeScript SDK client. The calling session — and no other
+// — is asked; accept runs the call, decline denies it; grants are per
+// session; a session that cannot be asked is released by the status
+// page and by `mcpgw approve`, or denied by `mcpgw approve --deny`. The
+// upstream's own count proves a denied call never arrived; the audit log
+// records every call and decision without the arguments' values.
+func TestApprovalsE2E(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"p": policyServer(map[string]any{"approveTools": "destructive"}),
+	}, map[string]any{"approvalTimeoutMs": 120000})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+
+	del := func(name string) Step {
+		return mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
+	}
+	// Two sessions at once, each asked about its own call: A allows the
+	// tool for its session (its second call is not asked), B declines.
+	var wg sync.WaitGroup
+	var a, b []StepResult
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		a = runClient(t, Target{URL: d.mcpURL(), Elicit: "accept:tool"}, []Step{
+			mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+			del("alpha-one"), del("alpha-two"), {Op: "notifications"},
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		b = runClient(t, Target{URL: d.mcpURL(), Elicit: "decline"}, []Step{
+			del("bravo-one"), {Op: "notifications"},
+		})
+	}()
+	wg.Wait()
+	if got := a[0].Text(); got != "read x" || a[0].IsError() {
+		t.Errorf("a read-only tool under \"destructive\": %q", got)
+	}
+	if got := a[1].Text(); !strings.Contains(got, "deleted alpha-one") {
+		t.Errorf("allowed call: %q", got)
+	}
+	if got := a[2].Text(); !strings.Contains(got, "deleted alpha-two") {
+		t.Errorf("call under the session's tool grant: %q", got)
+	}
+	askedA := elicitations(t, a[3])
+	if len(askedA) != 1 || !strings.Contains(askedA[0], "alpha-one") || !strings.Contains(askedA[0], "delete_thing") {
+		t.Errorf("session A was asked %d times, want once about alpha-one: %q", len(askedA), askedA)
+	}
+	if got := b[0].Text(); !b[0].IsError() || !strings.Contains(got, "denied") {
+		t.Errorf("declined call: %q (isError %v)", got, b[0].IsError())
+	}
+	askedB := elicitations(t, b[1])
+	if len(askedB) != 1 || !strings.Contains(askedB[0], "bravo-one") || strings.Contains(askedB[0], "alpha") {
+		t.Errorf("session B was asked %q, want once about its own call (A's grant is not B's)", askedB)
+	}
+
+	// Sessions that cannot be asked wait for the page or the CLI.
+	bin := buildMcpgw(t)
+	release := []struct {
+		name, want string
+		decide     func(p gateway.PendingApproval)
+	}{
+		{"page", "deleted charlie", func(p gateway.PendingApproval) {
+			resp, err := http.PostForm(d.url+"/-/approve", url.Values{"id": {p.ID}, "decision": {"once"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusOK {
+				t.Errorf("page POST: %s", resp.Status)
+			}
+		}},
+		{"cli", "deleted charlie", func(p gateway.PendingApproval) {
+			list, err := exec.Command(bin, "approve", "--list", "--url", d.url).CombinedOutput()
+			if err != nil || !strings.Contains(string(list), p.ID) || !strings.Contains(string(list), "delete_thing on p") {
+				t.Errorf("mcpgw approve --list: %v\n%s", err, list)
+			}
+			out, err := exec.Command(bin, "approve", "--url", d.url, p.ID).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "allowed delete_thing on p") {
+				t.Errorf("mcpgw approve %s: %v\n%s", p.ID, err, out)
+			}
+		}},
+		{"cli-deny", "denied", func(p gateway.PendingApproval) {
+			out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, p.ID).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "denied delete_thing on p") {
+				t.Errorf("mcpgw approve --deny %s: %v\n%s", p.ID, err, out)
+			}
+		}},
+	}
+	for _, rc := range release {
+		t.Run(rc.name, func(t *testing.T) {
+			done := make(chan []StepResult, 1)
+			go func() { done <- runClient(t, Target{URL: d.mcpURL()}, []Step{del("charlie")}) }()
+			p := waitPending(t, d, "delete_thing")
+			if p.Server != "p" || !strings.Contains(p.Args, `name: "charlie"`) || p.Rule != `mcpServers.p.approveTools = "destructive"` {
+				t.Errorf("pending approval: %+v", p)
+			}
+			rc.decide(p)
+			r := <-done
+			if got := r[0].Text(); !strings.Contains(got, rc.want) {
+				t.Errorf("released call: %q, want %q", got, rc.want)
+			}
+		})
+	}
+
+	// alpha-one, alpha-two and two charlies arrived; bravo and the
+	// denied charlie did not.
+	if got := deleteCount(t, d); got != "4" {
+		t.Errorf("delete_thing calls that reached the upstream: %s, want 4", got)
+	}
+	if got := d.metricValue(t, `mcpgw_approvals_total{decision="denied",server="p"}`); got != "2" {
+		t.Errorf("denied approvals metric: %q, want 2", got)
+	}
+
+	// The audit log: every call and decision, never an argument's value.
+	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(logPath); fi.Mode().Perm() != 0o600 {
+		t.Errorf("audit log mode %v, want 0600", fi.Mode().Perm())
+	}
+	for _, secret := range []string{"alpha-one", "bravo-one", "charlie"} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("the audit log holds the argument value %q", secret)
+		}
+	}
+	var decided []string
+	calls := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var r audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if r.Session == "" || r.Server != "p" || (r.Event == audit.EventCall && !strings.HasPrefix(r.Args, "hmac-sha256:")) {
+			t.Errorf("audit record without session, server or digest: %s", sc.Text())
+		}
+		switch r.Event {
+		case audit.EventApproval:
+			decided = append(decided, r.Approval+" by "+r.DecidedBy)
+		case audit.EventCall:
+			calls[r.Tool+" "+r.Outcome]++
+		}
+	}
+	slices.Sort(decided)
+	want := []string{"allowed by cli", "allowed by page", "allowed_tool by elicitation", "denied by cli", "denied by elicitation"}
+	if !slices.Equal(decided, want) {
+		t.Errorf("approval decisions on the audit log:\n got %q\nwant %q", decided, want)
+	}
+	if calls["delete_thing ok"] != 4 || calls["delete_thing denied"] != 2 || calls["read_thing ok"] != 1 {
+		t.Errorf("calls on the audit log: %v", calls)
+	}
+	out, err := exec.Command(bin, "audit", "--server", "p", "--file", logPath).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "p/delete_thing") || !strings.Contains(string(out), "approval denied by elicitation") {
+		t.Errorf("mcpgw audit: %v\n%s", err, out)
+	}
+}
+
+// TestApprovalTimeoutFailsClosed: a call nobody approves fails with
+// approval_required after settings.approvalTimeoutMs, with progress while
+// it waits; the upstream never sees it.
+func TestApprovalTimeoutFailsClosed(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"p": policyServer(nil)},
+		map[string]any{"approveTools": []string{"p_delete_thing"}, "approvalTimeoutMs": 1500})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	r := runClient(t, Target{URL: d.mcpURL()}, []Step{
+		{Op: "callTool", Name: "mcp", Arguments: map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}}, Progress: true, TimeoutMs: 60000},
+		{Op: "notifications"},
+	})
+	if got := r[0].Text(); !r[0].IsError() || !strings.Contains(got, "approval_required") || !strings.Contains(got, "mcpgw approve") {
+		t.Errorf("unanswered approval: %q", got)
+	}
+	var ns []struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	r[1].Decode(t, &ns)
+	if len(ns) == 0 || ns[0].Method != "notifications/progress" || !strings.Contains(ns[0].Params.Message, "mcpgw approve ") {
+		t.Errorf("no progress while the call waited: %+v", ns)
+	}
+	if got := deleteCount(t, d); got != "0" {
+		t.Errorf("delete_thing calls that reached the upstream: %s, want 0", got)
+	}
+}
+
+// TestUpstreamEnvironment: no upstream gets mcpgw's own variables (the
+// token above all); with inheritEnv false a stdio server gets only the
+// default list of the daemon's environment, plus its env.
+func TestUpstreamEnvironment(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"inh":   policyServer(nil),
+		"noinh": policyServer(map[string]any{"inheritEnv": false, "env": map[string]any{upstreamtest.EnvPolicy: "1", "OWN_VAR": "x"}}),
+	}, nil)
+	bin := buildMcpgw(t)
+	d := &daemon{dir: dir}
+	port := freePort(t)
+	d.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"MCPGW_TOKEN=s3cret-token", "DAEMON_ONLY_VAR=1", "TERM=xterm")
+	d.proc = startProcess(t, cmd)
+	waitHTTP(t, d.url+"/healthz")
+	target := Target{URL: d.mcpURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
+	r := runClient(t, target, []Step{
+		mcpCall(map[string]any{"tool": "inh_environ"}),
+		mcpCall(map[string]any{"tool": "noinh_environ"}),
+	})
+	inherited := strings.Split(r[0].Text(), "\n")
+	if slices.Contains(inherited, "MCPGW_TOKEN") || !slices.Contains(inherited, "DAEMON_ONLY_VAR") {
+		t.Errorf("an inheriting upstream's environment: %q (want DAEMON_ONLY_VAR, never MCPGW_TOKEN)", inherited)
+	}
+	for _, name := range inherited {
+		if strings.HasPrefix(name, "MCPGW_") && name != upstreamtest.EnvPolicy {
+			t.Errorf("an upstream got mcpgw's variable %s", name)
+		}
+	}
+	got := strings.Split(r[1].Text(), "\n")
+	want := []string{upstreamtest.EnvPolicy, "OWN_VAR"}
+	for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"} {
+		if _, ok := os.LookupEnv(k); ok || k == "HOME" || k == "TERM" {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("inheritEnv false: the upstream's environment is\n %q\nwant\n %q", got, want)
+	}
+}
