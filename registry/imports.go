@@ -183,6 +183,9 @@ type sourceFile struct {
 	// projects are ~/.claude.json's per-directory server lists, by
 	// directory, not yet parsed.
 	projects map[string]any
+	// overrides are the file's override entries, by server name (see
+	// splitOverrides).
+	overrides map[string]any
 	// plainHash holds, for project servers that run in the project
 	// directory only because they set no cwd, the identity hash of the
 	// definition as written (see WithProject).
@@ -225,6 +228,7 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	}
 	cfg.Trust = trust
 	cfg.Servers = mergeSources(cfg.sources)
+	cfg.Warnings = append(cfg.Warnings, applyOverrides(cfg.Servers, cfg.sources)...)
 
 	names := []string{""}
 	data := [][]byte{[]byte(cfg.Hash)}
@@ -342,7 +346,12 @@ func (r *sourceReader) read(kind string, c candidate) (*sourceFile, []string, er
 		}
 		return nil, nil, err
 	}
+	servers, sf.overrides = splitOverrides(servers)
+	servers = withFilePolicy(c.format, root, servers)
 	canon := map[string]any{"servers": servers}
+	if sf.overrides != nil {
+		canon["overrides"] = sf.overrides
+	}
 	if len(projects) > 0 {
 		canon["projects"] = projects
 	}

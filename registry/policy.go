@@ -111,7 +111,9 @@ func (v *View) NeedsApproval(t *Tool) (ApprovalRule, bool) {
 	}
 	a, names := v.Config.Settings.ApproveTools, []string{t.Name, srv.Name + "/" + t.Original}
 	if srv.ApproveTools.Set {
-		a, names = srv.ApproveTools, own
+		// The server's own names; its prefixed ones too, as an imported
+		// file's settings-wide value is written over those.
+		a, names = srv.ApproveTools, append(own, t.Name)
 	}
 	if !a.matches(names, ann) {
 		return ApprovalRule{}, false

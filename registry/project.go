@@ -207,6 +207,7 @@ func (c *Config) sameAsUser(userSrcs []*sourceFile) {
 func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile) *Config {
 	out := *c
 	out.Servers = mergeSources(userSrcs)
+	overrideWarns := applyOverrides(out.Servers, userSrcs)
 	untrustedCount := 0
 	for _, sf := range repoSrcs {
 		for name, s := range sf.servers {
@@ -230,6 +231,11 @@ func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile)
 	}
 	out.Hash = hashFiles(names, data)
 	out.Warnings = append(slices.Clip(c.Warnings), p.warns...)
+	for _, w := range overrideWarns {
+		if !slices.Contains(c.Warnings, w) { // the user's own files' are there already
+			out.Warnings = append(out.Warnings, w)
+		}
+	}
 	if !p.trusted && untrustedCount > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: not trusted, so its %d project server(s) are listed but not started; to allow them: mcpgw trust %s", p.dir, untrustedCount, p.dir))
 	}
