@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -65,6 +66,9 @@ type ServerReport struct {
 	Line int `json:"line,omitempty"`
 	// DisabledHere: disabled from the status page until the daemon stops.
 	DisabledHere bool `json:"disabledHere,omitempty"`
+	// Policy says what restricts the server's tools and what environment
+	// it gets, a phrase each.
+	Policy []string `json:"policy,omitempty"`
 }
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
@@ -120,6 +124,7 @@ func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
 		Source:    srv.Source,
 		Line:      srv.Line,
 		P50Ms:     float64(s.latency.p50(srv.Name).Microseconds()) / 1000,
+		Policy:    serverPolicy(srv, s.catalog.View().Config.Settings),
 	}
 	if srv.IsRemote() {
 		sr.Transport = "http"
@@ -189,4 +194,30 @@ func (s *Server) login(srv *registry.Server) (string, time.Time) {
 		return "logged in (refresh due)", c.Token.Expiry
 	}
 	return "logged in", c.Token.Expiry
+}
+
+// serverPolicy describes what restricts srv's tools and its environment,
+// for the status report.
+func serverPolicy(srv *registry.Server, st registry.Settings) []string {
+	var out []string
+	switch {
+	case srv.ApproveTools.Set:
+		out = append(out, "approveTools "+srv.ApproveTools.String())
+	case st.ApproveTools.Set:
+		out = append(out, "approveTools "+st.ApproveTools.String()+" (settings)")
+	}
+	if len(srv.AutoApprove) > 0 {
+		out = append(out, "never asked: "+strings.Join(srv.AutoApprove, ", "))
+	}
+	if len(srv.ExcludeTools) > 0 {
+		out = append(out, "excluded: "+strings.Join(srv.ExcludeTools, ", "))
+	}
+	if srv.Command != "" {
+		if srv.InheritsEnv() {
+			out = append(out, "environment: mcpgw's, less MCPGW_*")
+		} else {
+			out = append(out, "environment: "+strings.Join(registry.DefaultInheritedEnv, " ")+" and its env only")
+		}
+	}
+	return out
 }

@@ -512,6 +512,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, key string
 	var warns []string
 	norm := make(map[string]any, len(servers))
 	defaultCwd := map[string]bool{} // servers whose cwd normalize supplied
+	notes := map[string][]string{}
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		n := &normalizer{r: r, file: file, format: format, field: joinField(key, name)}
 		def, skip := n.normalize(servers[name])
@@ -521,6 +522,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, key string
 			continue
 		}
 		norm[name] = def
+		notes[name] = n.notes
 		if n.defaultCwd {
 			defaultCwd[name] = true
 		}
@@ -572,6 +574,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, key string
 			s.Enabled = false
 			s.Untrusted = true
 		}
+		s.PolicyNotes = append(s.PolicyNotes, notes[name]...)
 		out.servers[name] = s
 	}
 	return out, warns, nil

@@ -48,7 +48,8 @@ type normalizer struct {
 	field  string // servers.NAME
 
 	warns      []string
-	defaultCwd bool // cwd was set to the project directory
+	notes      []string // how the entry's restrictions became mcpgw's (Server.PolicyNotes)
+	defaultCwd bool     // cwd was set to the project directory
 }
 
 // dropped are fields of other tools' formats that mcpgw ignores silently.
@@ -218,6 +219,18 @@ func (n *normalizer) rename(obj map[string]any, from, to string) {
 		return
 	}
 	obj[to] = v
+	if strings.HasSuffix(to, "Tools") {
+		n.notes = append(n.notes, fmt.Sprintf("%s %s → %s", from, compactJSON(v), to))
+	}
+}
+
+// compactJSON is v as JSON on one line, for notes.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // codex maps Codex's config.toml server fields.
@@ -375,6 +388,7 @@ func (n *normalizer) restrictions(obj map[string]any) {
 		case string:
 			if strings.EqualFold(e, "hidden") {
 				exclude = append(exclude, "*")
+				n.notes = append(n.notes, `exposure "hidden" → excludeTools ["*"]`)
 			}
 		default:
 			n.warnf("exposure", "must be a string, got %s; ignored", goKindName(e))
@@ -389,6 +403,7 @@ func (n *normalizer) restrictions(obj map[string]any) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if s, _ := m[k].(string); strings.EqualFold(s, "hidden") {
 				exclude = append(exclude, k)
+				n.notes = append(n.notes, fmt.Sprintf("toolExposure %q: \"hidden\" → excludeTools", k))
 			}
 		}
 		delete(obj, "toolExposure")
@@ -410,6 +425,9 @@ func (n *normalizer) restrictions(obj map[string]any) {
 			continue
 		}
 		auto = append(auto, list...)
+		if k != "autoApprove" {
+			n.notes = append(n.notes, fmt.Sprintf("%s %s → autoApprove (never asked)", k, compactJSON(list)))
+		}
 	}
 	if len(auto) > 0 {
 		obj["autoApprove"] = auto

@@ -108,6 +108,7 @@ func TestImportFormats(t *testing.T) {
 				s.StartupTimeout = 20 * time.Second
 				s.RequestTimeout = 45500 * time.Millisecond
 				s.IncludeTools = []string{"search"}
+				s.PolicyNotes = []string{`enabled_tools ["search"] → includeTools`}
 			}),
 			with(remote("codex-figma", h(".codex/config.toml"), "https://mcp.figma.com/mcp"), func(s *Server) {
 				s.Auth = AuthBearer
@@ -121,10 +122,12 @@ func TestImportFormats(t *testing.T) {
 		{ImportWindsurf, []*Server{
 			with(remote("windsurf-remote", h(".codeium/windsurf/mcp_config.json"), "https://ws.example.com/mcp"), func(s *Server) {
 				s.ExcludeTools = []string{"dangerous"}
+				s.PolicyNotes = []string{`disabledTools ["dangerous"] → excludeTools`}
 			}),
 			with(stdio("windsurf-off", h(".codeium/windsurf/mcp_config.json"), "wsx"), func(s *Server) {
 				s.Enabled = false
-				s.AutoApprove = []string{"a"} // its alwaysAllow
+				s.AutoApprove = []string{"a"}
+				s.PolicyNotes = []string{`alwaysAllow ["a"] → autoApprove (never asked)`}
 			}),
 			stdio("windsurf-old", h(".windsurf/mcp.json"), "old-windsurf"),
 		}, nil},

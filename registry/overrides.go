@@ -70,6 +70,7 @@ func applyOverrides(servers map[string]*Server, srcs []*sourceFile) (warns []str
 // overrideServer applies one override entry to s.
 func overrideServer(s *Server, file, name string, ov map[string]any) (warns []string) {
 	field := func(k string) string { return fmt.Sprintf("%s: mcpServers.%s.%s", file, name, k) }
+	s.PolicyNotes = append(slices.Clip(s.PolicyNotes), fmt.Sprintf("restricted by %s: %s", file, compactJSON(ov)))
 	if b, ok := ov["enabled"].(bool); ok && !b {
 		s.Enabled = false
 	}
@@ -156,9 +157,9 @@ func withFilePolicy(format sourceFormat, root any, servers map[string]any) map[s
 		}
 		def = maps.Clone(def)
 		if _, own := def["approveTools"]; hasApprove && !own {
-			def["approveTools"] = approve
+			def["approveTools"] = approve // the file's settings.approveTools
 		}
-		if len(exclude) > 0 {
+		if len(exclude) > 0 { // the file's settings.excludeTools
 			old, _ := def["excludeTools"].([]any)
 			def["excludeTools"] = append(slices.Clone(old), exclude...)
 		}

@@ -165,6 +165,10 @@ type Server struct {
 	ApproveTools Approval
 	AutoApprove  []string
 	InheritEnv   *bool
+	// PolicyNotes say where restrictions written in another tool's terms
+	// came from, e.g. `toolExposure "delete_*": "hidden" → excludeTools`
+	// (for mcpgw check).
+	PolicyNotes []string
 	// Source is the file the definition came from.
 	Source string
 	// Line is the line of the server's entry in Source (0: not known).

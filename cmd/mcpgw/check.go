@@ -45,6 +45,7 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stdout)
 	cfg.WriteServers(stdout)
+	writePolicy(stdout, cfg)
 	path, from := deploy.DaemonPATH()
 	warnings := upstream.CheckWarnings(cfg, path, from)
 	if len(warnings) > 0 {

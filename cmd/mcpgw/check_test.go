@@ -57,14 +57,16 @@ func TestCheck(t *testing.T) {
 	writeTestFile(t, config, `{
 		"mcpServers": {
 			"api": {"url": "https://bob:hunter2@api.example.com/mcp?key=abc123&region=eu", "headers": {"Authorization": "Bearer x"}},
-			"cli": {"command": "npx", "args": ["-y", "some-mcp", "--api-key", "k-1", "--token=t-2", "sk-abcdefghijklmnop", "PASSWORD=p"], "env": {"B": "2", "A": "1"}},
+			"cli": {"command": "npx", "args": ["-y", "some-mcp", "--api-key", "k-1", "--token=t-2", "sk-abcdefghijklmnop", "PASSWORD=p"], "env": {"B": "2", "A": "1"},
+				"approveTools": ["delete_*"], "inheritEnv": false},
 			"off": {"command": "off", "enabled": false},
 			"fs": {"command": "mcp-fs", "args": ["."]},
 			"loop": {"command": "mcpgw", "args": ["stdio"]},
 		},
 		"imports": ["cursor"],
+		"settings": {"approveTools": "destructive", "excludeTools": ["*_drop_*"], "approvalTimeoutMs": 30000},
 	}`)
-	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"cur": {"command": "cursor-mcp", "comand": "typo"}}}`)
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"cur": {"command": "cursor-mcp", "comand": "typo", "autoApprove": ["read_*"]}}}`)
 	proj := filepath.Join(home, "proj")
 	writeTestFile(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers": {"repo": {"command": "./repo-mcp"}}}`)
 
@@ -82,6 +84,15 @@ cur   enabled   stdio      cursor-mcp                                           
 fs    enabled   stdio      mcp-fs .                                                                        HOME/mcp.json
 off   disabled  stdio      off                                                                             HOME/mcp.json
 
+policy:
+  settings: approveTools "destructive"; excludeTools ["*_drop_*"]; approvals wait 30s for the page or `+"`mcpgw approve`"+`; audit on
+  environment: stdio servers get mcpgw's, never its MCPGW_* variables; with inheritEnv false only HOME LOGNAME PATH SHELL TERM USER, plus env
+  cli (HOME/mcp.json):
+    approveTools ["delete_*"] (mcpServers.cli.approveTools; overrides settings)
+    environment: only HOME LOGNAME PATH SHELL TERM USER, plus env (inheritEnv false)
+  cur (HOME/.cursor/mcp.json):
+    never asked: ["read_*"]
+
 warnings:
   mcpServers.loop: runs mcpgw's stdio shim, which connects back to mcpgw itself; skipped
   HOME/.cursor/mcp.json: mcpServers.cur.comand: unknown field (did you mean "command"?)
@@ -89,7 +100,7 @@ warnings:
 
 OK: 5 servers (4 enabled), 3 warnings
 `
-	if want = strings.ReplaceAll(want, "HOME", home); out != want {
+	if want = strings.ReplaceAll(want, "HOME/", home+"/"); out != want {
 		t.Errorf("check output:\n%s\nwant:\n%s", out, want)
 	}
 
