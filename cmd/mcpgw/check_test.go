@@ -85,7 +85,7 @@ fs    enabled   stdio      mcp-fs .                                             
 off   disabled  stdio      off                                                                             HOME/mcp.json
 
 policy:
-  settings: approveTools "destructive"; excludeTools ["*_drop_*"]; approvals wait 30s for the page or `+"`mcpgw approve`"+`; audit on
+  settings: approveTools "destructive"; excludeTools ["*_drop_*"]; approvals wait 30s for the page or ` + "`mcpgw approve`" + `; audit on
   environment: stdio servers get mcpgw's, never its MCPGW_* variables; with inheritEnv false only HOME LOGNAME PATH SHELL TERM USER, plus env
   cli (HOME/mcp.json):
     approveTools ["delete_*"] (mcpServers.cli.approveTools; overrides settings)
