@@ -316,3 +316,94 @@ func TestUpstreamEnvironment(t *testing.T) {
 		t.Errorf("inheritEnv false: the upstream's environment is\n %q\nwant\n %q", got, want)
 	}
 }
+
+// TestPiHiddenToolsE2E: a Pi mcp.json imported as it is, with a server
+// hidden whole ("exposure": "hidden") and tools hidden by toolExposure:
+// in every mode they are never listed, searched, described or callable.
+func TestPiHiddenToolsE2E(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	writeJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"hid": policyServer(map[string]any{"exposure": "hidden"}),
+		"vis": policyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden", "read_*": "direct"}}),
+	}})
+	config := filepath.Join(dir, "mcp.json")
+	writeJSON(t, config, map[string]any{"imports": []string{"pi"}})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+
+	hidden := func(text string) string {
+		for _, name := range []string{"vis_delete_thing", "vis_delete_count", "hid_"} {
+			if strings.Contains(text, name) {
+				return name
+			}
+		}
+		return ""
+	}
+	proxy := runClient(t, Target{URL: d.mcpURL()}, []Step{
+		mcpCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "x"}}),
+		mcpCall(map[string]any{"search": "delete thing"}),
+		mcpCall(map[string]any{"search": "delete", "includeSchemas": true}),
+		mcpCall(map[string]any{"server": "vis"}),
+		mcpCall(map[string]any{"describe": "vis_delete_thing"}),
+		mcpCall(map[string]any{"tool": "vis_delete_thing", "args": map[string]any{"name": "x"}}),
+		mcpCall(map[string]any{"tool": "hid_echo", "args": map[string]any{"message": "x"}}),
+		mcpCall(map[string]any{}),
+	})
+	if got := proxy[0].Text(); got != "read x" {
+		t.Fatalf("the visible tool of vis: %q", got)
+	}
+	for i, r := range proxy[1:4] {
+		if h := hidden(r.Text()); h != "" {
+			t.Errorf("proxy step %d shows hidden %s:\n%s", i+1, h, r.Text())
+		}
+	}
+	for _, r := range proxy[4:7] {
+		if !r.IsError() {
+			t.Errorf("a hidden tool was described or called: %s", r.Text())
+		}
+	}
+
+	direct := runClient(t, Target{URL: d.mcpURL() + "?mode=direct"}, []Step{
+		{Op: "listTools"},
+		call("vis_delete_thing", map[string]any{"name": "x"}),
+		call("hid_echo", map[string]any{"message": "x"}),
+	})
+	var tools struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	direct[0].Decode(t, &tools)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "vis_read_thing") || hidden(strings.Join(names, " ")) != "" {
+		t.Errorf("direct mode lists %q", names)
+	}
+	for _, r := range direct[1:] {
+		if r.OK && !r.IsError() {
+			t.Errorf("a hidden tool was callable in direct mode: %s", r.Text())
+		}
+	}
+
+	ts := runClient(t, Target{URL: d.mcpURL() + "?mode=toolsearch"}, []Step{
+		call("ToolSearch", map[string]any{"query": "delete thing"}),
+		call("ToolSearch", map[string]any{"query": "select:vis_delete_thing,hid_echo"}),
+		{Op: "listTools"},
+		call("vis_delete_thing", map[string]any{"name": "x"}),
+	})
+	for i, r := range ts[:3] {
+		text := r.Text()
+		if r.Op == "listTools" {
+			text = string(r.Result)
+		}
+		if h := hidden(text); h != "" && !strings.Contains(text, "Unknown") && !strings.Contains(text, "No tool") {
+			t.Errorf("toolsearch step %d shows hidden %s:\n%s", i, h, text)
+		}
+	}
+	if ts[3].OK && !ts[3].IsError() {
+		t.Errorf("a hidden tool was callable in toolsearch mode: %s", ts[3].Text())
+	}
+	if got := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
+		t.Errorf("vis after the attempts: %q", got[0].Text())
+	}
+}
