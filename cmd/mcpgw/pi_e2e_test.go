@@ -388,3 +388,48 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 		t.Errorf("the call after the daemon restart gave %q", got)
 	}
 }
+
+// TestPi15HiddenToolNeverReachesModel: Pi 1.5's own mcp.json hides a
+// tool (toolExposure) of a server mcpgw imports from that file; from a
+// cold cache, the model is never offered it through mcpgw, and a call the
+// model makes of it anyway does not reach the upstream.
+func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
+	needPi(t)
+	e := newPiEnv(t, nil, nil, []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
+		modelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
+		modelStep{Text: "done"},
+	)
+	agentFile := filepath.Join(e.home, ".pi", "agent", "mcp.json")
+	data, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var piCfg map[string]map[string]any
+	if err := json.Unmarshal(data, &piCfg); err != nil {
+		t.Fatal(err)
+	}
+	piCfg["mcpServers"]["go"] = policyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden"}})
+	writeJSON(t, agentFile, piCfg)
+	writeJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
+
+	out := e.runPi("Delete the thing called prod.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_read_thing") {
+		t.Errorf("the model is offered %v, without go's visible tools through mcpgw", reqs[0].Tools)
+	}
+	for _, name := range reqs[0].Tools {
+		if strings.Contains(name, "delete_thing") {
+			t.Errorf("the model is offered the hidden tool as %s", name)
+		}
+	}
+	if got := reqs[1].lastToolResult(); strings.Contains(got, "deleted") {
+		t.Errorf("the hidden tool ran: %q", got)
+	}
+}
