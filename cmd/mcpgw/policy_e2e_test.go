@@ -194,35 +194,38 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 
 	// The audit log: every call and decision, never an argument's value.
+	// Lines reach the file within a tenth of a second.
 	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
-	data, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var data []byte
+	var decided []string
+	calls := map[string]int{}
+	pollUntil(t, "the audit log's lines", func() bool {
+		data, _ = os.ReadFile(logPath)
+		decided, calls = decided[:0], map[string]int{}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			var r audit.Record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("audit line %q: %v", sc.Text(), err)
+			}
+			if r.Session == "" || r.Server != "p" || (r.Event == audit.EventCall && !strings.HasPrefix(r.Args, "hmac-sha256:")) {
+				t.Errorf("audit record without session, server or digest: %s", sc.Text())
+			}
+			switch r.Event {
+			case audit.EventApproval:
+				decided = append(decided, r.Approval+" by "+r.DecidedBy)
+			case audit.EventCall:
+				calls[r.Tool+" "+r.Outcome]++
+			}
+		}
+		return len(decided) >= 5 && calls["delete_count ok"] >= 1
+	})
 	if fi, _ := os.Stat(logPath); fi.Mode().Perm() != 0o600 {
 		t.Errorf("audit log mode %v, want 0600", fi.Mode().Perm())
 	}
 	for _, secret := range []string{"alpha-one", "bravo-one", "charlie"} {
 		if bytes.Contains(data, []byte(secret)) {
 			t.Errorf("the audit log holds the argument value %q", secret)
-		}
-	}
-	var decided []string
-	calls := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		var r audit.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		if r.Session == "" || r.Server != "p" || (r.Event == audit.EventCall && !strings.HasPrefix(r.Args, "hmac-sha256:")) {
-			t.Errorf("audit record without session, server or digest: %s", sc.Text())
-		}
-		switch r.Event {
-		case audit.EventApproval:
-			decided = append(decided, r.Approval+" by "+r.DecidedBy)
-		case audit.EventCall:
-			calls[r.Tool+" "+r.Outcome]++
 		}
 	}
 	slices.Sort(decided)

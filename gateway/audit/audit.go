@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,21 +56,35 @@ const (
 const DefaultMaxBytes = 16 << 20
 
 // Log appends records to a file. Its methods are safe for concurrent
-// use; a record is written whole before Write returns (no buffering that
-// load could overflow: nothing is dropped).
+// use. A record is in the log's buffer when Write returns and reaches the
+// file within FlushInterval, or at once when the buffer holds
+// maxPending bytes: a writer then waits for the file (nothing is dropped
+// under load, and the hot path pays no system call per call).
 type Log struct {
 	path     string
 	key      []byte
 	maxBytes int64
 
-	mu   sync.Mutex
-	f    *os.File
-	size int64
+	mu      sync.Mutex
+	f       *os.File
+	size    int64  // of the file, with what buf holds
+	buf     []byte // written, not yet in the file
+	spare   []byte // the other buffer, swapped in while buf is written
+	writing sync.Mutex
+	flushErr error
+	done     chan struct{}
+	stopped  chan struct{}
 }
+
+// FlushInterval bounds how long a record waits in memory.
+var FlushInterval = 100 * time.Millisecond
+
+// maxPending is how much may wait in memory before a writer waits.
+const maxPending = 1 << 20
 
 // Open opens (creating, mode 0600) the log at path, with its digest key
 // in keyPath (created with 32 random bytes, mode 0600, if missing).
-// maxBytes <= 0 means DefaultMaxBytes.
+// maxBytes <= 0 means DefaultMaxBytes. Close it to write what waits.
 func Open(path, keyPath string, maxBytes int64) (*Log, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -83,10 +96,11 @@ func Open(path, keyPath string, maxBytes int64) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, key: key, maxBytes: maxBytes}
+	l := &Log{path: path, key: key, maxBytes: maxBytes, done: make(chan struct{}), stopped: make(chan struct{})}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
+	go l.flushLoop()
 	return l, nil
 }
 
@@ -143,50 +157,119 @@ func (l *Log) Digest(args []byte) string {
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil)[:16])
 }
 
-// Write appends r. A record that cannot be written is an error, for the
-// caller to log: the call it records has happened all the same.
+// Write appends r. An error says an earlier flush failed (the caller
+// logs it); the call r records has happened all the same.
 func (l *Log) Write(r Record) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.f == nil {
+		l.mu.Unlock()
 		return errors.New("audit log closed")
 	}
-	if l.size > 0 && l.size+int64(len(line)) > l.maxBytes {
-		if err := l.rotate(); err != nil {
+	n := len(l.buf)
+	l.buf = appendRecord(l.buf, &r)
+	l.size += int64(len(l.buf) - n)
+	rotate := l.size > l.maxBytes && n > 0
+	full := len(l.buf) >= maxPending
+	err := l.flushErr
+	l.flushErr = nil
+	l.mu.Unlock()
+	if rotate || full {
+		if ferr := l.Flush(); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+func (l *Log) flushLoop() {
+	defer close(l.stopped)
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+			if err := l.Flush(); err != nil {
+				l.mu.Lock()
+				l.flushErr = err
+				l.mu.Unlock()
+			}
+		}
+	}
+}
+
+// Flush writes what waits to the file, rotating it first when it has
+// grown past its size.
+func (l *Log) Flush() error {
+	l.writing.Lock() // one writer of the file at a time, in order
+	defer l.writing.Unlock()
+	l.mu.Lock()
+	if l.f == nil || len(l.buf) == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	data, f := l.buf, l.f
+	l.buf, l.spare = l.spare[:0], nil
+	over := l.size > l.maxBytes
+	l.mu.Unlock()
+	if over {
+		var err error
+		if f, err = l.rotate(f, int64(len(data))); err != nil {
 			return err
 		}
 	}
-	n, err := l.f.Write(line)
-	l.size += int64(n)
+	_, err := f.Write(data)
+	l.mu.Lock()
+	l.spare = data[:0]
+	l.mu.Unlock()
 	return err
 }
 
-// rotate moves the current file to NAME.1 and starts a new one.
-func (l *Log) rotate() error {
-	l.f.Close()
-	l.f = nil
+// rotate moves the current file (f) to NAME.1 and starts a new one, which
+// will hold the pending bytes.
+func (l *Log) rotate(f *os.File, pending int64) (*os.File, error) {
+	f.Close()
 	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("rotating the audit log: %w", err)
+		return nil, fmt.Errorf("rotating the audit log: %w", err)
 	}
-	return l.open()
+	nf, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("rotating the audit log: %w", err)
+	}
+	l.mu.Lock()
+	l.f = nf
+	l.size = pending + int64(len(l.buf))
+	l.mu.Unlock()
+	return nf, nil
 }
 
-// Close closes the file; safe twice.
+// Close writes what waits and closes the file; safe twice.
 func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.f == nil {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.done:
+	default:
+		close(l.done)
+	}
+	<-l.stopped
+	err := l.Flush()
+	l.writing.Lock()
+	defer l.writing.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		return nil
+		return err
 	}
-	err := l.f.Close()
+	cerr := l.f.Close()
 	l.f = nil
-	return err
+	return errors.Join(err, cerr)
 }

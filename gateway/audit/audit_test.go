@@ -1,0 +1,166 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestAppendRecordIsEncodingJSON(t *testing.T) {
+	for _, r := range []Record{
+		{Time: time.Date(2026, 11, 25, 10, 0, 0, 123456789, time.UTC), Event: EventCall, Server: "gh", Tool: "delete_repo"},
+		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Event: EventApproval, Session: "s1", Client: "pi <agent> & co",
+			Server: "we\"ird\\", Tool: "t\n\x01\u2028é\xff", Args: "hmac-sha256:00", Outcome: "denied", Approval: "denied",
+			DecidedBy: "cli", Rule: `settings.approveTools = ["a"]`, DurationMs: 12.345},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendRecord(nil, &r)
+		if string(got) != string(want)+"\n" {
+			t.Errorf("appendRecord:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func open(t *testing.T, maxBytes int64) (*Log, string) {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, dir
+}
+
+func readRecords(t *testing.T, path string) []Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Record
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestWriteUnderLoad: records written by many goroutines at once are all
+// in the file after Close, each line whole, none lost.
+func TestWriteUnderLoad(t *testing.T) {
+	l, dir := open(t, 0)
+	const writers, each = 8, 500
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := l.Write(Record{Event: EventCall, Server: "s", Tool: strings.Repeat("t", w+1), DurationMs: float64(i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, filepath.Join(dir, "audit.jsonl"))
+	if len(recs) != writers*each {
+		t.Fatalf("%d records in the file, want %d", len(recs), writers*each)
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "audit.jsonl"))
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := l.Write(Record{}); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+}
+
+// TestFlushedWithoutClose: a record reaches the file within the flush
+// interval while the log stays open (mcpgw audit -f reads it).
+func TestFlushedWithoutClose(t *testing.T) {
+	l, dir := open(t, 0)
+	if err := l.Write(Record{Event: EventCall, Server: "s", Tool: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+		if bytes.Count(data, []byte("\n")) == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record never reached the file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	l, dir := open(t, 4096)
+	for i := range 200 {
+		if err := l.Write(Record{Event: EventCall, Server: "s", Tool: "t", DurationMs: float64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cur := readRecords(t, filepath.Join(dir, "audit.jsonl"))
+	old := readRecords(t, filepath.Join(dir, "audit.jsonl.1"))
+	fi, _ := os.Stat(filepath.Join(dir, "audit.jsonl"))
+	if fi.Size() > 4096 || len(cur) == 0 || len(old) == 0 {
+		t.Fatalf("after rotation: current %d bytes, %d records; old %d records", fi.Size(), len(cur), len(old))
+	}
+	if last := cur[len(cur)-1].DurationMs; last != 200 {
+		t.Errorf("the last record is %v, want 200", last)
+	}
+	if first := cur[0].DurationMs; old[len(old)-1].DurationMs != first-1 {
+		t.Errorf("records lost between the files: old ends at %v, current starts at %v", old[len(old)-1].DurationMs, first)
+	}
+}
+
+func TestDigest(t *testing.T) {
+	l, dir := open(t, 0)
+	a, b := l.Digest([]byte(`{"path":"/secret"}`)), l.Digest([]byte(`{"path":"/other"}`))
+	if a == b || a != l.Digest([]byte(`{"path":"/secret"}`)) || !strings.HasPrefix(a, "hmac-sha256:") || strings.Contains(a, "secret") {
+		t.Errorf("digests %q, %q", a, b)
+	}
+	if l.Digest(nil) != l.Digest([]byte("{}")) {
+		t.Error("no arguments and {} differ")
+	}
+	// The key is kept: a second Open digests alike.
+	l2, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if l2.Digest([]byte(`{"path":"/secret"}`)) != a {
+		t.Error("the key changed between opens")
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "audit.key"))
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("key mode %v", fi.Mode().Perm())
+	}
+}

@@ -1,0 +1,84 @@
+package audit
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// appendRecord appends r as one JSON line, as encoding/json would write
+// it (the same field names and omissions), without reflection: a line is
+// written for every tool call.
+func appendRecord(b []byte, r *Record) []byte {
+	b = append(b, `{"time":"`...)
+	b = r.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","event":`...)
+	b = appendString(b, r.Event)
+	b = appendField(b, "session", r.Session)
+	b = appendField(b, "client", r.Client)
+	b = append(b, `,"server":`...)
+	b = appendString(b, r.Server)
+	b = append(b, `,"tool":`...)
+	b = appendString(b, r.Tool)
+	b = appendField(b, "args", r.Args)
+	b = appendField(b, "outcome", r.Outcome)
+	b = appendField(b, "approval", r.Approval)
+	b = appendField(b, "decidedBy", r.DecidedBy)
+	b = appendField(b, "rule", r.Rule)
+	if r.DurationMs != 0 {
+		b = append(b, `,"durationMs":`...)
+		b = strconv.AppendFloat(b, r.DurationMs, 'f', -1, 64)
+	}
+	return append(b, "}\n"...)
+}
+
+func appendField(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, v)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced, and <, >, & and the
+// line separators escaped as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
