@@ -65,12 +65,12 @@ type Log struct {
 	key      []byte
 	maxBytes int64
 
-	mu      sync.Mutex
-	f       *os.File
-	size    int64  // of the file, with what buf holds
-	buf     []byte // written, not yet in the file
-	spare   []byte // the other buffer, swapped in while buf is written
-	writing sync.Mutex
+	mu       sync.Mutex
+	f        *os.File
+	size     int64  // of the file, with what buf holds
+	buf      []byte // written, not yet in the file
+	spare    []byte // the other buffer, swapped in while buf is written
+	writing  sync.Mutex
 	flushErr error
 	done     chan struct{}
 	stopped  chan struct{}
