@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+)
+
+// newPolicyGateway is a gateway with one server, "p", running the test
+// server with its policy tools, under settings.
+func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir string) *Server {
+	t.Helper()
+	if settings.ToolPrefix == "" {
+		settings.ToolPrefix = registry.PrefixServer
+	}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{
+		"p": upstreamtest.Server("p", map[string]string{upstreamtest.EnvPolicy: "1"}),
+	}, Settings: settings}
+	gw := New(cfg, &Options{NoBootstrap: true, SessionDir: sessionDir})
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
+	connectNow(t, gw, "p")
+	return gw
+}
+
+var destructive = registry.Approval{Set: true, Destructive: true, Field: "settings.approveTools"}
+
+// waitApproval waits for a call to wait for approval and returns it.
+func waitApproval(t *testing.T, gw *Server) PendingApproval {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if list := gw.Approvals(); len(list) > 0 {
+			return list[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no call waits for approval")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+type callResult struct {
+	text  string
+	isErr bool
+}
+
+func callAsync(t *testing.T, c *client, name string, args any) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		text, isErr := c.call(t, name, args)
+		ch <- callResult{text, isErr}
+	}()
+	return ch
+}
+
+// TestApprovalFromThePage: a session that cannot answer a form waits; the
+// page lists the call with its buttons, and its POST releases it; a grant
+// for the tool covers the session's next call and no other session's.
+func TestApprovalFromThePage(t *testing.T) {
+	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, "")
+	h := gw.Handler(&HTTPOptions{Token: pageToken})
+	a := connect(t, gw, SessionOptions{})
+	res := callAsync(t, a, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "one"}})
+	p := waitApproval(t, gw)
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+	req.Header.Set("Authorization", "Bearer "+pageToken)
+	h.ServeHTTP(rec, req)
+	page := rec.Body.String()
+	for _, want := range []string{`id="approval-` + p.ID + `"`, "<strong>delete_thing</strong> on <strong>p</strong>", `name: &#34;one&#34;`, "Allow this tool for the session", `value="deny"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if code := postForm(h, "/-/approve", "id="+p.ID+"&decision=tool"); code != http.StatusSeeOther {
+		t.Fatalf("POST /-/approve: %d", code)
+	}
+	if r := <-res; r.isErr || !strings.Contains(r.text, "deleted one (call 1)") {
+		t.Fatalf("approved call: %+v", r)
+	}
+	// The session's tool grant: no wait.
+	if text, isErr := a.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "two"}}); isErr || !strings.Contains(text, "deleted two (call 2)") {
+		t.Fatalf("call under the grant: %q", text)
+	}
+	// Another session is asked again; deny it.
+	b := connect(t, gw, SessionOptions{})
+	res = callAsync(t, b, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "three"}})
+	p = waitApproval(t, gw)
+	if _, err := gw.Decide(p.ID, grantDeny, byCLI); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; !r.isErr || !strings.Contains(r.text, "denied") {
+		t.Fatalf("denied call: %+v", r)
+	}
+	if _, err := gw.Decide(p.ID, grantOnce, byCLI); err != ErrNoApproval {
+		t.Errorf("deciding twice: %v, want ErrNoApproval", err)
+	}
+	if text, _ := a.call(t, "mcp", map[string]any{"tool": "p_delete_count"}); text != "2" {
+		t.Errorf("delete_thing calls that reached the upstream: %s, want 2", text)
+	}
+}
+
+// TestGrantSurvivesResume: a shim session's grant is kept with its state,
+// so the session resumed after a daemon restart is not asked again.
+func TestGrantSurvivesResume(t *testing.T) {
+	dir := t.TempDir()
+	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, dir)
+	a := connect(t, gw, SessionOptions{ID: "sess1"})
+	res := callAsync(t, a, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}})
+	if _, err := gw.Decide(waitApproval(t, gw).ID, grantServer, byPage); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; r.isErr {
+		t.Fatalf("approved call: %+v", r)
+	}
+
+	gw2 := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: 50 * time.Millisecond}, dir)
+	resumed := connect(t, gw2, SessionOptions{ID: "sess1", Resume: true})
+	if text, isErr := resumed.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "y"}}); isErr || !strings.Contains(text, "deleted y") {
+		t.Errorf("resumed session's call under its server grant: %q", text)
+	}
+	fresh := connect(t, gw2, SessionOptions{ID: "sess2", Resume: true})
+	if text, isErr := fresh.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "z"}}); !isErr || !strings.Contains(text, "approval_required") {
+		t.Errorf("another session's call: %q", text)
+	}
+}
+
+// TestUnguardedCallsAreNotAsked: with no approveTools nothing waits, and
+// autoApprove exempts a tool from settings' approveTools.
+func TestUnguardedCallsAreNotAsked(t *testing.T) {
+	gw := newPolicyGateway(t, registry.Settings{ApproveTools: registry.Approval{Set: true, All: true, Field: "settings.approveTools"}, ApprovalTimeout: 50 * time.Millisecond}, "")
+	cfg := *gw.Catalog().View().Config
+	srv := *cfg.Servers["p"]
+	srv.AutoApprove = []string{"delete_thing"}
+	cfg.Servers = map[string]*registry.Server{"p": &srv}
+	gw.Reload(&cfg)
+	c := connect(t, gw, SessionOptions{})
+	if text, isErr := c.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}}); isErr || !strings.Contains(text, "deleted x") {
+		t.Errorf("autoApprove'd tool: %q", text)
+	}
+	if text, isErr := c.call(t, "mcp", map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}); !isErr || !strings.Contains(text, "approval_required") {
+		t.Errorf("a tool approveTools true covers: %q", text)
+	}
+}
+
+func TestArgsSummary(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	got := argsSummary([]byte(`{"path":"/etc/hosts","apiToken":"hunter2","Password":"p","body":"` + long + `","n":3}`))
+	want := "  Password: \"••••\"\n  apiToken: \"••••\"\n  body: \"" + strings.Repeat("x", 116) + "…\n  n: 3\n  path: \"/etc/hosts\""
+	if got != want {
+		t.Errorf("argsSummary:\n got %q\nwant %q", got, want)
+	}
+	if got := argsSummary(nil); got != "  (none)" {
+		t.Errorf("no arguments: %q", got)
+	}
+	if got := argsSummary([]byte(`"{\"a\":1}"`)); got != "  a: 1" {
+		t.Errorf("arguments as a JSON string: %q", got)
+	}
+}
