@@ -16,10 +16,11 @@ import (
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest/testmain"
 )
 
-// The test binary doubles as a real stdio upstream (upstreamtest.Main).
-func TestMain(m *testing.M) { upstreamtest.Main(m) }
+// The test binary doubles as a real stdio upstream (testmain.Run).
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // newTestGateway starts a gateway whose servers run the test binary as the
 // test server, each appending its PID to its own file.

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/upstreamtest/testmain"
 )
 
 // testMode selects what a re-executed test binary does (see TestMain).
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 	// Children (servers, the reaper) are this binary; under -race each would
 	// otherwise sleep a second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	upstreamtest.Main(m) // serves when upstreamtest.EnvServe is set
+	testmain.Run(m) // serves when upstreamtest.EnvServe is set
 }
 
 // runLegacyServer is a hand-written stdio MCP server of the kind built on

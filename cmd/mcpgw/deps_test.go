@@ -28,6 +28,12 @@ func TestImportBoundaries(t *testing.T) {
 			t.Errorf("mcpgw links %s", dep)
 		}
 	}
+	// The bench command runs upstreamtest's servers, never test glue.
+	for _, dep := range list("-deps", "../mcpgw-bench") {
+		if dep == "testing" || strings.HasSuffix(dep, "/testmain") {
+			t.Errorf("mcpgw-bench links %s", dep)
+		}
+	}
 	imports := list("-f", `{{join .Imports " "}}`, "../../gateway")
 	if slices.Contains(imports, "github.com/mcpgw/mcpgw/cachefile") {
 		t.Error("the gateway imports cachefile; it reads listings through the registry")

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +20,7 @@ import (
 )
 
 // EnvServe, set to "stdio" in the environment of a test binary whose
-// TestMain calls Main, makes that binary serve the test server on
+// TestMain calls testmain.Run, makes that binary serve the test server on
 // stdin/stdout instead of running tests.
 const EnvServe = "MCPGW_TESTSERVER"
 
@@ -125,24 +124,8 @@ func ServeHTTP(ctx context.Context, addr string, opts *Options, ready func(baseU
 	}
 }
 
-// Main is for a TestMain: when EnvServe is "stdio" it serves the test server
-// on stdin/stdout and exits; otherwise it runs the tests.
-//
-//	func TestMain(m *testing.M) { upstreamtest.Main(m) }
-func Main(m *testing.M) {
-	if os.Getenv(EnvServe) == "stdio" {
-		os.Unsetenv(EnvServe)
-		if err := ServeStdio(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "testserver:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // Command returns the command line that re-runs the current binary (a test
-// binary whose TestMain calls Main) as the stdio test server, and the
+// binary whose TestMain calls testmain.Run) as the stdio test server, and the
 // environment entry that selects it.
 func Command() (command string, args []string, env map[string]string) {
 	exe, err := os.Executable()
@@ -153,7 +136,7 @@ func Command() (command string, args []string, env map[string]string) {
 }
 
 // Server returns a stdio registry.Server named name that runs the current
-// test binary as the test server (see Main), with extra environment
+// test binary as the test server (see testmain.Run), with extra environment
 // variables env (e.g. EnvPIDFile). Its Hash is derived from the command and
 // environment, so equal arguments give equal hashes.
 func Server(name string, env map[string]string) *registry.Server {

@@ -1,7 +1,7 @@
 // Package upstreamtest provides a small, fast MCP server used as an upstream
 // by mcpgw's tests and by `mcpgw bench proxy`. It runs in-process (NewServer,
 // Handler), on stdin/stdout (ServeStdio) or over HTTP (ServeHTTP), and can be
-// re-run from a test binary as a real stdio process (Main, Command).
+// re-run from a test binary as a real stdio process (testmain.Run, Command).
 //
 // Tools: echo {message}, add {a,b}, sleep {ms}, fail {message} (an IsError
 // result), crash (exits the process), pid, stderr {line}, image, env {name},
