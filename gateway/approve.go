@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -45,19 +46,9 @@ const (
 	byTimeout     = "timeout"
 )
 
-// PendingApproval is a call waiting for a decision from the status page
-// or the CLI.
-type PendingApproval struct {
-	ID       string    `json:"id"`
-	Session  string    `json:"session"`
-	Client   string    `json:"client,omitempty"`
-	Server   string    `json:"server"`
-	Tool     string    `json:"tool"`
-	Args     string    `json:"args"` // secret values masked, long ones cut
-	Rule     string    `json:"rule"` // the setting that asks for it
-	Since    time.Time `json:"since"`
-	Deadline time.Time `json:"deadline"`
-
+// pendingCall is a call waiting in approvals.
+type pendingCall struct {
+	api.PendingApproval
 	decided chan decision // buffered: the first decision wins
 }
 
@@ -88,14 +79,14 @@ func (d decision) auditWord() string {
 // session.
 type approvals struct {
 	mu      sync.Mutex
-	pending map[string]*PendingApproval
+	pending map[string]*pendingCall
 }
 
-func (a *approvals) add(p *PendingApproval) {
+func (a *approvals) add(p *pendingCall) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pending == nil {
-		a.pending = make(map[string]*PendingApproval)
+		a.pending = make(map[string]*pendingCall)
 	}
 	a.pending[p.ID] = p
 }
@@ -107,12 +98,12 @@ func (a *approvals) remove(id string) {
 }
 
 // List returns the pending approvals, oldest first.
-func (a *approvals) list() []PendingApproval {
+func (a *approvals) list() []api.PendingApproval {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]PendingApproval, 0, len(a.pending))
+	out := make([]api.PendingApproval, 0, len(a.pending))
 	for _, p := range a.pending {
-		out = append(out, *p)
+		out = append(out, p.PendingApproval)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
 	return out
@@ -123,7 +114,7 @@ func (a *approvals) list() []PendingApproval {
 var ErrNoApproval = errors.New("no such pending approval (it was decided, timed out, or its call was cancelled)")
 
 // decide answers the pending approval id.
-func (a *approvals) decide(id string, d decision) (PendingApproval, error) {
+func (a *approvals) decide(id string, d decision) (api.PendingApproval, error) {
 	a.mu.Lock()
 	p, ok := a.pending[id]
 	if ok {
@@ -131,23 +122,23 @@ func (a *approvals) decide(id string, d decision) (PendingApproval, error) {
 	}
 	a.mu.Unlock()
 	if !ok {
-		return PendingApproval{}, ErrNoApproval
+		return api.PendingApproval{}, ErrNoApproval
 	}
 	p.decided <- d
-	return *p, nil
+	return p.PendingApproval, nil
 }
 
 // Approvals lists the calls waiting for a decision from the status page
 // or `mcpgw approve`.
-func (s *Server) Approvals() []PendingApproval { return s.approvals.list() }
+func (s *Server) Approvals() []api.PendingApproval { return s.approvals.list() }
 
 // Decide allows (grant once, tool or server) or denies the pending
 // approval id; by says who: "page" or "cli".
-func (s *Server) Decide(id, grant, by string) (PendingApproval, error) {
+func (s *Server) Decide(id, grant, by string) (api.PendingApproval, error) {
 	switch grant {
 	case grantOnce, grantTool, grantServer, grantDeny:
 	default:
-		return PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
+		return api.PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
 	}
 	return s.approvals.decide(id, decision{grant: grant, by: by})
 }
@@ -223,7 +214,7 @@ func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *reg
 		gw.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
 	}
 	wait := approvalTimeout(v)
-	p := &PendingApproval{
+	p := &pendingCall{PendingApproval: api.PendingApproval{
 		ID:      newApprovalID(),
 		Session: rec.Session,
 		Client:  rec.Client,
@@ -232,8 +223,7 @@ func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *reg
 		Args:    summary,
 		Rule:    rec.Rule,
 		Since:   time.Now(),
-		decided: make(chan decision, 1),
-	}
+	}, decided: make(chan decision, 1)}
 	p.Deadline = p.Since.Add(wait)
 	gw.approvals.add(p)
 	defer gw.approvals.remove(p.ID)
@@ -266,7 +256,7 @@ func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *reg
 // is told it still waits.
 var approvalProgressEvery = 5 * time.Second
 
-func approvalProgress(p *PendingApproval, n int) *mcp.ProgressNotificationParams {
+func approvalProgress(p *pendingCall, n int) *mcp.ProgressNotificationParams {
 	return &mcp.ProgressNotificationParams{
 		Progress: float64(n),
 		Message: fmt.Sprintf("waiting for the user to approve %s on %s: on mcpgw's status page, or `mcpgw approve %s` (until %s)",

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -31,7 +32,7 @@ func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir strin
 var destructive = registry.Approval{Set: true, Destructive: true, Field: "settings.approveTools"}
 
 // waitApproval waits for a call to wait for approval and returns it.
-func waitApproval(t *testing.T, gw *Server) PendingApproval {
+func waitApproval(t *testing.T, gw *Server) api.PendingApproval {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -105,7 +106,7 @@ type Server struct {
 	reconcileMu sync.Mutex // one reconcile at a time
 
 	mu           sync.Mutex
-	lastReload   *ReloadInfo
+	lastReload   *api.ReloadInfo
 	sessions     map[*session]struct{}
 	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
 	events       *earlyEvents        // what HTTP sessions' clients are sent before they listen

@@ -6,75 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
 
-// Report is the daemon's state as `mcpgw status` shows it (GET /-/status).
-type Report struct {
-	Version    string         `json:"version"`
-	PID        int            `json:"pid"`
-	StartedAt  time.Time      `json:"startedAt"`
-	Config     string         `json:"config"`
-	Cache      string         `json:"cache,omitempty"`
-	Sessions   int            `json:"sessions"`
-	Tools      int            `json:"tools"`
-	LastReload *ReloadInfo    `json:"lastReload,omitempty"`
-	Servers    []ServerReport `json:"servers"`
-	// Warnings are the config's: misspelt and ignored fields, unset
-	// variables, fields mcpgw does not act on.
-	Warnings []string `json:"warnings,omitempty"`
-	// Approvals are the calls waiting for the user's decision.
-	Approvals []PendingApproval `json:"approvals,omitempty"`
-}
-
-// ReloadInfo is the outcome of the last configuration reload.
-type ReloadInfo struct {
-	At    time.Time `json:"at"`
-	OK    bool      `json:"ok"`
-	Error string    `json:"error,omitempty"`
-}
-
-// ServerReport is one configured server in a Report.
-type ServerReport struct {
-	Name      string    `json:"name"`
-	State     string    `json:"state"` // connected, idle-closed, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
-	Tools     int       `json:"tools"`
-	Calls     int64     `json:"calls"`
-	Errors    int64     `json:"errors"`
-	LastError string    `json:"lastError,omitempty"`
-	Since     time.Time `json:"since,omitzero"`
-	NextRetry time.Time `json:"nextRetry,omitzero"`
-	PID       int       `json:"pid,omitempty"`
-	Lifecycle string    `json:"lifecycle"`
-	Transport string    `json:"transport"` // stdio or http
-	Source    string    `json:"source"`    // the file that defines it
-	Listing   string    `json:"listing,omitempty"`
-	// SharedWith names the other configured servers with the same identity:
-	// they run as one upstream, whose metric series carry the first name
-	// of Upstream (the one it was created under).
-	SharedWith []string `json:"sharedWith,omitempty"`
-	// Upstream is the name the shared upstream's logs and metrics use.
-	Upstream string `json:"upstream,omitempty"`
-	// Login is an OAuth server's login: "none", "logged in", "expired"
-	// (a refresh is due), with TokenExpiry when the token has one.
-	Login       string    `json:"login,omitempty"`
-	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
-	// P50Ms is the median duration of its last 256 calls, in ms.
-	P50Ms float64 `json:"p50Ms,omitempty"`
-	// Line is the line of its entry in Source.
-	Line int `json:"line,omitempty"`
-	// DisabledHere: disabled from the status page until the daemon stops.
-	DisabledHere bool `json:"disabledHere,omitempty"`
-	// Policy says what restricts the server's tools and what environment
-	// it gets, a phrase each.
-	Policy []string `json:"policy,omitempty"`
-}
-
 // RecordReload notes the outcome of a reload attempt for status, metrics
 // and mcp({}).
 func (s *Server) RecordReload(err error) {
-	info := &ReloadInfo{At: time.Now(), OK: err == nil}
+	info := &api.ReloadInfo{At: time.Now(), OK: err == nil}
 	if err != nil {
 		info.Error = err.Error()
 	}
@@ -84,16 +24,16 @@ func (s *Server) RecordReload(err error) {
 	s.metrics.reload(err)
 }
 
-func (s *Server) reloadInfo() *ReloadInfo {
+func (s *Server) reloadInfo() *api.ReloadInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastReload
 }
 
 // Status reports the daemon's current state.
-func (s *Server) Status() *Report {
+func (s *Server) Status() *api.Report {
 	v := s.catalog.View()
-	r := &Report{
+	r := &api.Report{
 		Version:    s.version,
 		PID:        pid,
 		StartedAt:  s.started,
@@ -101,7 +41,7 @@ func (s *Server) Status() *Report {
 		Sessions:   len(s.sessionList()),
 		Tools:      len(v.Tools),
 		LastReload: s.reloadInfo(),
-		Servers:    []ServerReport{},
+		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
 		Approvals:  s.approvals.list(),
 	}
@@ -114,9 +54,9 @@ func (s *Server) Status() *Report {
 	return r
 }
 
-func (s *Server) serverReport(sv *registry.ServerView) ServerReport {
+func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 	srv := sv.Server
-	sr := ServerReport{
+	sr := api.ServerReport{
 		Name:      srv.Name,
 		Tools:     len(sv.Tools),
 		Lifecycle: srv.Lifecycle,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
@@ -30,7 +31,7 @@ var (
 // pageData is what the page shows; GET / with Accept: application/json
 // returns it as JSON.
 type pageData struct {
-	*Report
+	*api.Report
 	Uptime      string        `json:"-"`
 	Connected   int           `json:"connected"`
 	CSS         template.CSS  `json:"-"`
@@ -75,11 +76,11 @@ func (pageData) ApprovalChoices() []approvalChoice {
 }
 
 // Ago is how long ago t was, as the page writes it.
-func (d pageData) Ago(t time.Time) string { return since(d.now, t) }
+func (d pageData) Ago(t time.Time) string { return api.Ago(d.now, t) }
 
 // pageServer is one server's row, log and tools.
 type pageServer struct {
-	ServerReport
+	api.ServerReport
 	Class      string     `json:"-"`                  // ok, bad, wait or off: the state's colour
 	Actionable bool       `json:"-"`                  // may be (re)connected from the page
 	Sessions   []string   `json:"sessions,omitempty"` // the live sessions that called it (their clients)
@@ -102,7 +103,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := s.Status()
 	now := time.Now()
-	d := pageData{Report: rep, Uptime: since(now, rep.StartedAt), CSS: template.CSS(pageCSS), now: now}
+	d := pageData{Report: rep, Uptime: api.Ago(now, rep.StartedAt), CSS: template.CSS(pageCSS), now: now}
 	v := s.catalog.View()
 	for _, sr := range rep.Servers {
 		ps := pageServer{ServerReport: sr, Daemon: s.serverLogs.get(sr.Name)}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -78,14 +79,14 @@ func TestPageDisableEnable(t *testing.T) {
 	}
 	h := gw.Handler(&HTTPOptions{Token: pageToken})
 	post := func(path string) int { return postForm(h, path, "server=alpha") }
-	report := func() ServerReport {
+	report := func() api.ServerReport {
 		for _, sr := range gw.Status().Servers {
 			if sr.Name == "alpha" {
 				return sr
 			}
 		}
 		t.Fatal("no alpha in status")
-		return ServerReport{}
+		return api.ServerReport{}
 	}
 	if sr := report(); sr.P50Ms <= 0 || sr.Calls != 1 {
 		t.Errorf("after one call: p50 %v ms, %d calls", sr.P50Ms, sr.Calls)

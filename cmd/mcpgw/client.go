@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/control"
 )
 
 // Commands that talk to a running daemon over its HTTP listener.
@@ -53,8 +54,8 @@ func setOrUnset(s string) string {
 }
 
 // control is the client of the daemon the flags name.
-func (c *clientFlags) control() *gateway.Control {
-	return &gateway.Control{URL: c.url, Token: c.token, Version: version}
+func (c *clientFlags) control() *control.Control {
+	return &control.Control{URL: c.url, Token: c.token, Version: version}
 }
 
 func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -73,11 +74,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		_, err := stdout.Write(body)
 		return err
 	}
-	var r gateway.Report
+	var r api.Report
 	if err := json.Unmarshal(body, &r); err != nil {
 		return fmt.Errorf("decoding status: %w", err)
 	}
-	r.WriteText(stdout, time.Now())
+	writeStatus(stdout, &r, time.Now())
 	return nil
 }
 
@@ -109,7 +110,7 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	callArgs, err := gateway.ProxyArgs(name, fs.Args(), gateway.ProxyFlags{Server: *server, Regex: *regex, Schemas: *schemas})
+	callArgs, err := proxyArgs(name, fs.Args(), proxyFlags{Server: *server, Regex: *regex, Schemas: *schemas})
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	gateway.WriteResult(stdout, res)
+	writeResult(stdout, res)
 	if res.IsError {
 		return errors.New("the call returned an error")
 	}

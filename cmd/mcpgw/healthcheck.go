@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/control"
 )
 
 // healthcheck is `mcpgw healthcheck`: it asks a daemon's /healthz and
@@ -22,7 +22,7 @@ func healthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	answer, err := (&gateway.Control{URL: *url}).Healthz(ctx)
+	answer, err := (&control.Control{URL: *url}).Healthz(ctx)
 	if err != nil {
 		return err
 	}

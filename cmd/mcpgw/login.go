@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -49,7 +48,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case err != nil:
 		fmt.Fprintf(stdout, "The daemon will use it at its next connect (%v).\n", firstLine(err.Error()))
 	case res.IsError:
-		fmt.Fprintf(stdout, "The daemon could not connect %s yet: %s\n", srv.Name, firstLine(gateway.ResultText(res)))
+		fmt.Fprintf(stdout, "The daemon could not connect %s yet: %s\n", srv.Name, firstLine(resultText(res)))
 	default:
 		fmt.Fprintf(stdout, "The daemon has reconnected %s.\n", srv.Name)
 	}

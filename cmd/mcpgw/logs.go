@@ -23,7 +23,7 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logs [-f] SERVER")
 	}
-	return c.control().PrintLogs(ctx, stdout, fs.Arg(0), *follow)
+	return printLogs(ctx, c.control(), stdout, fs.Arg(0), *follow)
 }
 
 // uiCmd is `mcpgw ui`: the status page's address, opened in the browser.

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -62,9 +62,9 @@ func deleteCount(t *testing.T, d *daemon) string {
 
 // waitPending polls the daemon until a call of tool waits for approval,
 // and returns it.
-func waitPending(t *testing.T, d *daemon, tool string) gateway.PendingApproval {
+func waitPending(t *testing.T, d *daemon, tool string) api.PendingApproval {
 	t.Helper()
-	var found gateway.PendingApproval
+	var found api.PendingApproval
 	pollUntil(t, "a pending approval of "+tool, func() bool {
 		for _, p := range d.report(t).Approvals {
 			if p.Tool == tool {
@@ -139,9 +139,9 @@ func TestApprovalsE2E(t *testing.T) {
 	bin := buildMcpgw(t)
 	release := []struct {
 		name, want string
-		decide     func(p gateway.PendingApproval)
+		decide     func(p api.PendingApproval)
 	}{
-		{"page", "deleted charlie", func(p gateway.PendingApproval) {
+		{"page", "deleted charlie", func(p api.PendingApproval) {
 			resp, err := http.PostForm(d.url+"/-/approve", url.Values{"id": {p.ID}, "decision": {"once"}})
 			if err != nil {
 				t.Fatal(err)
@@ -151,7 +151,7 @@ func TestApprovalsE2E(t *testing.T) {
 				t.Errorf("page POST: %s", resp.Status)
 			}
 		}},
-		{"cli", "deleted charlie", func(p gateway.PendingApproval) {
+		{"cli", "deleted charlie", func(p api.PendingApproval) {
 			list, err := exec.Command(bin, "approve", "--list", "--url", d.url).CombinedOutput()
 			if err != nil || !strings.Contains(string(list), p.ID) || !strings.Contains(string(list), "delete_thing on p") {
 				t.Errorf("mcpgw approve --list: %v\n%s", err, list)
@@ -161,7 +161,7 @@ func TestApprovalsE2E(t *testing.T) {
 				t.Errorf("mcpgw approve %s: %v\n%s", p.ID, err, out)
 			}
 		}},
-		{"cli-deny", "denied", func(p gateway.PendingApproval) {
+		{"cli-deny", "denied", func(p api.PendingApproval) {
 			out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, p.ID).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "denied delete_thing on p") {
 				t.Errorf("mcpgw approve --deny %s: %v\n%s", p.ID, err, out)

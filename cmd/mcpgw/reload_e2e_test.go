@@ -27,7 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -124,7 +124,7 @@ func saveFileInPlace(t testing.TB, path string, data []byte) {
 	}
 }
 
-func (d *daemon) report(t testing.TB) *gateway.Report {
+func (d *daemon) report(t testing.TB) *api.Report {
 	t.Helper()
 	return daemonStatus(t, d.url)
 }
@@ -143,9 +143,9 @@ func pollUntil(t testing.TB, what string, cond func() bool) {
 }
 
 // waitReload waits for a reload attempt recorded after since.
-func (d *daemon) waitReload(t testing.TB, since time.Time) *gateway.ReloadInfo {
+func (d *daemon) waitReload(t testing.TB, since time.Time) *api.ReloadInfo {
 	t.Helper()
-	var info *gateway.ReloadInfo
+	var info *api.ReloadInfo
 	pollUntil(t, "a config reload", func() bool {
 		info = d.report(t).LastReload
 		return info != nil && info.At.After(since)
@@ -153,7 +153,7 @@ func (d *daemon) waitReload(t testing.TB, since time.Time) *gateway.ReloadInfo {
 	return info
 }
 
-func reportServerNames(r *gateway.Report) []string {
+func reportServerNames(r *api.Report) []string {
 	var names []string
 	for _, s := range r.Servers {
 		names = append(names, s.Name)
@@ -459,7 +459,7 @@ func TestReloadFigures(t *testing.T) {
 }
 
 // reportServer returns the named server of a status report, or nil.
-func reportServer(r *gateway.Report, name string) *gateway.ServerReport {
+func reportServer(r *api.Report, name string) *api.ServerReport {
 	for i := range r.Servers {
 		if r.Servers[i].Name == name {
 			return &r.Servers[i]

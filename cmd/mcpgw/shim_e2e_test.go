@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
 // TestShimAutoStartSharedDaemon: `mcpgw stdio` finds no daemon (only a
@@ -135,14 +136,14 @@ func TestShimNewerHandshake(t *testing.T) {
 }
 
 // daemonStatus is GET /-/status of the daemon at base.
-func daemonStatus(t testing.TB, base string) *gateway.Report {
+func daemonStatus(t testing.TB, base string) *api.Report {
 	t.Helper()
 	resp, err := http.Get(base + "/-/status")
 	if err != nil {
 		t.Fatalf("GET /-/status: %v", err)
 	}
 	defer resp.Body.Close()
-	var r gateway.Report
+	var r api.Report
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		t.Fatalf("decoding /-/status: %v", err)
 	}
@@ -156,7 +157,7 @@ func stopDaemonAt(t *testing.T, base string) {
 	if err != nil {
 		return
 	}
-	var r gateway.Report
+	var r api.Report
 	_ = json.NewDecoder(resp.Body).Decode(&r)
 	resp.Body.Close()
 	if r.PID <= 0 {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
@@ -96,7 +95,7 @@ func TestNewLines(t *testing.T) {
 		{[]string{"a"}, []string{"a"}, []string{}},
 		{[]string{"x"}, []string{"y"}, []string{"y"}},
 	} {
-		if got := gateway.NewLines(tt.prev, tt.cur); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+		if got := newLines(tt.prev, tt.cur); strings.Join(got, ",") != strings.Join(tt.want, ",") {
 			t.Errorf("NewLines(%q, %q) = %q, want %q", tt.prev, tt.cur, got, tt.want)
 		}
 	}

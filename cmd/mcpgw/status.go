@@ -1,4 +1,4 @@
-package gateway
+package main
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
-// WriteText prints r as a person reads it (`mcpgw status`): a header, then
-// a table of servers. Times are relative to now; paths under the home
-// directory print as ~.
-func (r *Report) WriteText(w io.Writer, now time.Time) {
+// writeStatus prints r as a person reads it (`mcpgw status`): a header,
+// then a table of servers. Times are relative to now; paths under the
+// home directory print as ~.
+func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 	connected := 0
 	for _, s := range r.Servers {
 		if s.State == "connected" {
@@ -20,7 +22,7 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 		}
 	}
 	fmt.Fprintf(w, "mcpgw %s, pid %d, up %s, %d session%s, %d/%d servers connected, %d tools\n",
-		r.Version, r.PID, since(now, r.StartedAt), r.Sessions, plural(r.Sessions), connected, len(r.Servers), r.Tools)
+		r.Version, r.PID, api.Ago(now, r.StartedAt), r.Sessions, pluralS(r.Sessions), connected, len(r.Servers), r.Tools)
 	cfg := tildePath(r.Config)
 	if cfg == "" {
 		cfg = "(none)"
@@ -28,9 +30,9 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "config: %s", cfg)
 	if rl := r.LastReload; rl != nil {
 		if rl.OK {
-			fmt.Fprintf(w, " (reloaded %s ago)", since(now, rl.At))
+			fmt.Fprintf(w, " (reloaded %s ago)", api.Ago(now, rl.At))
 		} else {
-			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", since(now, rl.At), rl.Error)
+			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", api.Ago(now, rl.At), rl.Error)
 		}
 	}
 	fmt.Fprintln(w)
@@ -39,7 +41,7 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 	}
 	if len(r.Servers) == 0 {
 		fmt.Fprintln(w, "\nNo servers configured.")
-		r.writeWarnings(w)
+		writeReportWarnings(w, r)
 		return
 	}
 	fmt.Fprintln(w)
@@ -51,7 +53,7 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 		case s.State == "connected" && s.PID != 0:
 			state += fmt.Sprintf(" (pid %d)", s.PID)
 		case s.State == "failed" && !s.NextRetry.IsZero() && s.NextRetry.After(now):
-			state += ", retry in " + since(s.NextRetry, now)
+			state += ", retry in " + api.Ago(s.NextRetry, now)
 		case s.DisabledHere:
 			state += " on the status page, until the daemon stops"
 		}
@@ -62,7 +64,7 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 		case s.Login == "none":
 			state += ", not logged in (mcpgw login " + s.Name + ")"
 		case s.Login != "" && !s.TokenExpiry.IsZero() && s.TokenExpiry.After(now):
-			state += ", " + s.Login + ", token for " + since(s.TokenExpiry, now)
+			state += ", " + s.Login + ", token for " + api.Ago(s.TokenExpiry, now)
 		case s.Login != "":
 			state += ", " + s.Login
 		}
@@ -74,11 +76,11 @@ func (r *Report) WriteText(w io.Writer, now time.Time) {
 			clip(firstLine(lastErr), 50), tildePath(s.Source))
 	}
 	tw.Flush()
-	r.writeWarnings(w)
+	writeReportWarnings(w, r)
 }
 
-// writeWarnings lists the config's warnings, if any.
-func (r *Report) writeWarnings(w io.Writer) {
+// writeReportWarnings lists the config's warnings, if any.
+func writeReportWarnings(w io.Writer, r *api.Report) {
 	if len(r.Warnings) == 0 {
 		return
 	}
@@ -103,26 +105,18 @@ func tildePath(p string) string {
 	return p
 }
 
-func since(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case t.IsZero():
-		return "-"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-}
-
 func clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// pluralS is "s" unless n is 1.
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,4 +1,7 @@
-package gateway
+// Package control is the client of a running daemon's HTTP control API,
+// as the CLI uses it: the status report, reload, a server's log lines,
+// pending approvals, and the mcp tool. It returns data; the CLI prints.
+package control
 
 import (
 	"context"
@@ -8,15 +11,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
-// Control is a client of a running daemon's HTTP surface, as the CLI uses
-// it: the status report, reload, a server's log lines, and the mcp tool.
+// Control is a client of one running daemon.
 type Control struct {
 	URL     string // the daemon's base URL, e.g. http://127.0.0.1:7332
 	Token   string // its bearer token, if it has one
@@ -88,21 +90,6 @@ func (c *Control) Logs(ctx context.Context, server string) ([]string, error) {
 	return strings.Split(text, "\n"), nil
 }
 
-// NewLines returns the lines of cur after what prev already showed: log
-// buffers are rings, whose old lines fall off the front.
-func NewLines(prev, cur []string) []string {
-	if len(prev) == 0 {
-		return cur
-	}
-	// The longest suffix of prev that starts cur.
-	for k := min(len(prev), len(cur)); k > 0; k-- {
-		if slices.Equal(prev[len(prev)-k:], cur[:k]) {
-			return cur[k:]
-		}
-	}
-	return cur
-}
-
 // Proxy calls the mcp tool with args in a session of its own (proxy mode,
 // whatever the configuration's mode), so that the CLI shows what the
 // model would see.
@@ -133,111 +120,6 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// WriteResult prints a tool result for a person: text as it is, other
-// content summarised or as JSON.
-func WriteResult(w io.Writer, res *mcp.CallToolResult) {
-	for _, content := range res.Content {
-		switch ct := content.(type) {
-		case *mcp.TextContent:
-			fmt.Fprintln(w, ct.Text)
-		case *mcp.ImageContent:
-			fmt.Fprintf(w, "[image: %s, %d bytes]\n", ct.MIMEType, len(ct.Data))
-		default:
-			data, _ := json.Marshal(ct)
-			fmt.Fprintln(w, string(data))
-		}
-	}
-}
-
-// ProxyFlags are the options of the CLI's `mcp` tool commands.
-type ProxyFlags struct {
-	Server  string // only this server (tools, search)
-	Regex   bool   // search: the words are a regular expression
-	Schemas bool   // search: include parameters
-}
-
-// ProxyArgs turns a CLI command (tools, search, call, connect, describe)
-// and its arguments into the `mcp` tool's arguments, so that the command
-// shows exactly what the model would see.
-func ProxyArgs(command string, rest []string, f ProxyFlags) (map[string]any, error) {
-	args := map[string]any{}
-	one := func(key, usage string) error {
-		if len(rest) != 1 {
-			return errors.New("usage: " + usage)
-		}
-		args[key] = rest[0]
-		return nil
-	}
-	switch command {
-	case "tools":
-		if f.Server != "" {
-			args["server"] = f.Server
-		}
-	case "search":
-		if len(rest) == 0 {
-			return nil, errors.New("usage: mcpgw search [--server S] WORDS")
-		}
-		args["search"] = strings.Join(rest, " ")
-		if f.Server != "" {
-			args["server"] = f.Server
-		}
-		args["regex"], args["includeSchemas"] = f.Regex, f.Schemas
-	case "call":
-		if len(rest) == 0 || len(rest) > 2 {
-			return nil, errors.New(`usage: mcpgw call TOOL ['{"arg": "value"}']`)
-		}
-		args["tool"] = rest[0]
-		if len(rest) == 2 {
-			var a map[string]any
-			if err := json.Unmarshal([]byte(rest[1]), &a); err != nil {
-				return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
-			}
-			args["args"] = a
-		}
-	case "connect":
-		return args, one("connect", "mcpgw connect SERVER")
-	case "describe":
-		return args, one("describe", "mcpgw describe TOOL")
-	}
-	return args, nil
-}
-
-// ResultText is the text contents of a tool result, joined by spaces.
-func ResultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// PrintLogs writes the daemon's recent lines about server to w; with
-// follow, it then polls once a second and writes the new ones, until ctx
-// ends.
-func (c *Control) PrintLogs(ctx context.Context, w io.Writer, server string, follow bool) error {
-	var last []string
-	for {
-		lines, err := c.Logs(ctx, server)
-		if err != nil {
-			return err
-		}
-		for _, l := range NewLines(last, lines) {
-			fmt.Fprintln(w, l)
-		}
-		last = lines
-		if !follow {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
-}
-
 // Healthz asks the daemon's /healthz and returns "URL: answer"; an error
 // when it does not answer 200 OK.
 func (c *Control) Healthz(ctx context.Context) (string, error) {
@@ -259,7 +141,7 @@ func (c *Control) Healthz(ctx context.Context) (string, error) {
 }
 
 // Approvals returns the calls waiting for the user's approval.
-func (c *Control) Approvals(ctx context.Context) ([]PendingApproval, error) {
+func (c *Control) Approvals(ctx context.Context) ([]api.PendingApproval, error) {
 	body, status, err := c.request(ctx, http.MethodGet, "/-/approvals")
 	if err != nil {
 		return nil, err
@@ -267,7 +149,7 @@ func (c *Control) Approvals(ctx context.Context) ([]PendingApproval, error) {
 	if status != http.StatusOK {
 		return nil, fmt.Errorf("approvals: %s: %s", http.StatusText(status), strings.TrimSpace(string(body)))
 	}
-	var out []PendingApproval
+	var out []api.PendingApproval
 	if err := json.Unmarshal(body, &out); err != nil {
 		return nil, fmt.Errorf("decoding approvals: %w", err)
 	}
@@ -277,7 +159,7 @@ func (c *Control) Approvals(ctx context.Context) ([]PendingApproval, error) {
 // Approve decides the pending approval id: once, tool, server (allow) or
 // deny. The answer says what was decided.
 func (c *Control) Approve(ctx context.Context, id, decision string) (string, error) {
-	q := url.Values{"id": {id}, "decision": {decision}, "by": {byCLI}}
+	q := url.Values{"id": {id}, "decision": {decision}, "by": {"cli"}}
 	body, status, err := c.request(ctx, http.MethodPost, "/-/approve?"+q.Encode())
 	if err != nil {
 		return "", err

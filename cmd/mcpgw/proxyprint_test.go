@@ -1,4 +1,4 @@
-package gateway
+package main
 
 import (
 	"reflect"
@@ -10,27 +10,27 @@ func TestProxyArgs(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		rest []string
-		f    ProxyFlags
+		f    proxyFlags
 		want map[string]any
 		err  string
 	}{
-		{cmd: "tools", f: ProxyFlags{Server: "gh"}, want: map[string]any{"server": "gh"}},
-		{cmd: "search", rest: []string{"open", "issue"}, f: ProxyFlags{Regex: true}, want: map[string]any{"search": "open issue", "regex": true, "includeSchemas": false}},
+		{cmd: "tools", f: proxyFlags{Server: "gh"}, want: map[string]any{"server": "gh"}},
+		{cmd: "search", rest: []string{"open", "issue"}, f: proxyFlags{Regex: true}, want: map[string]any{"search": "open issue", "regex": true, "includeSchemas": false}},
 		{cmd: "search", err: "usage: mcpgw search"},
 		{cmd: "call", rest: []string{"gh_list", `{"n": 2}`}, want: map[string]any{"tool": "gh_list", "args": map[string]any{"n": 2.0}}},
 		{cmd: "call", rest: []string{"gh_list", `[1]`}, err: "arguments must be a JSON object"},
 		{cmd: "connect", rest: []string{"gh"}, want: map[string]any{"connect": "gh"}},
 		{cmd: "describe", rest: []string{"a", "b"}, err: "usage: mcpgw describe TOOL"},
 	} {
-		got, err := ProxyArgs(tc.cmd, tc.rest, tc.f)
+		got, err := proxyArgs(tc.cmd, tc.rest, tc.f)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ProxyArgs(%s %v) = %v, %v; want error %q", tc.cmd, tc.rest, got, err, tc.err)
+				t.Errorf("proxyArgs(%s %v) = %v, %v; want error %q", tc.cmd, tc.rest, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ProxyArgs(%s %v) = %v, %v; want %v", tc.cmd, tc.rest, got, err, tc.want)
+			t.Errorf("proxyArgs(%s %v) = %v, %v; want %v", tc.cmd, tc.rest, got, err, tc.want)
 		}
 	}
 }

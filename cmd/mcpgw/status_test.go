@@ -1,4 +1,4 @@
-package gateway
+package main
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -16,14 +18,14 @@ func TestRenderStatusGolden(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
-		report Report
+		report api.Report
 	}{
-		{"status-empty", Report{Version: "1.0.0", PID: 4242, StartedAt: now.Add(-90 * time.Second), Servers: []ServerReport{}}},
-		{"status-busy", Report{
+		{"status-empty", api.Report{Version: "1.0.0", PID: 4242, StartedAt: now.Add(-90 * time.Second), Servers: []api.ServerReport{}}},
+		{"status-busy", api.Report{
 			Version: "1.0.0", PID: 4242, StartedAt: now.Add(-26*time.Hour - 3*time.Minute), Sessions: 3, Tools: 61,
 			Config: "/home/u/.config/mcpgw/mcp.json", Cache: "/home/u/.pi/agent/mcp-cache.json",
-			LastReload: &ReloadInfo{At: now.Add(-5 * time.Minute), OK: false, Error: "/home/u/.config/mcpgw/mcp.json: servers.github.url: missing host"},
-			Servers: []ServerReport{
+			LastReload: &api.ReloadInfo{At: now.Add(-5 * time.Minute), OK: false, Error: "/home/u/.config/mcpgw/mcp.json: servers.github.url: missing host"},
+			Servers: []api.ServerReport{
 				{Name: "browser", State: "connected", PID: 5150, Tools: 21, Calls: 140, Errors: 2, LastError: "timeout after 2m0s\nmore", Source: "/home/u/.config/mcpgw/mcp.json"},
 				{Name: "github", State: "failed", Tools: 26, Errors: 5, LastError: "connect: 401 Unauthorized", NextRetry: now.Add(95 * time.Second), Source: "/home/u/.cursor/mcp.json"},
 				{Name: "search", State: "cached", Tools: 14, Source: "/home/u/.config/mcpgw/mcp.json"},
@@ -38,7 +40,7 @@ func TestRenderStatusGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			tt.report.WriteText(&buf, now)
+			writeStatus(&buf, &tt.report, now)
 			path := filepath.Join("testdata", tt.name+".golden")
 			if *update {
 				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

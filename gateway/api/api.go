@@ -1,0 +1,102 @@
+// Package api holds the types of the daemon's control API (GET
+// /-/status, /-/approvals): what the daemon reports and what its clients
+// — the CLI, the status page's JSON — read. Data only.
+package api
+
+import (
+	"fmt"
+	"time"
+)
+
+// Report is the daemon's state as `mcpgw status` shows it (GET /-/status).
+type Report struct {
+	Version    string         `json:"version"`
+	PID        int            `json:"pid"`
+	StartedAt  time.Time      `json:"startedAt"`
+	Config     string         `json:"config"`
+	Cache      string         `json:"cache,omitempty"`
+	Sessions   int            `json:"sessions"`
+	Tools      int            `json:"tools"`
+	LastReload *ReloadInfo    `json:"lastReload,omitempty"`
+	Servers    []ServerReport `json:"servers"`
+	// Warnings are the config's: misspelt and ignored fields, unset
+	// variables, fields mcpgw does not act on.
+	Warnings []string `json:"warnings,omitempty"`
+	// Approvals are the calls waiting for the user's decision.
+	Approvals []PendingApproval `json:"approvals,omitempty"`
+}
+
+// ReloadInfo is the outcome of the last configuration reload.
+type ReloadInfo struct {
+	At    time.Time `json:"at"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+}
+
+// ServerReport is one configured server in a Report.
+type ServerReport struct {
+	Name      string    `json:"name"`
+	State     string    `json:"state"` // connected, idle-closed, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
+	Tools     int       `json:"tools"`
+	Calls     int64     `json:"calls"`
+	Errors    int64     `json:"errors"`
+	LastError string    `json:"lastError,omitempty"`
+	Since     time.Time `json:"since,omitzero"`
+	NextRetry time.Time `json:"nextRetry,omitzero"`
+	PID       int       `json:"pid,omitempty"`
+	Lifecycle string    `json:"lifecycle"`
+	Transport string    `json:"transport"` // stdio or http
+	Source    string    `json:"source"`    // the file that defines it
+	Listing   string    `json:"listing,omitempty"`
+	// SharedWith names the other configured servers with the same identity:
+	// they run as one upstream, whose metric series carry the first name
+	// of Upstream (the one it was created under).
+	SharedWith []string `json:"sharedWith,omitempty"`
+	// Upstream is the name the shared upstream's logs and metrics use.
+	Upstream string `json:"upstream,omitempty"`
+	// Login is an OAuth server's login: "none", "logged in", "expired"
+	// (a refresh is due), with TokenExpiry when the token has one.
+	Login       string    `json:"login,omitempty"`
+	TokenExpiry time.Time `json:"tokenExpiry,omitzero"`
+	// P50Ms is the median duration of its last 256 calls, in ms.
+	P50Ms float64 `json:"p50Ms,omitempty"`
+	// Line is the line of its entry in Source.
+	Line int `json:"line,omitempty"`
+	// DisabledHere: disabled from the status page until the daemon stops.
+	DisabledHere bool `json:"disabledHere,omitempty"`
+	// Policy says what restricts the server's tools and what environment
+	// it gets, a phrase each.
+	Policy []string `json:"policy,omitempty"`
+}
+
+// PendingApproval is a call waiting for a decision from the status page
+// or the CLI.
+type PendingApproval struct {
+	ID       string    `json:"id"`
+	Session  string    `json:"session"`
+	Client   string    `json:"client,omitempty"`
+	Server   string    `json:"server"`
+	Tool     string    `json:"tool"`
+	Args     string    `json:"args"` // secret values masked, long ones cut
+	Rule     string    `json:"rule"` // the setting that asks for it
+	Since    time.Time `json:"since"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// Ago says how long before now t was, as mcpgw writes durations
+// ("42s", "3m05s", "2h10m", "3d04h"); "-" for the zero time.
+func Ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+	}
+}
