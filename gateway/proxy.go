@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -299,15 +298,12 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 	return opts
 }
 
-// connectNow connects srv (bypassing any backoff) and puts what it lists in
-// the catalogue before returning, so the caller's next lookup sees it.
+// connectNow connects srv (bypassing any backoff). What it lists is in
+// the catalogue when it returns (through onUpdate, the one way listings
+// arrive), so the caller's next lookup sees it.
 func (gw *Server) connectNow(ctx context.Context, srv *registry.Server) error {
-	snap, err := gw.pool.Upstream(srv).Connect(ctx)
-	if err != nil {
-		return err
-	}
-	gw.catalog.SetListing(srv.Hash, liveListing(snap, time.Now()))
-	return nil
+	_, err := gw.pool.Upstream(srv).Connect(ctx)
+	return err
 }
 
 // serversFor returns the enabled servers with no known tools whose tool

@@ -45,11 +45,9 @@ func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *m
 	if !sv.Server.Enabled {
 		return errorResult("Server %q is disabled in %s.", name, sv.Server.Source)
 	}
-	snap, err := gw.pool.Upstream(sv.Server).Reconnect(ctx)
-	if err != nil {
+	if _, err := gw.pool.Upstream(sv.Server).Reconnect(ctx); err != nil {
 		return errorResult("Connecting %s: %v", name, err)
 	}
-	gw.catalog.SetListing(sv.Server.Hash, liveListing(snap, time.Now()))
 	return gw.listServer(ctx, gw.catalog.ViewFor(v.Config), name)
 }
 

@@ -43,7 +43,9 @@ type Options struct {
 	// fresh lists. It runs on a pool goroutine (never a caller's), without
 	// pool locks held, for one upstream in order and one at a time; it may
 	// be slow-ish (e.g. write the cache), which delays only that upstream's
-	// later notifications. Close waits for running callbacks.
+	// later notifications. Close waits for running callbacks. Connect and
+	// Reconnect return after OnUpdate has run for their snapshot, so it
+	// must not call them itself.
 	OnUpdate func(srv *registry.Server, snap *Snapshot)
 	// OnState is called on every state change, under the same rules as
 	// OnUpdate: the two form one ordered stream per upstream. A change

@@ -88,7 +88,7 @@ func (u *Upstream) runAttempt(att *attempt) {
 	}
 	switch {
 	case err == nil:
-		u.installLocked(s, snap, start)
+		att.pub = u.installLocked(s, snap, start)
 	case u.retired:
 		// Closed meanwhile; its state says so already.
 	default:
@@ -108,8 +108,9 @@ func (u *Upstream) runAttempt(att *attempt) {
 }
 
 // installLocked makes s the upstream's session after a connect that
-// succeeded, and publishes what it lists.
-func (u *Upstream) installLocked(s *session, snap *Snapshot, start time.Time) {
+// succeeded, and publishes what it lists; it returns the publishing
+// event's number (see awaitDelivery).
+func (u *Upstream) installLocked(s *session, snap *Snapshot, start time.Time) uint64 {
 	name := u.srv.Name
 	s.connectedAt = time.Now()
 	s.done = make(chan struct{})
@@ -129,11 +130,12 @@ func (u *Upstream) installLocked(s *session, snap *Snapshot, start time.Time) {
 	}
 	u.lastUsed = time.Now()
 	u.setStateLocked(StateConnected, "")
-	u.publishLocked(snap)
+	pub := u.publishLocked(snap)
 	u.armIdleLocked()
 	u.m.connect(name, outcomeSuccess)
 	u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools),
 		"protocol", snap.ProtocolVersion, "took", time.Since(start).Round(time.Millisecond))
+	return pub
 }
 
 // connectFailedLocked records a failed connect: needs-auth, or failed

@@ -71,6 +71,10 @@ type Upstream struct {
 
 	events   []event // OnState/OnUpdate deliveries, in order
 	draining bool
+	// queued and delivered count events; delivery is closed and replaced
+	// as each is delivered (see awaitDelivery).
+	queued, delivered uint64
+	delivery          chan struct{}
 }
 
 // event is one OnState or OnUpdate delivery.
@@ -86,6 +90,7 @@ type attempt struct {
 	sess *session
 	snap *Snapshot
 	err  error
+	pub  uint64 // the event that publishes snap (see awaitDelivery)
 }
 
 // newUpstream returns an idle upstream for srv, shared (session "") or
@@ -148,6 +153,11 @@ func (u *Upstream) deliver() {
 			u.pool.opts.OnUpdate(ev.srv, ev.snap)
 		}
 		u.mu.Lock()
+		u.delivered++
+		if u.delivery != nil {
+			close(u.delivery)
+			u.delivery = nil
+		}
 	}
 	u.draining = false
 	u.mu.Unlock()
@@ -168,15 +178,48 @@ func (u *Upstream) setStateLocked(st State, errMsg string) {
 	}
 	if u.pool.opts.OnState != nil {
 		s := u.statusLocked()
-		u.events = append(u.events, event{srv: u.srv, status: &s})
+		u.queueLocked(event{srv: u.srv, status: &s})
 	}
 }
 
-// publishLocked stores snap and queues OnUpdate.
-func (u *Upstream) publishLocked(snap *Snapshot) {
+// publishLocked stores snap and queues OnUpdate; it returns the event's
+// number, for awaitDelivery (0: nothing to wait for).
+func (u *Upstream) publishLocked(snap *Snapshot) uint64 {
 	u.snap = snap
-	if u.pool.opts.OnUpdate != nil {
-		u.events = append(u.events, event{srv: u.srv, snap: snap})
+	if u.pool.opts.OnUpdate == nil {
+		return 0
+	}
+	return u.queueLocked(event{srv: u.srv, snap: snap})
+}
+
+// queueLocked queues ev for delivery and returns its number.
+func (u *Upstream) queueLocked(ev event) uint64 {
+	u.events = append(u.events, ev)
+	u.queued++
+	return u.queued
+}
+
+// awaitDelivery waits until event n has been delivered: a Connect returns
+// once OnUpdate has had its lists, so that what the caller does next
+// (look a tool up, list) sees them. The one path by which lists reach
+// the caller's catalogue stays OnUpdate.
+func (u *Upstream) awaitDelivery(ctx context.Context, n uint64) error {
+	for {
+		u.mu.Lock()
+		if n == 0 || u.delivered >= n {
+			u.mu.Unlock()
+			return nil
+		}
+		if u.delivery == nil {
+			u.delivery = make(chan struct{})
+		}
+		ch := u.delivery
+		u.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -395,7 +438,8 @@ func (u *Upstream) release() {
 }
 
 // Connect connects now, bypassing backoff and a needs-auth state, and
-// returns the fresh snapshot; if already connected, it re-lists.
+// returns the fresh snapshot once the pool's OnUpdate has had it; if
+// already connected, it re-lists.
 func (u *Upstream) Connect(ctx context.Context) (*Snapshot, error) {
 	u.mu.Lock()
 	if u.retired {
@@ -420,7 +464,13 @@ func (u *Upstream) Connect(ctx context.Context) (*Snapshot, error) {
 	}
 	select {
 	case <-att.done:
-		return att.snap, att.err
+		if att.err != nil {
+			return nil, att.err
+		}
+		if err := u.awaitDelivery(ctx, att.pub); err != nil {
+			return nil, err
+		}
+		return att.snap, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -435,10 +485,14 @@ func (u *Upstream) relist(ctx context.Context, s *session, timeout time.Duration
 		return nil, fmt.Errorf("re-listing upstream %q: %w", u.Status().Name, err)
 	}
 	u.mu.Lock()
+	var pub uint64
 	if u.sess == s {
-		u.publishLocked(snap)
+		pub = u.publishLocked(snap)
 	}
 	u.unlock()
+	if err := u.awaitDelivery(ctx, pub); err != nil {
+		return nil, err
+	}
 	return snap, nil
 }
 
