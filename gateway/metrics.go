@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // metrics are the gateway's own series. Label values are bounded: server
@@ -124,7 +126,7 @@ var (
 	cacheCorruptDes = prometheus.NewDesc("mcpgw_cache_corrupt_total", "Times the cache file was found corrupt, truncated or of another version.", nil, nil)
 )
 
-type cacheCollector struct{ f Cache }
+type cacheCollector struct{ f registry.Cache }
 
 func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cacheReadsDesc, cacheHitsDesc, cacheMissesDesc, cacheWritesDesc, cacheCorruptDes} {

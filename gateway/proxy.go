@@ -313,11 +313,7 @@ func serversFor(v *registry.View, name string) (cands []*registry.Server, untrus
 		if sv.Listing != nil {
 			continue
 		}
-		prefix := sv.Server.ToolPrefix
-		if prefix == "" {
-			prefix = v.Config.Settings.ToolPrefix
-		}
-		p := strings.TrimSuffix(registry.ToolName(prefix, sv.Server.Name, "x"), "x")
+		p := strings.TrimSuffix(registry.ToolName(v.Config.Settings.PrefixOf(sv.Server), sv.Server.Name, "x"), "x")
 		if !strings.HasPrefix(name, p) && !strings.HasPrefix(name, sv.Server.Name+"/") {
 			continue
 		}

@@ -35,9 +35,9 @@ type Options struct {
 	Logger     *slog.Logger          // nil = discard
 	Registerer prometheus.Registerer // nil = no metrics
 	Version    string                // reported to clients and upstreams
-	// Cache is the shared metadata cache (a *registry.ListingCache); nil
-	// disables it.
-	Cache Cache
+	// Cache is the shared metadata cache (a *registry.ListingCache), which
+	// the catalogue reads and writes; nil disables it.
+	Cache registry.Cache
 	// NoBootstrap disables connecting, at start, the servers that have no
 	// valid cache entry.
 	NoBootstrap bool
@@ -66,16 +66,6 @@ type Options struct {
 	// (settings.audit false turns it off); nil records nothing. The
 	// caller closes it after the Server.
 	Audit *audit.Log
-}
-
-// Cache is the shared metadata cache as the gateway uses it: cached
-// listings by server name and identity hash, and live listings written
-// back. *registry.ListingCache implements it.
-type Cache interface {
-	Listing(name, hash string) (*registry.Listing, bool)
-	Store(names []string, hash string, l *registry.Listing) error
-	Path() string
-	Stats() registry.CacheStats
 }
 
 // Server is the gateway daemon's core. Create it with New, call Start once,
@@ -153,6 +143,9 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	s.metrics = newMetrics(s.opts.Registerer)
 	s.base.Store(cfg)
 	s.catalog = registry.NewCatalog(cfg)
+	if s.opts.Cache != nil {
+		s.catalog.UseCache(s.opts.Cache)
+	}
 	s.pool = upstream.New(&upstream.Options{
 		Logger:            s.log,
 		Registerer:        s.opts.Registerer,
@@ -187,19 +180,10 @@ func (s *Server) Start() {
 	s.discover(s.catalog.View())
 }
 
+// loadCache puts the cached listings of cfg's servers in the catalogue.
 func (s *Server) loadCache(cfg *registry.Config) {
-	if s.opts.Cache == nil {
-		return
-	}
-	found := make(map[string]*registry.Listing)
-	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		srv := cfg.Servers[name]
-		if l, ok := s.opts.Cache.Listing(name, srv.Hash); ok {
-			found[srv.Hash] = l
-		}
-	}
-	if len(found) > 0 {
-		s.warnRejected(s.catalog.SetListings(found), found)
+	if v, found := s.catalog.LoadCached(cfg); len(found) > 0 {
+		s.warnRejected(v, found)
 	}
 }
 
@@ -282,21 +266,12 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 // onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
 // the catalogue and the cache, and sessions hear about the change.
 func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
-	now := time.Now()
-	l := liveListing(snap, now)
-	after := s.catalog.SetListing(srv.Hash, l)
-	s.warnRejected(after, map[string]*registry.Listing{srv.Hash: l})
-	if s.opts.Cache != nil {
-		var names []string
-		for name, cs := range after.Config.Servers {
-			if cs.Hash == srv.Hash {
-				names = append(names, name)
-			}
-		}
-		if err := s.opts.Cache.Store(names, srv.Hash, l); err != nil {
-			s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
-		}
+	l := liveListing(snap, time.Now())
+	after, err := s.catalog.Publish(srv, l)
+	if err != nil {
+		s.log.Warn("writing metadata cache", "server", srv.Name, "err", err)
 	}
+	s.warnRejected(after, map[string]*registry.Listing{srv.Hash: l})
 	s.toolsChanged()
 }
 

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -101,6 +102,69 @@ type Catalog struct {
 	// overlays caches views of other configs (project overlays) over the
 	// current listings; emptied whenever the listings change.
 	overlays map[string]*View
+	cache    Cache // nil: none
+}
+
+// Cache is where listings persist between runs and between tools (the
+// shared metadata cache); *ListingCache implements it.
+type Cache interface {
+	Listing(name, hash string) (*Listing, bool)
+	Store(names []string, hash string, l *Listing) error
+	Path() string
+	Stats() CacheStats
+}
+
+// UseCache makes the catalogue read listings from cache (LoadCached) and
+// write live ones to it (Publish). Call it before either.
+func (c *Catalog) UseCache(cache Cache) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cache = cache
+}
+
+// LoadCached adds the cached listings of cfg's servers (a cached listing
+// never replaces a live one) and returns the new View and what it found,
+// by identity hash.
+func (c *Catalog) LoadCached(cfg *Config) (*View, map[string]*Listing) {
+	c.mu.Lock()
+	cache := c.cache
+	c.mu.Unlock()
+	if cache == nil {
+		return c.View(), nil
+	}
+	found := make(map[string]*Listing)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		srv := cfg.Servers[name]
+		if l, ok := cache.Listing(name, srv.Hash); ok {
+			found[srv.Hash] = l
+		}
+	}
+	if len(found) == 0 {
+		return c.View(), nil
+	}
+	return c.SetListings(found), found
+}
+
+// Publish records what an upstream with srv's identity offers now, live,
+// and writes it to the cache under every name the current configuration
+// gives that identity. The View is the catalogue's after the change; err
+// is the cache's.
+func (c *Catalog) Publish(srv *Server, l *Listing) (*View, error) {
+	after := c.SetListing(srv.Hash, l)
+	c.mu.Lock()
+	cache := c.cache
+	c.mu.Unlock()
+	if cache == nil {
+		return after, nil
+	}
+	var names []string
+	for name, cs := range after.Config.Servers {
+		if cs.Hash == srv.Hash {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return after, cache.Store(names, srv.Hash, l)
 }
 
 // NewCatalog returns a catalogue for cfg with no listings.
@@ -242,10 +306,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 		if !srv.Enabled || sv.Listing == nil {
 			continue
 		}
-		prefix := srv.ToolPrefix
-		if prefix == "" {
-			prefix = cfg.Settings.ToolPrefix
-		}
+		prefix := cfg.Settings.PrefixOf(srv)
 		for _, t := range sv.Listing.Tools {
 			if t == nil || !srv.toolAllowed(prefix, t.Name) || cfg.Settings.excluded(srv, prefix, t.Name) {
 				continue

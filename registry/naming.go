@@ -207,3 +207,12 @@ func ResourceToolName(resourceName string) string {
 	}
 	return "read_" + s
 }
+
+// PrefixOf is the tool prefix mode of srv's tools: its own toolPrefix,
+// else the settings'.
+func (s *Settings) PrefixOf(srv *Server) string {
+	if srv.ToolPrefix != "" {
+		return srv.ToolPrefix
+	}
+	return s.ToolPrefix
+}

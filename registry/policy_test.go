@@ -251,3 +251,61 @@ func TestProjectOverrideEntries(t *testing.T) {
 		t.Errorf("the project's overrides leaked into the user's config: %+v", s)
 	}
 }
+
+// memCache is a Cache in memory.
+type memCache struct {
+	stored map[string][]string // hash → names
+	byName map[string]*Listing // name+hash → listing
+}
+
+func (m *memCache) Listing(name, hash string) (*Listing, bool) {
+	l, ok := m.byName[name+"/"+hash]
+	return l, ok
+}
+
+func (m *memCache) Store(names []string, hash string, l *Listing) error {
+	m.stored[hash] = names
+	for _, n := range names {
+		m.byName[n+"/"+hash] = l
+	}
+	return nil
+}
+func (m *memCache) Path() string       { return "mem" }
+func (m *memCache) Stats() CacheStats { return CacheStats{} }
+
+// TestCatalogOwnsTheCache: live listings are written under every name of
+// their identity, read back by a new catalogue, and a cached listing never
+// replaces a live one.
+func TestCatalogOwnsTheCache(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}, "c": {"command": "y"}}}`), "mcp.json", &LoadOptions{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := &memCache{stored: map[string][]string{}, byName: map[string]*Listing{}}
+	c := NewCatalog(cfg)
+	c.UseCache(mc)
+	live := &Listing{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}, Source: SourceLive}
+	v, err := c.Publish(cfg.Servers["a"], live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mc.stored[cfg.Servers["a"].Hash]; !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("stored under %q, want both names of the identity", got)
+	}
+	if _, ok := v.Lookup("b_t"); !ok {
+		t.Error("the alias's tool is not in the view")
+	}
+	// A new catalogue reads it.
+	c2 := NewCatalog(cfg)
+	c2.UseCache(mc)
+	v2, found := c2.LoadCached(cfg)
+	if _, ok := v2.Lookup("b_t"); !ok || len(found) != 1 {
+		t.Errorf("LoadCached found %d listings", len(found))
+	}
+	// A cached listing does not replace the live one.
+	cached := &Listing{Tools: []*mcp.Tool{{Name: "old", InputSchema: map[string]any{"type": "object"}}}, Source: SourceCache}
+	mc.byName["a/"+cfg.Servers["a"].Hash] = cached
+	if v, _ := c.LoadCached(cfg); func() bool { _, ok := v.Lookup("a_old"); return ok }() {
+		t.Error("a cached listing replaced a live one")
+	}
+}

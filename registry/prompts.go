@@ -56,10 +56,7 @@ func (v *View) buildPromptsAndResources(names []string) {
 		if !srv.Enabled || sv.Listing == nil {
 			continue
 		}
-		prefix := srv.ToolPrefix
-		if prefix == "" {
-			prefix = v.Config.Settings.ToolPrefix
-		}
+		prefix := v.Config.Settings.PrefixOf(srv)
 		for _, p := range sv.Listing.Prompts {
 			if p == nil || p.Name == "" {
 				continue
