@@ -270,7 +270,7 @@ func (m *memCache) Store(names []string, hash string, l *Listing) error {
 	}
 	return nil
 }
-func (m *memCache) Path() string       { return "mem" }
+func (m *memCache) Path() string      { return "mem" }
 func (m *memCache) Stats() CacheStats { return CacheStats{} }
 
 // TestCatalogOwnsTheCache: live listings are written under every name of
