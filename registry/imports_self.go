@@ -3,6 +3,7 @@ package registry
 import (
 	"net"
 	neturl "net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -22,8 +23,7 @@ import (
 //     listens on loopback or on every interface.
 func pointsAtSelf(s *Server, opts *LoadOptions, configPath string) string {
 	if s.Command != "" {
-		base := strings.TrimSuffix(filepath.Base(s.Command), ".exe")
-		if base != "mcpgw" || len(s.Args) == 0 {
+		if !isMcpgw(s.Command) || len(s.Args) == 0 {
 			return ""
 		}
 		switch s.Args[0] {
@@ -96,4 +96,26 @@ func samePath(p, configPath, cwd string, opts *LoadOptions) bool {
 		p = filepath.Join(cwd, p)
 	}
 	return filepath.Clean(p) == filepath.Clean(configPath)
+}
+
+// isMcpgw reports whether command runs mcpgw: named so, or the very
+// binary that is running (installed under another name, or a build of
+// one's own).
+func isMcpgw(command string) bool {
+	if strings.TrimSuffix(filepath.Base(command), ".exe") == "mcpgw" {
+		return true
+	}
+	if !filepath.IsAbs(command) {
+		return false
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(command)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -307,5 +308,22 @@ func TestCatalogOwnsTheCache(t *testing.T) {
 	mc.byName["a/"+cfg.Servers["a"].Hash] = cached
 	if v, _ := c.LoadCached(cfg); func() bool { _, ok := v.Lookup("a_old"); return ok }() {
 		t.Error("a cached listing replaced a live one")
+	}
+}
+
+// TestSelfUnderAnotherName: an entry running this very binary's stdio
+// shim is mcpgw pointing back at itself, whatever the binary is called.
+func TestSelfUnderAnotherName(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	s := &Server{Name: "gw", Command: self, Args: []string{"stdio"}}
+	if why := pointsAtSelf(s, &LoadOptions{}, "/x/mcp.json"); why == "" {
+		t.Errorf("%s stdio is not seen as mcpgw itself", self)
+	}
+	s.Command = "/bin/sh"
+	if why := pointsAtSelf(s, &LoadOptions{}, "/x/mcp.json"); why != "" {
+		t.Errorf("/bin/sh stdio is seen as mcpgw: %s", why)
 	}
 }

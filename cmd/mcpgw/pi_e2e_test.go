@@ -422,7 +422,8 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 		t.Fatalf("the model was asked %d times, want 2", len(reqs))
 	}
 	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_read_thing") {
-		t.Errorf("the model is offered %v, without go's visible tools through mcpgw", reqs[0].Tools)
+		log, _ := os.ReadFile(filepath.Join(e.home, "state", "mcpgw", "mcpgw.log"))
+		t.Errorf("the model is offered %v, without go's visible tools through mcpgw; the daemon's log:\n%s", reqs[0].Tools, log)
 	}
 	for _, name := range reqs[0].Tools {
 		if strings.Contains(name, "delete_thing") {
