@@ -22,15 +22,15 @@ func DialDaemon(sock string) (net.Conn, error) {
 	return net.DialTimeout("unix", sock, 2*time.Second)
 }
 
-// StartDaemon runs this binary with args (`serve ...` listening on sock)
-// in the background, detached from the caller's session, logging to
-// StateDir()/mcpgw.log, and waits for its socket. Shims racing to do this
-// serialise on a lock; the loser finds the winner's daemon. A socket file
-// nobody answers on is stale and removed.
 // LogPath is the log of a daemon the shim started: mcpgw.log in StateDir,
 // at most 10 MB, with one older file kept beside it.
 func LogPath() string { return filepath.Join(StateDir(), "mcpgw.log") }
 
+// StartDaemon runs this binary with args (`serve ...` listening on sock)
+// in the background, detached from the caller's session, logging to
+// LogPath, and waits for its socket. Shims racing to do this serialise on
+// a lock; the loser finds the winner's daemon. A socket file nobody
+// answers on is stale and removed.
 func StartDaemon(ctx context.Context, sock string, args []string, timeout time.Duration) (net.Conn, error) {
 	dir := filepath.Dir(sock)
 	if err := EnsurePrivateDir(dir); err != nil {

@@ -563,9 +563,6 @@ func parseDirectSpec(s string) directSpec {
 	return d
 }
 
-// matches reports whether t is a direct tool: by the spec, or by its
-// server's directTools setting, or else the global one (unless the spec
-// says __none__).
 // selectsAny reports whether d or v's configuration may select any direct
 // tool at all.
 func (d directSpec) selectsAny(v *registry.View) bool {
@@ -583,6 +580,9 @@ func (d directSpec) selectsAny(v *registry.View) bool {
 	return false
 }
 
+// matches reports whether t is a direct tool: by the spec, or by its
+// server's directTools setting, or else the global one (unless the spec
+// says __none__).
 func (d directSpec) matches(t *registry.Tool, v *registry.View) bool {
 	if d.none {
 		return false

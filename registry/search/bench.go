@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// BenchReport is what RunSearchBench measured.
+// BenchReport is what RunBench measured.
 type BenchReport struct {
 	Tools, Servers int
 	Queries        int
@@ -36,7 +36,7 @@ type LevelFigures struct {
 	MRR       float64
 }
 
-// BenchOptions tune RunSearchBench; nil means defaults.
+// BenchOptions tune RunBench; nil means defaults.
 type BenchOptions struct {
 	K int // result limit of the timed searches; 0 = 10
 	// Explain, if positive, writes that many of the queries whose first
@@ -45,7 +45,7 @@ type BenchOptions struct {
 	Explain int
 }
 
-// RunSearchBench measures the search ranking on a catalog in the metadata
+// RunBench measures the search ranking on a catalog in the metadata
 // cache's shape ({"version":1,"servers":{NAME:{"tools":[...]}}}) and JSON
 // Lines queries ({"query": "...", "relevant": ["server/tool", ...]}). A query
 // is a hit at k when any relevant tool is among the first k results. It

@@ -68,7 +68,7 @@ func TestRunBench(t *testing.T) {
 	} {
 		_, err := RunBench(strings.NewReader(tt.catalog), strings.NewReader(tt.queries), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("RunSearchBench(%.30q, %.30q) error = %v, want it to say %q", tt.catalog, tt.queries, err, tt.err)
+			t.Errorf("RunBench(%.30q, %.30q) error = %v, want it to say %q", tt.catalog, tt.queries, err, tt.err)
 		}
 	}
 }

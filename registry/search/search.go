@@ -20,7 +20,7 @@ type Doc struct {
 	Alias string
 }
 
-// SearchOptions narrow and cut a search.
+// Options narrow and cut a search.
 type Options struct {
 	// Regex makes the query a Go regular expression (case-insensitive unless
 	// it says otherwise) matched against tool names and descriptions.
