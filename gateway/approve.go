@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -374,45 +373,4 @@ func argsSummary(raw json.RawMessage) string {
 		fmt.Fprintf(&b, "  %s: %s\n", k, val)
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// serveApprovals is GET /-/approvals: the pending approvals as JSON.
-func (s *Server) serveApprovals(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(s.approvals.list())
-}
-
-// serveApprove is POST /-/approve with id and decision (once, tool,
-// server, deny; "allow" is once) as form or query fields: the page's
-// buttons and `mcpgw approve` (which adds by=cli).
-func (s *Server) serveApprove(w http.ResponseWriter, r *http.Request) {
-	id, grant := r.FormValue("id"), r.FormValue("decision")
-	if grant == "allow" || grant == "" {
-		grant = grantOnce
-	}
-	by := byPage
-	if r.FormValue("by") == byCLI {
-		by = byCLI
-	}
-	p, err := s.Decide(id, grant, by)
-	if isForm(r) {
-		http.Redirect(w, r, "/#approvals", http.StatusSeeOther)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	switch {
-	case errors.Is(err, ErrNoApproval):
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, "%s: %v\n", id, err)
-		return
-	case err != nil:
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintln(w, err)
-		return
-	}
-	word := "allowed"
-	if grant == grantDeny {
-		word = "denied"
-	}
-	fmt.Fprintf(w, "%s %s on %s (%s)\n", word, p.Tool, p.Server, id)
 }

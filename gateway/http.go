@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/internal/loopback"
 )
 
@@ -96,21 +97,11 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
 	}
 	mux.Handle("GET /-/status", control(s.serveStatus))
-	mux.Handle("GET /{$}", control(s.servePage))
-	mux.Handle("POST /{$}", control(s.servePage)) // the token form, when one is set
-	mux.Handle("POST /-/connect", control(s.serveConnect))
-	mux.Handle("POST /-/enable", control(s.serveEnable(true)))
-	mux.Handle("POST /-/disable", control(s.serveEnable(false)))
-	mux.Handle("POST /-/trust", control(s.serveTrust(true)))
-	mux.Handle("POST /-/refuse", control(s.serveTrust(false)))
-	mux.Handle("POST /-/login", control(s.serveLogin))
-	mux.Handle("GET /-/logs", control(s.serveLogs))
-	mux.Handle("GET /-/approvals", control(s.serveApprovals))
-	mux.Handle("POST /-/approve", control(s.serveApprove))
+	statuspage.Register(mux, pageDaemon{s}, control)
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			if err := o.Reload(); isForm(r) {
+			if err := o.Reload(); statuspage.IsForm(r) {
 				http.Redirect(w, r, "/", http.StatusSeeOther) // the page shows the outcome
 				return
 			} else if err != nil {

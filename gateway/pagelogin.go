@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -27,42 +25,6 @@ type pageLogin struct {
 
 // loginTimeout bounds a page login.
 const loginTimeout = 5 * time.Minute
-
-// serveLogin is POST /-/login with server=NAME: it answers with a redirect
-// to the authorization URL (form posts) or the URL as text.
-func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
-	name := r.FormValue("server")
-	sv, ok := s.catalog.View().Server(name)
-	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
-		http.Error(w, fmt.Sprintf("no remote server %q with \"auth\": \"oauth\"", name), http.StatusNotFound)
-		return
-	}
-	if s.opts.OAuthStore == nil {
-		http.Error(w, "this daemon keeps no logins", http.StatusConflict)
-		return
-	}
-	l := s.startLogin(sv.Server)
-	var authURL string
-	select {
-	case authURL = <-l.url:
-		l.url <- authURL // for a second click
-	case <-l.done:
-		if l.err != nil {
-			http.Error(w, "login: "+l.err.Error(), http.StatusBadGateway)
-			return
-		}
-		http.Error(w, "logged in already", http.StatusConflict)
-		return
-	case <-r.Context().Done():
-		return
-	}
-	if isForm(r) {
-		http.Redirect(w, r, authURL, http.StatusSeeOther)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintln(w, authURL)
-}
 
 // startLogin returns the login of srv in progress, starting one if none is.
 func (s *Server) startLogin(srv *registry.Server) *pageLogin {

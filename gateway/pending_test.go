@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -52,10 +53,10 @@ func TestPagePendingProjects(t *testing.T) {
 	connect(t, gw, SessionOptions{Cwd: projB})
 
 	h := gw.Handler(&HTTPOptions{Token: pageToken})
-	page := func() []pendingProject {
+	page := func() []statuspage.Project {
 		t.Helper()
 		var d struct {
-			Pending []pendingProject `json:"pending"`
+			Pending []statuspage.Project `json:"pending"`
 		}
 		pageJSON(t, h, &d)
 		return d.Pending

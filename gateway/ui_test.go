@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -25,7 +26,7 @@ func TestPageRenders(t *testing.T) {
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
 	connectNow(t, gw, "alpha")
 	connect(t, gw, SessionOptions{Cwd: "/home/u/project"})
-	h := http.HandlerFunc(gw.servePage)
+	h := pageHandler(gw)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/?q=echo", nil))
 	body := rec.Body.String()
@@ -171,7 +172,7 @@ func BenchmarkStatusPage100(b *testing.B) {
 		ls[srv.Hash] = l
 	}
 	gw.Catalog().SetListings(ls)
-	h := http.HandlerFunc(gw.servePage)
+	h := pageHandler(gw)
 	var size int
 	b.ResetTimer()
 	for b.Loop() {
@@ -183,6 +184,14 @@ func BenchmarkStatusPage100(b *testing.B) {
 		size = rec.Body.Len()
 	}
 	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// pageHandler serves the status page of gw without the control API's
+// protection (tested in hostile_page_test.go).
+func pageHandler(gw *Server) http.Handler {
+	mux := http.NewServeMux()
+	statuspage.Register(mux, pageDaemon{gw}, func(h http.HandlerFunc) http.Handler { return h })
+	return mux
 }
 
 // pageToken is the token the page tests' handlers require.

@@ -134,3 +134,55 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("search results (%v):\n%s", err, results)
 	}
 }
+
+// TestApprovalInChromium: a call that waits for approval is on the page;
+// the user clicks Allow once in a real browser, and the call goes through.
+func TestApprovalInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed (apt-get install chromium)")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	needNode(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": true})},
+		map[string]any{"approvalTimeoutMs": 120000})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	done := make(chan []StepResult, 1)
+	go func() {
+		done <- runClient(t, Target{URL: d.mcpURL()}, []Step{
+			mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
+		})
+	}()
+	p := waitPending(t, d, "delete_thing")
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+	tctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+	card := `#approval-` + p.ID
+	text, err := chromedp.Run(tctx, chromedp.Text(card))
+	if err != nil || !strings.Contains(text, "delete_thing") || !strings.Contains(text, `name: "from-the-page"`) {
+		t.Fatalf("the page's approval (%v):\n%s", err, text)
+	}
+	if err := chromedp.Do(tctx, chromedp.Click(card+` form:has(input[value="once"]) button`)); err != nil {
+		t.Fatalf("clicking Allow once: %v", err)
+	}
+	select {
+	case r := <-done:
+		if got := r[0].Text(); !strings.Contains(got, "deleted from-the-page") {
+			t.Errorf("the call after Allow once: %q", got)
+		}
+	case <-tctx.Done():
+		t.Fatal("the call never went through after Allow once")
+	}
+}
