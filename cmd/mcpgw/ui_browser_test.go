@@ -23,13 +23,7 @@ import (
 // reloaded; the search box returns ranked tools. MCPGW_SCREENSHOT=FILE
 // saves a screenshot of the page.
 func TestStatusPageInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	chromium := needChromium(t)
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
 	script := filepath.Join(dir, "flaky.sh")
@@ -40,12 +34,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}, nil)
 	d := startDaemonProc(t, dir, config)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
+	ctx := newChromium(t, chromium)
 	// The first action starts the browser: no timeout on its context.
 	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
 		t.Fatalf("loading the page: %v", err)
@@ -138,13 +127,7 @@ func TestStatusPageInChromium(t *testing.T) {
 // TestApprovalInChromium: a call that waits for approval is on the page;
 // the user clicks Allow once in a real browser, and the call goes through.
 func TestApprovalInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed (apt-get install chromium)")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	chromium := needChromium(t)
 	needNode(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": true})},
@@ -158,12 +141,7 @@ func TestApprovalInChromium(t *testing.T) {
 	}()
 	p := waitPending(t, d, "delete_thing")
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
+	ctx := newChromium(t, chromium)
 	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
 		t.Fatalf("loading the page: %v", err)
 	}
@@ -185,4 +163,29 @@ func TestApprovalInChromium(t *testing.T) {
 	case <-tctx.Done():
 		t.Fatal("the call never went through after Allow once")
 	}
+}
+
+// needChromium returns Debian's Chromium, or skips the test (fails it in
+// CI) when it is not installed.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed (apt-get install chromium)")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	return chromium
+}
+
+// newChromium starts a headless Chromium for the test, ended with it.
+func newChromium(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx
 }
