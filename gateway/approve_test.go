@@ -3,11 +3,14 @@ package gateway
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
@@ -163,5 +166,42 @@ func TestArgsSummary(t *testing.T) {
 	}
 	if got := argsSummary([]byte(`"{\"a\":1}"`)); got != "  a: 1" {
 		t.Errorf("arguments as a JSON string: %q", got)
+	}
+}
+
+// TestAuditSetting: every call is on the audit log, with its session and
+// a digest of its arguments; settings.audit false turns that off.
+func TestAuditSetting(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		dir := t.TempDir()
+		log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings := registry.Settings{ToolPrefix: registry.PrefixServer}
+		if !on {
+			settings.Audit = &on
+		}
+		cfg := &registry.Config{Servers: map[string]*registry.Server{
+			"p": upstreamtest.Server("p", map[string]string{upstreamtest.EnvPolicy: "1"}),
+		}, Settings: settings}
+		gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
+		gw.Start()
+		connectNow(t, gw, "p")
+		c := connect(t, gw, SessionOptions{ID: "audited"})
+		if text, _ := c.call(t, "mcp", map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "secret-name"}}); text != "read secret-name" {
+			t.Fatalf("call: %q", text)
+		}
+		gw.Close()
+		if err := log.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+		switch {
+		case !on && len(data) != 0:
+			t.Errorf("settings.audit false, and the log holds %s", data)
+		case on && (!strings.Contains(string(data), `"session":"audited"`) || !strings.Contains(string(data), `"tool":"read_thing","args":"hmac-sha256:`) || strings.Contains(string(data), "secret-name")):
+			t.Errorf("the audit line: %s", data)
+		}
 	}
 }
