@@ -1,11 +1,12 @@
 package gateway
 
 import (
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"golang.org/x/sys/unix"
 )
 
 // The in-flight table: a piped session's requests awaiting an answer, in
-// memory the shim shares (a memfd passed with the Welcome). A daemon that
+// memory the shim shares (a memfd passed with the wire.Welcome). A daemon that
 // stops answers them itself (pipedSession.drain); one that is killed
 // cannot, and the shim reads the table after the connection ends and
 // answers what is left, as it would have with the byte pipe. The daemon
@@ -27,7 +28,7 @@ func newInFlightTable() *inFlightTable {
 	if err != nil {
 		return nil
 	}
-	size := InFlightTableSize
+	size := wire.InFlightTableSize
 	if unix.Ftruncate(fd, int64(size)) != nil {
 		unix.Close(fd)
 		return nil
@@ -37,15 +38,15 @@ func newInFlightTable() *inFlightTable {
 		unix.Close(fd)
 		return nil
 	}
-	t := &inFlightTable{fd: fd, mem: mem, slot: map[string]int{}, free: make([]int, 0, inFlightSlots)}
-	for i := inFlightSlots - 1; i >= 0; i-- {
+	t := &inFlightTable{fd: fd, mem: mem, slot: map[string]int{}, free: make([]int, 0, wire.InFlightSlots)}
+	for i := wire.InFlightSlots - 1; i >= 0; i-- {
 		t.free = append(t.free, i)
 	}
 	return t
 }
 
 func (t *inFlightTable) add(id string) {
-	if t == nil || len(id) > inFlightSlotSize-2 || len(t.free) == 0 {
+	if t == nil || len(id) > wire.InFlightSlotSize-2 || len(t.free) == 0 {
 		return
 	}
 	if _, ok := t.slot[id]; ok {
@@ -53,7 +54,7 @@ func (t *inFlightTable) add(id string) {
 	}
 	i := t.free[len(t.free)-1]
 	t.free = t.free[:len(t.free)-1]
-	s := t.mem[i*inFlightSlotSize : (i+1)*inFlightSlotSize]
+	s := t.mem[i*wire.InFlightSlotSize : (i+1)*wire.InFlightSlotSize]
 	s[1] = byte(len(id))
 	copy(s[2:], id)
 	s[0] = 1
@@ -68,7 +69,7 @@ func (t *inFlightTable) remove(id string) {
 	if !ok {
 		return
 	}
-	t.mem[i*inFlightSlotSize] = 0
+	t.mem[i*wire.InFlightSlotSize] = 0
 	delete(t.slot, id)
 	t.free = append(t.free, i)
 }

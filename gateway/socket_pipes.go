@@ -6,7 +6,7 @@ package gateway
 // daemon: the shim sleeps on the connection until the session ends or the
 // daemon goes away. What the shim did for a daemon restart moves here:
 // the daemon passes the client's initialize and initialized lines to the
-// shim (PipeNote.Replay), which sends them back to the next daemon; and a
+// shim (wire.PipeNote.Replay), which sends them back to the next daemon; and a
 // daemon that stops answers the requests it has read but not answered,
 // as the shim would have, before it lets go of the pipes.
 
@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,7 +46,7 @@ func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 // clientPipes returns the client's stdin and stdout a shim passed with
 // hello, when it passed exactly those: two pipes or sockets. The files
 // are made non-blocking, so that closing one ends a read in progress.
-func clientPipes(hello Hello, fds []int) (in, out *os.File, ok bool) {
+func clientPipes(hello wire.Hello, fds []int) (in, out *os.File, ok bool) {
 	if !hello.Pipes || len(fds) != 2 {
 		return nil, nil, false
 	}
@@ -82,12 +82,12 @@ type pipedSession struct {
 }
 
 // servePipes serves the session of a shim that passed its client's pipes.
-func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello Hello, in, out *os.File) error {
+func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello wire.Hello, in, out *os.File) error {
 	defer out.Close()
 	defer in.Close()
 	table := newInFlightTable()
 	defer table.close()
-	if err := writeWelcomeRights(conn, Welcome{OK: true, Version: s.version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
+	if err := writeWelcomeRights(conn, wire.Welcome{OK: true, Version: s.version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
 		return err
 	}
 	s.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
@@ -134,7 +134,7 @@ func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader
 		<-drained
 	} else {
 		// The client ended the session.
-		ps.note(PipeNote{Done: true})
+		ps.note(wire.PipeNote{Done: true})
 	}
 	return err
 }
@@ -159,7 +159,7 @@ func (ps *pipedSession) fromClient(line []byte) {
 	}
 	ps.mu.Unlock()
 	if replay {
-		ps.note(PipeNote{Replay: string(bytes.TrimRight(line, "\r\n"))})
+		ps.note(wire.PipeNote{Replay: string(bytes.TrimRight(line, "\r\n"))})
 	}
 }
 
@@ -219,48 +219,14 @@ func (ps *pipedSession) drain(closeSession func()) {
 	ps.out.mu.Lock()
 	defer ps.out.mu.Unlock()
 	for id := range ids {
-		_, _ = ps.out.w.Write(RestartedAnswer([]byte(id)))
+		_, _ = ps.out.w.Write(wire.RestartedAnswer([]byte(id)))
 	}
 	ps.mu.Lock()
 	ps.table.clear()
 	ps.mu.Unlock()
 }
 
-// RestartedAnswer is the answer to request id when the daemon went away
-// with it in flight.
-func RestartedAnswer(id []byte) []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%q}}`+"\n", id, RestartedInFlight)
-}
-
-// The in-flight table (inflight_linux.go) is inFlightSlots slots of
-// inFlightSlotSize bytes: byte 0 is 1 for a used slot, byte 1 the ID's
-// length, then the ID as written (raw JSON). IDs longer than a slot holds
-// are not tracked.
-const (
-	inFlightSlots    = 512
-	inFlightSlotSize = 64
-
-	// InFlightTableSize is the size of the in-flight table.
-	InFlightTableSize = inFlightSlots * inFlightSlotSize
-)
-
-// InFlightIDs returns the IDs of the requests an in-flight table holds.
-func InFlightIDs(table []byte) [][]byte {
-	var ids [][]byte
-	for i := 0; i+inFlightSlotSize <= len(table); i += inFlightSlotSize {
-		s := table[i : i+inFlightSlotSize]
-		if s[0] == 1 && s[1] > 0 && int(s[1]) <= inFlightSlotSize-2 {
-			ids = append(ids, s[2:2+s[1]])
-		}
-	}
-	return ids
-}
-
-// RestartedInFlight is the error message of a request in flight when the
-// daemon went away.
-const RestartedInFlight = "the mcpgw daemon restarted while this request was in flight; it may or may not have taken effect. Later requests work: retry if it is safe."
-
-func (ps *pipedSession) note(n PipeNote) {
+func (ps *pipedSession) note(n wire.PipeNote) {
 	data, _ := json.Marshal(n)
 	_, _ = ps.conn.Write(append(data, '\n'))
 }

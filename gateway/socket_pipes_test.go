@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -65,7 +66,7 @@ func TestPipedSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dial := func(hello Hello) (*bufio.Reader, net.Conn) {
+	dial := func(hello wire.Hello) (*bufio.Reader, net.Conn) {
 		t.Helper()
 		c, err := net.Dial("unix", sock)
 		if err != nil {
@@ -78,15 +79,15 @@ func TestPipedSession(t *testing.T) {
 		br := bufio.NewReader(c)
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		line, err := br.ReadBytes('\n')
-		var wel Welcome
+		var wel wire.Welcome
 		if err != nil || json.Unmarshal(line, &wel) != nil || !wel.OK || !wel.Pipes {
 			t.Fatalf("welcome %q (%v), want the pipes taken", line, err)
 		}
 		return br, c
 	}
-	note := func(br *bufio.Reader) (PipeNote, error) {
+	note := func(br *bufio.Reader) (wire.PipeNote, error) {
 		line, err := br.ReadBytes('\n')
-		var n PipeNote
+		var n wire.PipeNote
 		if err == nil {
 			err = json.Unmarshal(line, &n)
 		}
@@ -94,7 +95,7 @@ func TestPipedSession(t *testing.T) {
 	}
 
 	stop1, done1 := serve()
-	hello := Hello{Protocol: HandshakeProtocol, Session: "0123456789abcdef", Pipes: true}
+	hello := wire.Hello{Protocol: wire.HandshakeProtocol, Session: "0123456789abcdef", Pipes: true}
 	shim, conn := dial(hello)
 	initLine := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
@@ -124,7 +125,7 @@ func TestPipedSession(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	stop1()
 	m := readClient()
-	if e, _ := m["error"].(map[string]any); m["id"] != float64(3) || e == nil || e["message"] != RestartedInFlight {
+	if e, _ := m["error"].(map[string]any); m["id"] != float64(3) || e == nil || e["message"] != wire.RestartedInFlight {
 		t.Fatalf("the call in flight at the stop: %v", m)
 	}
 	if n, err := note(shim); err == nil {
@@ -178,7 +179,7 @@ func TestPipedSessionEndsWithTheShim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(Hello{Protocol: HandshakeProtocol, Session: "fedcba9876543210", Pipes: true})
+	data, _ := json.Marshal(wire.Hello{Protocol: wire.HandshakeProtocol, Session: "fedcba9876543210", Pipes: true})
 	if _, _, err := c.(*net.UnixConn).WriteMsgUnix(append(data, '\n'), syscall.UnixRights(int(inR.Fd()), int(outW.Fd())), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestPipedSessionEndsWithTheShim(t *testing.T) {
 	inR.Close()
 	outW.Close()
 	line, err := bufio.NewReader(c).ReadBytes('\n')
-	var wel Welcome
+	var wel wire.Welcome
 	if err != nil || json.Unmarshal(line, &wel) != nil || !wel.Pipes {
 		t.Fatalf("welcome %q (%v)", line, err)
 	}

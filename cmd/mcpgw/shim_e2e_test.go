@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 )
 
 // TestShimAutoStartSharedDaemon: `mcpgw stdio` finds no daemon (only a
@@ -124,7 +124,7 @@ func TestShimNewerHandshake(t *testing.T) {
 		if _, err := conn.Write([]byte(tc.line + "\n")); err != nil {
 			t.Fatal(err)
 		}
-		var wel gateway.Welcome
+		var wel wire.Welcome
 		if err := json.NewDecoder(conn).Decode(&wel); err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/gateway/shim"
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 )
 
 // stdioShim is `mcpgw stdio`: it connects an MCP client that speaks stdio
@@ -39,7 +39,7 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Dial:    dial,
 		Version: version,
 		Logger:  log,
-		Hello: gateway.Hello{Protocol: gateway.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
+		Hello: wire.Hello{Protocol: wire.HandshakeProtocol, Version: version, Cwd: cwd, Mode: *mode,
 			DirectTools: os.Getenv("MCP_DIRECT_TOOLS"), ClientPrefix: *prefix},
 	})
 }

@@ -75,7 +75,7 @@ func newPump(p *pipe, stdin io.Reader, stdout io.Writer) *pump {
 
 // clientPipes returns the descriptors of stdin and stdout when both are
 // pipes or sockets, which the daemon can be handed (see
-// gateway.Hello.Pipes); a terminal or a file stays with the shim.
+// wire.Hello.Pipes); a terminal or a file stays with the shim.
 func clientPipes(stdin io.Reader, stdout io.Writer) ([]int, bool) {
 	var fds []int
 	for _, f := range []any{stdin, stdout} {

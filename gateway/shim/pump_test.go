@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 )
 
 // echoDaemon accepts shim connections on a unix socket, answers the
@@ -53,7 +53,7 @@ func serveEcho(c net.Conn) {
 	if _, err := br.ReadBytes('\n'); err != nil {
 		return
 	}
-	wel, _ := json.Marshal(gateway.Welcome{OK: true, Version: "test"})
+	wel, _ := json.Marshal(wire.Welcome{OK: true, Version: "test"})
 	c.Write(append(wel, '\n'))
 	answers := make(chan []byte, 1<<17)
 	written := make(chan struct{})

@@ -13,7 +13,7 @@
 // client never sees the socket close.
 //
 // On Linux, when stdin and stdout are pipes or sockets, the shim first
-// offers them to the daemon (gateway.Hello.Pipes). A daemon that takes
+// offers them to the daemon (wire.Hello.Pipes). A daemon that takes
 // them serves the client on them itself, passes the shim the handshake
 // lines to replay, and answers the requests in flight when it stops; the
 // shim only waits on the connection, and hands the pipes to the next
@@ -37,7 +37,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
 )
 
@@ -46,7 +46,7 @@ type Options struct {
 	// Dial connects to the daemon (starting one if it should); required.
 	Dial func(ctx context.Context) (net.Conn, error)
 	// Hello is the handshake; Session and Resume are set by Run.
-	Hello gateway.Hello
+	Hello wire.Hello
 	// Version is the shim's version, compared with the daemon's.
 	Version string
 	// Logger receives notes for the user (stderr); nil = discard.
@@ -77,7 +77,7 @@ type pipe struct {
 	clientDone  bool            // stdin ended: the session is over
 
 	// handoff are the client's stdin and stdout, offered to each daemon
-	// (gateway.Hello.Pipes) until one declines; piped says the current
+	// (wire.Hello.Pipes) until one declines; piped says the current
 	// daemon took them, and serves the client itself.
 	handoff []int
 	piped   bool
@@ -208,7 +208,7 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 		conn.Close()
 		return nil, nil, fmt.Errorf("reading the daemon's handshake answer: %w", err)
 	}
-	var wel gateway.Welcome
+	var wel wire.Welcome
 	if err := json.Unmarshal(line, &wel); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("the process on the socket is not an mcpgw daemon (answered %q)", strings.TrimSpace(string(line)))
@@ -268,7 +268,7 @@ func (p *pipe) watch(ctx context.Context, conn net.Conn, br *bufio.Reader) (net.
 		if err != nil {
 			break
 		}
-		var n gateway.PipeNote
+		var n wire.PipeNote
 		if json.Unmarshal(line, &n) != nil {
 			continue
 		}
@@ -310,10 +310,10 @@ func (p *pipe) answerTable() {
 	if p.table < 0 {
 		return
 	}
-	buf := make([]byte, gateway.InFlightTableSize)
+	buf := make([]byte, wire.InFlightTableSize)
 	n, _ := syscall.Pread(p.table, buf, 0)
-	for _, id := range gateway.InFlightIDs(buf[:max(n, 0)]) {
-		_ = p.write(gateway.RestartedAnswer(id))
+	for _, id := range wire.InFlightIDs(buf[:max(n, 0)]) {
+		_ = p.write(wire.RestartedAnswer(id))
 	}
 	p.setTable(-1)
 }
@@ -472,7 +472,7 @@ func (p *pipe) failInFlight() {
 	p.inFlight = map[string]bool{}
 	p.mu.Unlock()
 	for id := range ids {
-		_ = p.write(gateway.RestartedAnswer([]byte(id)))
+		_ = p.write(wire.RestartedAnswer([]byte(id)))
 	}
 }
 
