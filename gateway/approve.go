@@ -145,7 +145,7 @@ func (s *Server) Decide(id, grant, by string) (api.PendingApproval, error) {
 // gate decides whether the call c of t on srv may go on; it returns the
 // answer to give instead when it may not. rec is the call's audit record,
 // given the approval's outcome.
-func (gw *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
+func (s *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
 	rule, need := v.NeedsApproval(t)
 	if !need {
 		return nil
@@ -154,12 +154,12 @@ func (gw *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *re
 	ss := c.session
 	d := ss.granted(t, srv)
 	if !d.allowed() {
-		d = gw.ask(ctx, c, v, t, srv, rec)
+		d = s.ask(ctx, c, v, t, srv, rec)
 	}
 	rec.Approval, rec.DecidedBy = d.auditWord(), d.by
-	gw.metrics.approval(srv.Name, rec.Approval)
+	s.metrics.approval(srv.Name, rec.Approval)
 	if d.by != bySession {
-		gw.auditWrite(v, audit.Record{
+		s.auditWrite(v, audit.Record{
 			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: t.Original,
 			Args: rec.Args, Approval: rec.Approval, DecidedBy: d.by, Rule: rec.Rule,
 		})
@@ -193,7 +193,7 @@ func approvalTimeout(v *registry.View) time.Duration {
 // ask gets a decision on the call: from the session's client, when it
 // can answer an elicitation form; else from the page or the CLI, waiting
 // up to the approval timeout (a zero decision: none came).
-func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
+func (s *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
 	ss := c.session
 	summary := argsSummary(c.args)
 	if ss.canElicitForm() {
@@ -210,7 +210,7 @@ func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *reg
 		case ctx.Err() != nil:
 			return decision{grant: grantDeny, by: byElicitation}
 		}
-		gw.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
+		s.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
 	}
 	wait := approvalTimeout(v)
 	p := &pendingCall{PendingApproval: api.PendingApproval{
@@ -224,9 +224,9 @@ func (gw *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *reg
 		Since:   time.Now(),
 	}, decided: make(chan decision, 1)}
 	p.Deadline = p.Since.Add(wait)
-	gw.approvals.add(p)
-	defer gw.approvals.remove(p.ID)
-	gw.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
+	s.approvals.add(p)
+	defer s.approvals.remove(p.ID)
+	s.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
 		"id", p.ID, "server", srv.Name, "tool", t.Original, "session", rec.Session, "timeout", wait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()

@@ -65,7 +65,7 @@ func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, na
 // client exactly as the upstream wrote it is returned as that JSON (raw),
 // and res is nil; otherwise res is the result and raw nil. Failures are
 // results (IsError) the model can read, never Go errors.
-func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolResult, raw json.RawMessage) {
+func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolResult, raw json.RawMessage) {
 	// The call's duration counts what the caller waits for: discovery and
 	// the connect of a server whose tools were not known yet too.
 	start := time.Now()
@@ -74,7 +74,7 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 	if c.route == viaProxy {
 		name = c.session.resolveName(v, name)
 	}
-	t, v, failed := gw.findTool(ctx, v, name)
+	t, v, failed := s.findTool(ctx, v, name)
 	if failed != nil {
 		return failed, nil
 	}
@@ -88,17 +88,17 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 	}
 	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original}
 	rec.Session, rec.Client = c.session.identity()
-	auditing := gw.auditing(v)
+	auditing := s.auditing(v)
 	if auditing {
-		rec.Args = gw.opts.Audit.Digest(args)
+		rec.Args = s.opts.Audit.Digest(args)
 	}
-	if refused := gw.gate(ctx, c, v, t, srv, &rec); refused != nil {
+	if refused := s.gate(ctx, c, v, t, srv, &rec); refused != nil {
 		rec.DurationMs = msSince(start)
-		gw.auditWrite(v, rec)
+		s.auditWrite(v, rec)
 		return refused, nil
 	}
 	exposed := c.route == viaExposed
-	u := gw.upstreamFor(c.session, srv)
+	u := s.upstreamFor(c.session, srv)
 	c.session.used(srv.Name)
 	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
 	opts := c.opts
@@ -127,14 +127,14 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 	}
 	elapsed := time.Since(start)
 	outcome := callOutcome(ctx, res, err)
-	gw.metrics.call(srv.Name, outcome, elapsed)
-	gw.latency.add(srv.Name, elapsed)
+	s.metrics.call(srv.Name, outcome, elapsed)
+	s.latency.add(srv.Name, elapsed)
 	if auditing {
 		rec.Outcome, rec.DurationMs = outcome, msSince(start)
-		gw.auditWrite(v, rec)
+		s.auditWrite(v, rec)
 	}
 	if err != nil {
-		gw.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		s.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
 	}
 	if raw != nil {
@@ -146,17 +146,17 @@ func (gw *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolR
 
 // auditing reports whether calls are recorded: a log, and settings.audit
 // not false.
-func (gw *Server) auditing(v *registry.View) bool {
-	return gw.opts.Audit != nil && (v.Config.Settings.Audit == nil || *v.Config.Settings.Audit)
+func (s *Server) auditing(v *registry.View) bool {
+	return s.opts.Audit != nil && (v.Config.Settings.Audit == nil || *v.Config.Settings.Audit)
 }
 
 // auditWrite records r, if calls are recorded.
-func (gw *Server) auditWrite(v *registry.View, r audit.Record) {
-	if !gw.auditing(v) {
+func (s *Server) auditWrite(v *registry.View, r audit.Record) {
+	if !s.auditing(v) {
 		return
 	}
-	if err := gw.opts.Audit.Write(r); err != nil {
-		gw.log.Error("writing the audit log", "err", err)
+	if err := s.opts.Audit.Write(r); err != nil {
+		s.log.Error("writing the audit log", "err", err)
 	}
 }
 
@@ -165,19 +165,19 @@ func msSince(t time.Time) float64 {
 }
 
 // callResult is dispatch for a caller that takes a result value.
-func (gw *Server) callResult(ctx context.Context, c *toolCall) *mcp.CallToolResult {
+func (s *Server) callResult(ctx context.Context, c *toolCall) *mcp.CallToolResult {
 	c.relay = false
-	res, _ := gw.dispatch(ctx, c)
+	res, _ := s.dispatch(ctx, c)
 	return res
 }
 
 // upstreamFor returns the upstream that serves srv for ss: its own, for a
 // server with "isolation": "session", else the shared one.
-func (gw *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
+func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
 	if srv.Isolation == registry.IsolationSession && ss != nil {
-		return gw.pool.SessionUpstream(srv, ss.key)
+		return s.pool.SessionUpstream(srv, ss.key)
 	}
-	return gw.pool.Upstream(srv)
+	return s.pool.Upstream(srv)
 }
 
 // identity names the session and its client on the audit log and the

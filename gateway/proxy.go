@@ -194,11 +194,11 @@ func decodeArgs(raw json.RawMessage) (json.RawMessage, map[string]json.RawMessag
 // findTool looks up the tool behind a gateway name, waiting for servers
 // being discovered and connecting those whose tools are not known yet if
 // it has to; failed is the answer when there is no such tool.
-func (gw *Server) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
+func (s *Server) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
 	t, ok := v.Lookup(name)
 	if !ok {
 		// Servers being discovered may have it.
-		v = gw.awaitDiscovery(ctx, v.Config)
+		v = s.awaitDiscovery(ctx, v.Config)
 		t, ok = v.Lookup(name)
 	}
 	if !ok {
@@ -209,13 +209,13 @@ func (gw *Server) findTool(ctx context.Context, v *registry.View, name string) (
 			return nil, v, errorResult("%v", untrustedError(untrusted))
 		}
 		if len(cands) > 0 {
-			gw.connectAll(ctx, cands, name)
-			v = gw.catalog.ViewFor(v.Config)
+			s.connectAll(ctx, cands, name)
+			v = s.catalog.ViewFor(v.Config)
 			t, ok = v.Lookup(name)
 		}
 	}
 	if !ok {
-		return nil, v, gw.unknownTool(v, name)
+		return nil, v, s.unknownTool(v, name)
 	}
 	return t, v, nil
 }
@@ -301,8 +301,8 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 // connectNow connects srv (bypassing any backoff). What it lists is in
 // the catalogue when it returns (through onUpdate, the one way listings
 // arrive), so the caller's next lookup sees it.
-func (gw *Server) connectNow(ctx context.Context, srv *registry.Server) error {
-	_, err := gw.pool.Upstream(srv).Connect(ctx)
+func (s *Server) connectNow(ctx context.Context, srv *registry.Server) error {
+	_, err := s.pool.Upstream(srv).Connect(ctx)
 	return err
 }
 
@@ -329,14 +329,14 @@ func serversFor(v *registry.View, name string) (cands []*registry.Server, untrus
 
 // connectAll connects servers at once, for a call of tool that needs one
 // of them.
-func (gw *Server) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
+func (s *Server) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
 	var wg sync.WaitGroup
 	for _, srv := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := gw.connectNow(ctx, srv); err != nil {
-				gw.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", tool, "err", err)
+			if err := s.connectNow(ctx, srv); err != nil {
+				s.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", tool, "err", err)
 			}
 		}()
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/registry/search"
 )
 
-func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult {
+func (s *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Unknown tool %q.", name)
 	if sugg := v.Suggest(name, 5); len(sugg) > 0 {
@@ -37,21 +37,21 @@ func (gw *Server) unknownTool(v *registry.View, name string) *mcp.CallToolResult
 	return errorResult("%s", b.String())
 }
 
-func (gw *Server) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+func (s *Server) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
 	sv, ok := v.Server(name)
 	if !ok {
-		return gw.unknownServer(v, name)
+		return s.unknownServer(v, name)
 	}
 	if !sv.Server.Enabled {
 		return errorResult("Server %q is disabled in %s.", name, sv.Server.Source)
 	}
-	if _, err := gw.pool.Upstream(sv.Server).Reconnect(ctx); err != nil {
+	if _, err := s.pool.Upstream(sv.Server).Reconnect(ctx); err != nil {
 		return errorResult("Connecting %s: %v", name, err)
 	}
-	return gw.listServer(ctx, gw.catalog.ViewFor(v.Config), name)
+	return s.listServer(ctx, s.catalog.ViewFor(v.Config), name)
 }
 
-func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
+func (s *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResult {
 	names := make([]string, len(v.Servers))
 	for i, sv := range v.Servers {
 		names[i] = sv.Server.Name
@@ -62,31 +62,31 @@ func (gw *Server) unknownServer(v *registry.View, name string) *mcp.CallToolResu
 	return errorResult("Unknown server %q. Servers: %s.", name, strings.Join(names, ", "))
 }
 
-func (gw *Server) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+func (s *Server) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
 	sv, ok := v.Server(name)
 	if !ok {
-		return gw.unknownServer(v, name)
+		return s.unknownServer(v, name)
 	}
 	var b strings.Builder
 	if sv.Listing == nil && sv.Server.Enabled {
 		// Nothing known about its tools: listing them needs a connection.
-		if err := gw.connectNow(ctx, sv.Server); err != nil {
+		if err := s.connectNow(ctx, sv.Server); err != nil {
 			fmt.Fprintf(&b, "Connecting %s to list its tools: %v\n", name, err)
 		}
-		v = gw.catalog.ViewFor(v.Config)
+		v = s.catalog.ViewFor(v.Config)
 		sv, _ = v.Server(name)
 	}
-	fmt.Fprintf(&b, "%s: %s, %s\n", name, gw.serverState(sv), count(len(sv.Tools), "tool", "tools"))
+	fmt.Fprintf(&b, "%s: %s, %s\n", name, s.serverState(sv), count(len(sv.Tools), "tool", "tools"))
 	for _, t := range sv.Tools {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
 	}
 	return textResult(strings.TrimRight(b.String(), "\n"))
 }
 
-func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
+func (s *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 	if a.Server != "" {
 		if _, ok := v.Server(a.Server); !ok {
-			return gw.unknownServer(v, a.Server)
+			return s.unknownServer(v, a.Server)
 		}
 	}
 	hits, err := v.Search(a.Search, search.Options{Regex: a.Regex, Server: a.Server})
@@ -117,10 +117,10 @@ func (gw *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 	return textResult(strings.TrimRight(b.String(), "\n"))
 }
 
-func (gw *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
+func (s *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
 	if !ok {
-		return gw.unknownTool(v, name)
+		return s.unknownTool(v, name)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (server %s, tool %s)\n", t.Name, t.Server, t.Original)
@@ -134,14 +134,14 @@ func (gw *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
 }
 
 // statusText renders mcp({}).
-func (gw *Server) statusText(v *registry.View) string {
+func (s *Server) statusText(v *registry.View) string {
 	enabled, connected := 0, 0
 	var lines []string
 	for _, sv := range v.Servers {
 		if sv.Server.Enabled {
 			enabled++
 		}
-		state := gw.serverState(sv)
+		state := s.serverState(sv)
 		if state == "connected" {
 			connected++
 		}
@@ -152,7 +152,7 @@ func (gw *Server) statusText(v *registry.View) string {
 		lines = append(lines, line)
 	}
 	head := fmt.Sprintf("MCP: %d/%d servers, %s", connected, enabled, count(len(v.Tools), "tool", "tools"))
-	if rl := gw.reloadInfo(); rl != nil && !rl.OK {
+	if rl := s.reloadInfo(); rl != nil && !rl.OK {
 		head += "\nConfig reload failed " + ago(rl.At) + " (still running the last good config): " + rl.Error
 	}
 	if len(lines) == 0 {
@@ -167,20 +167,20 @@ func (gw *Server) statusText(v *registry.View) string {
 
 // serverState is the state shown in status and lists, with the reason
 // and next retry for failures.
-func (gw *Server) serverState(sv *registry.ServerView) string {
-	sr := gw.serverReport(sv)
+func (s *Server) serverState(sv *registry.ServerView) string {
+	sr := s.serverReport(sv)
 	switch sr.State {
 	case "failed":
-		s := "failed " + ago(sr.Since)
+		state := "failed " + ago(sr.Since)
 		if !sr.NextRetry.IsZero() {
 			if d := time.Until(sr.NextRetry); d > 0 {
-				s += ", retry in " + roundDur(d)
+				state += ", retry in " + roundDur(d)
 			}
 		}
 		if sr.LastError != "" {
-			s += ": " + shorten(firstLine(sr.LastError), 160)
+			state += ": " + shorten(firstLine(sr.LastError), 160)
 		}
-		return s
+		return state
 	case "untrusted":
 		return "untrusted (from " + sv.Server.Source + "; `mcpgw trust` the project to use it)"
 	case "needs-auth":

@@ -13,7 +13,7 @@ import (
 
 // listPrompts answers mcp({prompts:true}), or with server, that server's
 // prompts: one line each, with its arguments.
-func (gw *Server) listPrompts(v *registry.View, server string) *mcp.CallToolResult {
+func (s *Server) listPrompts(v *registry.View, server string) *mcp.CallToolResult {
 	var b strings.Builder
 	n := 0
 	for _, p := range v.Prompts {
@@ -28,11 +28,11 @@ func (gw *Server) listPrompts(v *registry.View, server string) *mcp.CallToolResu
 				if a == nil {
 					continue
 				}
-				s := a.Name
+				arg := a.Name
 				if a.Required {
-					s += " (required)"
+					arg += " (required)"
 				}
-				args = append(args, s)
+				args = append(args, arg)
 			}
 			if len(args) > 0 {
 				fmt.Fprintf(&b, "(%s)", strings.Join(args, ", "))
