@@ -1,8 +1,3 @@
-// Package gateway is mcpgw's downstream side: the MCP endpoint that agent
-// sessions connect to (Streamable HTTP, unix socket, stdio), one go-sdk
-// Server per session, the `mcp` proxy tool, result conversion, /metrics,
-// /healthz, and the glue that keeps the catalogue, the upstream pool and
-// the metadata cache in step.
 package gateway
 
 import (
