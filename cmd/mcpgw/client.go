@@ -114,7 +114,10 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	res, err := c.control().Proxy(ctx, callArgs)
+	res, err := c.control().Proxy(ctx, callArgs, func(p api.PendingApproval) {
+		fmt.Fprintf(stderr, "mcpgw: %s on %s waits for your approval (%s) until %s:\n  mcpgw approve %s    (or --deny, or on the status page)\n",
+			p.Tool, p.Server, p.Rule, p.Deadline.Local().Format(time.TimeOnly), p.ID)
+	})
 	if err != nil {
 		return err
 	}

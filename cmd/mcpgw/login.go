@@ -43,7 +43,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("login %s: %w", srv.Name, err)
 	}
 	fmt.Fprintf(stdout, "Logged in to %s.\n", srv.Name)
-	res, err := c.control().Proxy(ctx, map[string]any{"connect": srv.Name})
+	res, err := c.control().Proxy(ctx, map[string]any{"connect": srv.Name}, nil)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stdout, "The daemon will use it at its next connect (%v).\n", firstLine(err.Error()))

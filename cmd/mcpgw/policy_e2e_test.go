@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -408,5 +409,48 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 	}
 	if got := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
 		t.Errorf("vis after the attempts: %q", got[0].Text())
+	}
+}
+
+// TestCallWaitsForApprovalCLI: `mcpgw call` of a guarded tool says it
+// waits for approval and how to give it; `mcpgw approve` from another
+// terminal lets it through.
+func TestCallWaitsForApprovalCLI(t *testing.T) {
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": []string{"delete_*"}})},
+		map[string]any{"approvalTimeoutMs": 120000})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	bin := buildMcpgw(t)
+	call := exec.Command(bin, "call", "--url", d.url, "p_delete_thing", `{"name":"delta"}`)
+	var stdout bytes.Buffer
+	call.Stdout = &stdout
+	stderr, err := call.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	sc := bufio.NewScanner(stderr)
+	var said []string
+	for sc.Scan() {
+		said = append(said, sc.Text())
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "mcpgw approve "); ok {
+			id, _, _ = strings.Cut(rest, " ")
+			break
+		}
+	}
+	if id == "" || !strings.Contains(strings.Join(said, "\n"), "delete_thing on p waits for your approval") {
+		call.Process.Kill()
+		call.Wait()
+		t.Fatalf("mcpgw call said:\n%s", strings.Join(said, "\n"))
+	}
+	if out, err := exec.Command(bin, "approve", "--url", d.url, id).CombinedOutput(); err != nil {
+		t.Fatalf("mcpgw approve %s: %v\n%s", id, err, out)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	if err := call.Wait(); err != nil || !strings.Contains(stdout.String(), "deleted delta") {
+		t.Errorf("mcpgw call after the approval: %v\n%s", err, stdout.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -92,8 +93,9 @@ func (c *Control) Logs(ctx context.Context, server string) ([]string, error) {
 
 // Proxy calls the mcp tool with args in a session of its own (proxy mode,
 // whatever the configuration's mode), so that the CLI shows what the
-// model would see.
-func (c *Control) Proxy(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+// model would see. If the call waits for the user's approval (the CLI's
+// session cannot be asked), waiting is told of it, once.
+func (c *Control) Proxy(ctx context.Context, args map[string]any, waiting func(api.PendingApproval)) (*mcp.CallToolResult, error) {
 	httpClient := &http.Client{}
 	if c.Token != "" {
 		httpClient.Transport = bearerTransport{token: c.Token}
@@ -109,7 +111,38 @@ func (c *Control) Proxy(ctx context.Context, args map[string]any) (*mcp.CallTool
 		return nil, c.unreachable(err)
 	}
 	defer sess.Close()
+	if waiting != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go c.watchApprovals(ctx, sess.ID(), waiting, stop)
+	}
 	return sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
+}
+
+// watchApprovals polls the pending approvals until one of session's
+// appears (then tells waiting), or until stop.
+func (c *Control) watchApprovals(ctx context.Context, session string, waiting func(api.PendingApproval), stop <-chan struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := c.Approvals(ctx)
+		if err != nil {
+			continue
+		}
+		for _, p := range list {
+			if p.Session == session {
+				waiting(p)
+				return
+			}
+		}
+	}
 }
 
 type bearerTransport struct{ token string }
