@@ -47,6 +47,7 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 		f := joinField(field, m.name)
 		if !p.transportMember(st, m, f) && !p.behaviourMember(st, m, f) {
 			p.unknownField(m, f, serverFields, serverFieldsForeign)
+			st.unknown = append(st.unknown, m.name)
 		}
 	}
 	if !p.checkTransport(st, sm) {
@@ -80,6 +81,7 @@ type serverParse struct {
 	idleV                   *hujson.Value
 	lifecycle               string
 	stdioOnly, httpOnly     []jsonMember
+	unknown                 []string // members mcpgw does not read
 }
 
 // transportMember reads a member that says how to reach the server; false
@@ -267,7 +269,7 @@ func (p *configParser) checkTransport(st *serverParse, sm jsonMember) bool {
 		p.warnf(st.socketV, joinField(field, "socket"), "socket servers are not supported by mcpgw; server skipped")
 		return false
 	case st.commandV == nil && st.urlV == nil && len(p.errs) == st.nerr:
-		p.failf(sm.key, field, "needs command or url")
+		p.failf(sm.key, field, "needs command or url%s", transportTypo(st.unknown))
 	case st.socketV != nil:
 		p.warnf(st.socketV, joinField(field, "socket"), "not supported by mcpgw; ignored")
 	}
@@ -374,4 +376,16 @@ func (p *configParser) identityHash(sm jsonMember, field string) string {
 		return ""
 	}
 	return h
+}
+
+// transportTypo is " (did you mean command for comand?)" when one of the
+// unknown members of an entry with neither command nor url is a misspelt
+// one of them.
+func transportTypo(unknown []string) string {
+	for _, u := range unknown {
+		if s := suggestField(u, []string{"command", "url"}); s != "" {
+			return fmt.Sprintf(" (did you mean %q for %q?)", s, u)
+		}
+	}
+	return ""
 }

@@ -327,3 +327,18 @@ func TestSelfUnderAnotherName(t *testing.T) {
 		t.Errorf("/bin/sh stdio is seen as mcpgw: %s", why)
 	}
 }
+
+// TestMisspeltTransport: an entry whose only transport field is misspelt
+// is told which one it meant.
+func TestMisspeltTransport(t *testing.T) {
+	for field, want := range map[string]string{
+		`"comand": "true"`:      `mcpServers.gh: needs command or url (did you mean "command" for "comand"?)`,
+		`"URL": "http://x/mcp"`: `mcpServers.gh: needs command or url (did you mean "url" for "URL"?)`,
+		`"args": ["x"]`:         `mcpServers.gh: needs command or url`,
+	} {
+		_, err := Parse([]byte(`{"mcpServers": {"gh": {`+field+`}}}`), "mcp.json", &LoadOptions{Home: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), want) || (!strings.Contains(want, "mean") && strings.Contains(err.Error(), "mean")) {
+			t.Errorf("%s: %v, want %q", field, err, want)
+		}
+	}
+}

@@ -293,3 +293,15 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMisspeltTransport: `mcpgw check` on an entry whose command is
+// misspelt says which field was meant, not only that one is missing.
+func TestCheckMisspeltTransport(t *testing.T) {
+	home := checkEnv(t)
+	config := filepath.Join(home, "mcp.json")
+	writeTestFile(t, config, `{"mcpServers": {"gh": {"comand": "true"}}}`)
+	_, _, err := runCmd(t, "check", "--config", config)
+	if err == nil || !strings.Contains(err.Error(), `mcpServers.gh: needs command or url (did you mean "command" for "comand"?)`) {
+		t.Errorf("mcpgw check: %v", err)
+	}
+}
