@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -19,7 +21,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := newFlagSet("login", stderr)
 	var c clientFlags
 	c.register(fs)
-	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	config := fs.String("config", "", "config file (default: the running daemon's, else "+registry.DefaultConfigPath()+")")
 	paste := fs.Bool("paste", false, "paste the redirect URL instead of receiving it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for the login")
 	if err := fs.Parse(args); err != nil {
@@ -28,6 +30,9 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return errors.New("login: name one server")
+	}
+	if *config == "" {
+		*config = c.daemonConfig(ctx)
 	}
 	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
@@ -56,15 +61,20 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // logoutCmd is `mcpgw logout SERVER`.
-func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func logoutCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("logout", stderr)
-	config := fs.String("config", "", "config file (default "+registry.DefaultConfigPath()+")")
+	var c clientFlags
+	c.register(fs)
+	config := fs.String("config", "", "config file (default: the running daemon's, else "+registry.DefaultConfigPath()+")")
 	all := fs.Bool("all", false, "also forget the client registered with the authorization server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logout [--all] SERVER")
+	}
+	if *config == "" {
+		*config = c.daemonConfig(ctx)
 	}
 	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))
 	if err != nil {
@@ -75,4 +85,21 @@ func logoutCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "Logged out of %s.\n", srv.Name)
 	return nil
+}
+
+// daemonConfig is the config file of the daemon the flags name, when one
+// answers (a daemon started with --config reads another file than the
+// default); "" (the default file) otherwise.
+func (c *clientFlags) daemonConfig(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	body, err := c.control().Status(ctx)
+	if err != nil {
+		return ""
+	}
+	var r api.Report
+	if json.Unmarshal(body, &r) != nil {
+		return ""
+	}
+	return r.Config
 }

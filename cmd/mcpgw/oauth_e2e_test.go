@@ -82,7 +82,9 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 		t.Errorf("status before login: %q, want needs-auth / none", got)
 	}
 
-	login := exec.Command(buildMcpgw(t), "login", "--config", config, "--url", d.url, "--timeout", "30s", "remote")
+	// No --config: login asks the daemon which file it reads (not the
+	// default one here).
+	login := exec.Command(buildMcpgw(t), "login", "--url", d.url, "--timeout", "30s", "remote")
 	login.Env = env
 	out, err := login.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Logged in to remote.") || !strings.Contains(string(out), ts.URL+"/authorize?") {
