@@ -37,7 +37,6 @@ const (
 
 // Who decided, on the audit log and the approvals metric.
 const (
-	byPolicy      = "policy"
 	bySession     = "session" // a grant made earlier in the session
 	byElicitation = "elicitation"
 	byPage        = "page"

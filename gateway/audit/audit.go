@@ -36,7 +36,7 @@ type Record struct {
 	Outcome string `json:"outcome,omitempty"`
 	// Approval is the decision on a call that needed one: allowed
 	// (once), allowed_tool, allowed_server (for the session), denied,
-	// timeout; DecidedBy who made it: policy, session (an earlier grant),
+	// timeout; DecidedBy who made it: session (an earlier grant),
 	// elicitation, page, cli, timeout.
 	Approval  string `json:"approval,omitempty"`
 	DecidedBy string `json:"decidedBy,omitempty"`
