@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -43,7 +44,7 @@ type toolCall struct {
 	opts     *upstream.CallOptions // the client's _meta, and where progress goes
 	protocol string                // the protocol version the session negotiated ("" unknown)
 	// relay: the caller can send the upstream's result bytes on as they
-	// are, when nothing in them has to change (see relayable).
+	// are, when nothing in them has to change (see content.Relayable).
 	relay bool
 }
 
@@ -113,11 +114,11 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 		var rr *mcp.ReadResourceResult
 		rr, err = u.ReadResource(ctx, t.Resource.URI)
 		if err == nil {
-			res = resourceResult(rr)
+			res = content.FromResource(rr)
 		}
 	case c.relay:
 		raw, err = u.CallRaw(ctx, t.Original, args, opts)
-		if err == nil && !relayable(raw, c.protocol, limit, exposed) {
+		if err == nil && !content.Relayable(raw, c.protocol, limit, exposed) {
 			res = new(mcp.CallToolResult)
 			err = upstream.DecodeResult(raw, res)
 			raw = nil
@@ -200,4 +201,16 @@ func (ss *session) identity() (id, client string) {
 		id = ss.key
 	}
 	return id, client
+}
+
+// sessionProtocol is the protocol version the calling session negotiated,
+// or "" when unknown.
+func sessionProtocol(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	if p := req.Session.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
 }

@@ -17,14 +17,15 @@
 //     them), sessionstate.go (state kept across daemon restarts),
 //     subscribe.go (resource subscriptions).
 //   - What the model sees: proxy.go and proxyinfo.go (the mcp tool),
-//     toolsearch.go (ToolSearch), prompts.go and proxyprompts.go,
-//     content.go (results shaped for the client).
+//     toolsearch.go (ToolSearch), prompts.go and proxyprompts.go; results
+//     are shaped for the client by package content.
 //   - The daemon: server.go (Server: reload, reconcile, listings),
 //     daemon.go and serve.go (the run loop and listeners), discovery.go
 //     (first connections), status.go and page.go (what `mcpgw status` and
 //     the status page, package statuspage, show), metrics.go.
 //
 // Sub-packages: api (the control API's types), control (the CLI's client
-// of a daemon), statuspage, audit, shim and shim/wire (`mcpgw stdio`).
+// of a daemon), statuspage, audit, content, shim and shim/wire (`mcpgw
+// stdio`).
 // docs/architecture.md walks one call through all of it.
 package gateway

@@ -20,7 +20,7 @@ import (
 // (lineFilter): its envelope is read without decoding the message, the
 // call goes through the same dispatcher (dispatch), and the upstream's
 // result is relayed as bytes where nothing in it has to change
-// (relayable). Everything else goes to the SDK as before: other methods,
+// (content.Relayable). Everything else goes to the SDK as before: other methods,
 // calls with a progress token, ToolSearch and the mcp tool's other
 // actions, unknown tools (for the SDK path's explanations), sessions not
 // yet initialized.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -243,9 +244,9 @@ func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string
 func shapeResult(res *mcp.CallToolResult, t *registry.Tool, protocol string, exposed bool, limit int) *mcp.CallToolResult {
 	structured := res.StructuredContent
 	if exposed {
-		res = guardOutput(passThrough(res, protocol), limit)
+		res = content.Guard(content.PassThrough(res, protocol), limit)
 	} else {
-		res = guardOutput(convertResult(res), limit)
+		res = content.Guard(content.ForModel(res), limit)
 	}
 	if exposed && t.Def.OutputSchema != nil {
 		res.StructuredContent = structured

@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -143,121 +141,6 @@ func TestShorten(t *testing.T) {
 	}
 }
 
-func TestConvertResult(t *testing.T) {
-	res := &mcp.CallToolResult{
-		Content: []mcp.Content{
-			&mcp.TextContent{Text: "hello"},
-			&mcp.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"},
-			&mcp.AudioContent{Data: make([]byte, 10), MIMEType: "audio/wav"},
-			&mcp.ResourceLink{URI: "file:///a.txt", Name: "a", MIMEType: "text/plain", Description: "the file"},
-			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://x", MIMEType: "text/plain", Text: "inside"}},
-			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://b", Blob: []byte("xyz")}},
-		},
-		StructuredContent: map[string]any{"sum": 3},
-	}
-	out := convertResult(res)
-	var texts []string
-	images := 0
-	for _, c := range out.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			texts = append(texts, c.Text)
-		case *mcp.ImageContent:
-			images++
-		default:
-			t.Errorf("unexpected content %T", c)
-		}
-	}
-	want := []string{
-		"hello",
-		"[audio: audio/wav, 10 bytes]",
-		`[resource link: file:///a.txt, name "a", text/plain] the file`,
-		"[resource: mem://x, text/plain]\ninside",
-		"[resource: mem://b, 3 bytes of binary data]",
-		`{"sum":3}`,
-	}
-	if strings.Join(texts, "|") != strings.Join(want, "|") {
-		t.Errorf("texts =\n%q\nwant\n%q", texts, want)
-	}
-	if images != 1 {
-		t.Errorf("images = %d, want 1", images)
-	}
-
-	// Structured content already present as text is not repeated.
-	dup := convertResult(&mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: `{ "sum": 3 }`}},
-		StructuredContent: map[string]any{"sum": 3},
-	})
-	if len(dup.Content) != 1 {
-		t.Errorf("duplicate structured content added: %d blocks", len(dup.Content))
-	}
-	// Nor when the text says the same in its own words (a file's text and
-	// {"content": the text}, as server-filesystem's read_text_file does).
-	file := "first line of the file\nsecond line"
-	same := convertResult(&mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
-		StructuredContent: map[string]any{"content": file},
-	})
-	if len(same.Content) != 1 {
-		t.Errorf("structured content the text carries was added: %d blocks", len(same.Content))
-	}
-	// But it is, when the text leaves something out.
-	more := convertResult(&mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
-		StructuredContent: map[string]any{"content": file, "path": "/tmp/notes.txt"},
-	})
-	if len(more.Content) != 2 {
-		t.Errorf("structured content with more than the text: %d blocks, want 2", len(more.Content))
-	}
-}
-
-func TestGuardOutput(t *testing.T) {
-	long := strings.Repeat("line of text\n", 100) // 1,300 bytes
-	res := &mcp.CallToolResult{Content: []mcp.Content{
-		&mcp.TextContent{Text: "head\n"},
-		&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
-		&mcp.TextContent{Text: long},
-		&mcp.TextContent{Text: "tail"},
-	}}
-	if got := guardOutput(res, 10000); got != res {
-		t.Error("a result under the limit was changed")
-	}
-	if got := guardOutput(res, -1); got != res {
-		t.Error("no limit changed the result")
-	}
-	got := guardOutput(res, 500)
-	var texts []string
-	images := 0
-	size := 0
-	for _, c := range got.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			texts = append(texts, c.Text)
-		case *mcp.ImageContent:
-			images++
-		}
-	}
-	if images != 1 || len(texts) != 3 {
-		t.Fatalf("content = %d texts, %d images; want 3 texts (head, cut, note) and the image", len(texts), images)
-	}
-	for _, s := range texts[:2] {
-		size += len(s)
-	}
-	if size > 500 || !strings.HasSuffix(texts[1], "\n") {
-		t.Errorf("kept %d bytes, cut %q; want ≤ 500 ending at a line", size, texts[1][max(0, len(texts[1])-20):])
-	}
-	want := fmt.Sprintf("[output truncated by mcpgw: %d of %d bytes shown.", size, 5+len(long)+4)
-	if !strings.HasPrefix(texts[2], want) {
-		t.Errorf("note = %q, want prefix %q", texts[2], want)
-	}
-	// A cut never splits a UTF-8 sequence.
-	u := guardOutput(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 100)}}}, 51)
-	if s := u.Content[0].(*mcp.TextContent).Text; !utf8.ValidString(s) || len(s) != 50 {
-		t.Errorf("cut = %d bytes, valid %v", len(s), utf8.ValidString(s))
-	}
-}
-
-// TestProxyPrompts lists and gets prompts through the mcp tool.
 func TestProxyPrompts(t *testing.T) {
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
 	connectNow(t, gw, "alpha")

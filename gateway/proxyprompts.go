@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -96,7 +97,7 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 		if m == nil {
 			continue
 		}
-		c := convertContent(m.Content)
+		c := content.ForModelContent(m.Content)
 		if t, ok := c.(*mcp.TextContent); ok {
 			c = &mcp.TextContent{Text: fmt.Sprintf("[%s] %s", m.Role, t.Text)}
 		} else {

@@ -1,4 +1,9 @@
-package gateway
+// Package content shapes tool results for the client that gets them:
+// passed through for a client that sees the tool itself (but for content
+// its protocol version does not know), made readable by any model for the
+// mcp tool, cut to the output limit, and told apart from results that may
+// be relayed as the upstream wrote them.
+package content
 
 import (
 	"bytes"
@@ -14,15 +19,15 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
 
-// convertResult makes an upstream result readable by any model: text and
+// ForModel makes an upstream result readable by any model: text and
 // images pass through; audio, embedded resources and resource links become
 // text; structuredContent is added as JSON text unless a text block already
 // carries it. The `mcp` tool declares no output schema, so structured
 // content itself is not forwarded.
-func convertResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+func ForModel(res *mcp.CallToolResult) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: res.Meta}
 	for _, c := range res.Content {
-		out.Content = append(out.Content, convertContent(c))
+		out.Content = append(out.Content, ForModelContent(c))
 	}
 	if res.StructuredContent != nil {
 		data, err := json.Marshal(res.StructuredContent)
@@ -119,10 +124,10 @@ func hasText(cs []mcp.Content, data []byte) bool {
 	return false
 }
 
-// passThrough returns res with only the content blocks protocol (the
-// session's negotiated version) lacks converted as convertContent does:
+// PassThrough returns res with only the content blocks protocol (the
+// session's negotiated version) lacks converted as ForModelContent does:
 // audio arrived in 2025-03-26, resource links in 2025-06-18.
-func passThrough(res *mcp.CallToolResult, protocol string) *mcp.CallToolResult {
+func PassThrough(res *mcp.CallToolResult, protocol string) *mcp.CallToolResult {
 	convert := false
 	for _, c := range res.Content {
 		if !knownContent(c, protocol) {
@@ -137,7 +142,7 @@ func passThrough(res *mcp.CallToolResult, protocol string) *mcp.CallToolResult {
 	out.Content = make([]mcp.Content, 0, len(res.Content))
 	for _, c := range res.Content {
 		if !knownContent(c, protocol) {
-			c = convertContent(c)
+			c = ForModelContent(c)
 		}
 		out.Content = append(out.Content, c)
 	}
@@ -154,19 +159,7 @@ func knownContent(c mcp.Content, protocol string) bool {
 	return true
 }
 
-// sessionProtocol is the protocol version the calling session negotiated,
-// or "" when unknown.
-func sessionProtocol(req *mcp.CallToolRequest) string {
-	if req == nil || req.Session == nil {
-		return ""
-	}
-	if p := req.Session.InitializeParams(); p != nil {
-		return p.ProtocolVersion
-	}
-	return ""
-}
-
-func convertContent(c mcp.Content) mcp.Content {
+func ForModelContent(c mcp.Content) mcp.Content {
 	switch c := c.(type) {
 	case *mcp.TextContent, *mcp.ImageContent:
 		return c
@@ -215,8 +208,8 @@ func orUnknown(s string) string {
 	return s
 }
 
-// resourceResult turns a resources/read result into a tool result.
-func resourceResult(rr *mcp.ReadResourceResult) *mcp.CallToolResult {
+// FromResource turns a resources/read result into a tool result.
+func FromResource(rr *mcp.ReadResourceResult) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{}}
 	for _, rc := range rr.Contents {
 		if rc == nil {
@@ -235,11 +228,11 @@ func resourceResult(rr *mcp.ReadResourceResult) *mcp.CallToolResult {
 	return res
 }
 
-// guardOutput caps the text of a result at limit bytes (limit ≤ 0: no cap),
+// Guard caps the text of a result at limit bytes (limit ≤ 0: no cap),
 // so one oversized answer cannot flood the model's context. Text past the
 // cap is cut at a line (or at least a UTF-8) boundary and a note says how
 // much was left out. Images are not counted.
-func guardOutput(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
+func Guard(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 	if limit <= 0 {
 		return res
 	}
@@ -286,15 +279,15 @@ func guardOutput(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 	return out
 }
 
-// relayable reports whether a tool's raw result (a CallToolResult as the
+// Relayable reports whether a tool's raw result (a CallToolResult as the
 // upstream wrote it) may reach a client of protocol as it is: what the
 // SDK path would send is the same JSON value. That is a result with
 // content, not an error (those get the tool's parameters appended), with
 // no member the SDK does not know, only content the protocol knows, and
 // no larger than the output limit (so nothing is cut). A result for the
-// mcp tool (not exposed) must moreover be one that convertResult keeps as
+// mcp tool (not exposed) must moreover be one that ForModel keeps as
 // it is: text and images only, and no structured content.
-func relayable(raw []byte, protocol string, limit int, exposed bool) bool {
+func Relayable(raw []byte, protocol string, limit int, exposed bool) bool {
 	if limit > 0 && len(raw) > limit {
 		return false
 	}
