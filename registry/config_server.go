@@ -5,7 +5,6 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"slices"
 	"time"
 
@@ -239,16 +238,9 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 }
 
 func (p *configParser) toolFilter(st *serverParse, m jsonMember, f string) {
-	v := m.value
-	list, ok := p.stringList(v, f)
-	if !ok {
+	list := p.globs(m.value, f)
+	if list == nil {
 		return
-	}
-	for i := range list {
-		if _, err := path.Match(list[i], ""); err != nil {
-			e := &v.Value.(*hujson.Array).Elements[i]
-			p.fail(e, fmt.Sprintf("%s[%d]", f, i), list[i], fmt.Errorf("%q: %w", list[i], err))
-		}
 	}
 	if m.name == "includeTools" {
 		st.s.IncludeTools = list

@@ -138,18 +138,13 @@ func (p *configParser) approval(v *hujson.Value, field string) Approval {
 			return Approval{}
 		}
 	case '[':
-		list, ok := p.stringList(v, field)
-		if !ok {
+		list := p.globs(v, field)
+		if list == nil {
 			return Approval{}
 		}
-		for i, s := range list {
+		for _, s := range list {
 			if s == ApproveDestructive {
 				a.Destructive = true
-				continue
-			}
-			if _, err := path.Match(s, ""); err != nil {
-				e := &v.Value.(*hujson.Array).Elements[i]
-				p.fail(e, fmt.Sprintf("%s[%d]", field, i), s, fmt.Errorf("%q: %w", s, err))
 				continue
 			}
 			a.Tools = append(a.Tools, s)
