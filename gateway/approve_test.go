@@ -12,7 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // newPolicyGateway is a gateway with one server, "p", running the test
@@ -23,7 +23,7 @@ func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir strin
 		settings.ToolPrefix = registry.PrefixServer
 	}
 	cfg := &registry.Config{Servers: map[string]*registry.Server{
-		"p": upstreamtest.Server("p", map[string]string{upstreamtest.EnvPolicy: "1"}),
+		"p": fakeupstream.Server("p", map[string]string{fakeupstream.EnvPolicy: "1"}),
 	}, Settings: settings}
 	gw := New(cfg, &Options{NoBootstrap: true, SessionDir: sessionDir})
 	t.Cleanup(func() { gw.Close() })
@@ -183,7 +183,7 @@ func TestAuditSetting(t *testing.T) {
 			settings.Audit = &on
 		}
 		cfg := &registry.Config{Servers: map[string]*registry.Server{
-			"p": upstreamtest.Server("p", map[string]string{upstreamtest.EnvPolicy: "1"}),
+			"p": fakeupstream.Server("p", map[string]string{fakeupstream.EnvPolicy: "1"}),
 		}, Settings: settings}
 		gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
 		gw.Start()

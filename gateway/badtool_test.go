@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // A cache entry written by another program can hold a tool the SDK refuses
@@ -20,7 +20,7 @@ import (
 // offered, and the daemon keeps running.
 func TestCachedToolTheSDKRefusesIsSkipped(t *testing.T) {
 	dir := t.TempDir()
-	srv := upstreamtest.Server("alpha", nil)
+	srv := fakeupstream.Server("alpha", nil)
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"alpha": srv},
 		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect}}
 	path := filepath.Join(dir, "mcp-cache.json")

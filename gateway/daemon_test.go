@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 type countingNotifier struct{ ch chan string }
@@ -33,7 +33,7 @@ func (n *countingNotifier) Stopping()  { n.ch <- "STOPPING" }
 func TestDaemonRunReloadStop(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
-	cmd, args, _ := upstreamtest.Command()
+	cmd, args, _ := fakeupstream.Command()
 	write := func(names ...string) {
 		var b strings.Builder
 		b.WriteString(`{"mcpServers": {`)
@@ -297,7 +297,7 @@ func TestLimitListenerEvictsStalled(t *testing.T) {
 func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func(), done chan error) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
-	cmd, _, env := upstreamtest.Command()
+	cmd, _, env := fakeupstream.Command()
 	srv, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"a": map[string]any{"command": cmd, "env": env}}})
 	if err := os.WriteFile(path, srv, 0o600); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // coldGateway starts a gateway with an empty cache and discovery on: each
@@ -29,10 +29,10 @@ func coldGateway(t *testing.T, settings registry.Settings, delays map[string]int
 		cfg.Settings.DiscoveryTimeout = 10 * time.Second
 	}
 	for name, ms := range delays {
-		cfg.Servers[name] = upstreamtest.Server(name, map[string]string{upstreamtest.EnvStartDelay: itoa(ms)})
+		cfg.Servers[name] = fakeupstream.Server(name, map[string]string{fakeupstream.EnvStartDelay: itoa(ms)})
 	}
 	for name, msg := range failing {
-		cfg.Servers[name] = upstreamtest.Server(name, map[string]string{upstreamtest.EnvFailStart: msg})
+		cfg.Servers[name] = fakeupstream.Server(name, map[string]string{fakeupstream.EnvFailStart: msg})
 	}
 	gw := New(cfg, nil)
 	t.Cleanup(func() { gw.Close() })
@@ -101,7 +101,7 @@ func TestColdDirectListWaits(t *testing.T) {
 	got := c.tools(t)
 	sa, _ := gw.Catalog().View().Server("a")
 	// Its tools, not its resources (those are resources, in direct mode).
-	if len(sa.Tools) < len(upstreamtest.ToolNames) || len(got) != 2*len(upstreamtest.ToolNames) || !slices.Contains(got, "a_echo") || !slices.Contains(got, "b_echo") {
+	if len(sa.Tools) < len(fakeupstream.ToolNames) || len(got) != 2*len(fakeupstream.ToolNames) || !slices.Contains(got, "a_echo") || !slices.Contains(got, "b_echo") {
 		t.Errorf("first tools/list of a cold direct session: %v", got)
 	}
 }

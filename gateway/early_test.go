@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // listen opens the session's GET stream and returns the JSON-RPC messages
@@ -74,7 +74,7 @@ func kept(gw *Server, id string) int {
 func elicitingGateway(t *testing.T) *Server {
 	t.Helper()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		return upstreamtest.ConformanceServer()
+		return fakeupstream.ConformanceServer()
 	}, nil))
 	t.Cleanup(up.Close)
 	cfg := &registry.Config{Settings: registry.Settings{ToolPrefix: registry.PrefixServer}, Servers: map[string]*registry.Server{

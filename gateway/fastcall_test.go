@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // httpSession is a raw Streamable HTTP client session: it posts JSON-RPC
@@ -177,7 +177,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			for i, noFast := range []bool{false, true} {
 				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 1000, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 				for _, name := range []string{"a", "b"} {
-					cfg.Servers[name] = upstreamtest.Server(name, nil)
+					cfg.Servers[name] = fakeupstream.Server(name, nil)
 				}
 				gw := New(cfg, &Options{NoFastPath: noFast})
 				gw.Start()
@@ -227,7 +227,7 @@ func BenchmarkFastCall(b *testing.B) {
 				name = string(mode) + "/sdk"
 			}
 			b.Run(name, func(b *testing.B) {
-				cfg := &registry.Config{Servers: map[string]*registry.Server{"a": upstreamtest.Server("a", nil)},
+				cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
 					Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 				gw := New(cfg, &Options{NoFastPath: noFast})
 				gw.Start()
@@ -260,7 +260,7 @@ func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
 		c := &registry.Config{Servers: map[string]*registry.Server{},
 			Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 		for _, n := range names {
-			c.Servers[n] = upstreamtest.Server(n, nil)
+			c.Servers[n] = fakeupstream.Server(n, nil)
 		}
 		return c
 	}

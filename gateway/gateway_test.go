@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest/testmain"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
 )
 
 // The test binary doubles as a real stdio upstream (testmain.Run).
@@ -34,7 +34,7 @@ func newTestGateway(t *testing.T, settings registry.Settings, names ...string) (
 	pidfiles := map[string]string{}
 	for _, name := range names {
 		pidfiles[name] = filepath.Join(dir, name+".pids")
-		srv := upstreamtest.Server(name, map[string]string{upstreamtest.EnvPIDFile: pidfiles[name]})
+		srv := fakeupstream.Server(name, map[string]string{fakeupstream.EnvPIDFile: pidfiles[name]})
 		cfg.Servers[name] = srv
 	}
 	gw := New(cfg, &Options{NoBootstrap: true})
@@ -146,7 +146,7 @@ func (c *client) waitTools(t *testing.T, ok func([]string) bool) {
 
 func pidCount(t *testing.T, path string) int {
 	t.Helper()
-	pids, err := upstreamtest.ReadPIDs(path)
+	pids, err := fakeupstream.ReadPIDs(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestChangedServerKeepsToolsThroughReload(t *testing.T) {
 			old := gw.Catalog().View().Config
 			next := &registry.Config{Servers: map[string]*registry.Server{}, Settings: old.Settings}
 			dir := t.TempDir()
-			srv := upstreamtest.Server("alpha", map[string]string{upstreamtest.EnvPIDFile: filepath.Join(dir, "pids"), "CHANGED": "1"})
+			srv := fakeupstream.Server("alpha", map[string]string{fakeupstream.EnvPIDFile: filepath.Join(dir, "pids"), "CHANGED": "1"})
 			if srv.Hash == old.Servers["alpha"].Hash {
 				t.Fatal("the changed server has the same identity")
 			}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // scrape fetches /metrics from h and parses it with the Prometheus text
@@ -74,7 +74,7 @@ next:
 func TestMetricsMoveAfterACall(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
-	srv := upstreamtest.Server("alpha", nil)
+	srv := fakeupstream.Server("alpha", nil)
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"alpha": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
 	cache := cachefile.Open(filepath.Join(dir, "cache.json"), nil)
 	gw := New(cfg, &Options{Registerer: reg, NoBootstrap: true, Cache: registry.NewListingCache(cache)})
@@ -127,8 +127,8 @@ func TestMetricsMoveAfterACall(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if got := value(after, "mcpgw_tools"); got < float64(len(upstreamtest.ToolNames)) {
-		t.Errorf("mcpgw_tools = %v, want ≥ %d", got, len(upstreamtest.ToolNames))
+	if got := value(after, "mcpgw_tools"); got < float64(len(fakeupstream.ToolNames)) {
+		t.Errorf("mcpgw_tools = %v, want ≥ %d", got, len(fakeupstream.ToolNames))
 	}
 	// Labels stay bounded: no series carries tool arguments.
 	for name, f := range after {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
 )
 
 // Log in from the status page: POST /-/login answers with the
@@ -17,7 +17,7 @@ import (
 // has been through it, the login is stored, the server reconnected, and
 // its tools are callable. The daemon opened no browser itself.
 func TestPageLogin(t *testing.T) {
-	as := upstreamtest.NewOAuthServer(time.Hour)
+	as := fakeupstream.NewOAuthServer(time.Hour)
 	ts := httptest.NewServer(as.Handler())
 	defer ts.Close()
 	as.URL = ts.URL

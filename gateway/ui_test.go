@@ -16,7 +16,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestPageRenders renders the page (HTML and JSON) with sessions, servers
@@ -117,7 +117,7 @@ func TestPageDisableEnable(t *testing.T) {
 	if sr := report(); sr.State != "disabled" || !sr.DisabledHere {
 		t.Errorf("alpha after disabling: %+v", sr)
 	}
-	ps, _ := upstreamtest.ReadPIDs(pids["alpha"])
+	ps, _ := fakeupstream.ReadPIDs(pids["alpha"])
 	if len(ps) != 1 || !waitExit(ps[0]) {
 		t.Errorf("alpha's process %v still runs after disabling", ps)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // recordedRequest is what a recordingHandler saw.
@@ -89,7 +89,7 @@ func httpServer(t *testing.T, h http.Handler) (*httptest.Server, *recordingHandl
 }
 
 func TestStreamableHTTPSendsHeaders(t *testing.T) {
-	ts, rec := httpServer(t, upstreamtest.Handler(nil))
+	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	t.Setenv("MCPGW_TEST_TOKEN", "first")
 	srv := &registry.Server{
 		Name:           "remote",
@@ -104,7 +104,7 @@ func TestStreamableHTTPSendsHeaders(t *testing.T) {
 		t.Errorf("echo = %q", got)
 	}
 	st := u.Status()
-	if st.State != StateConnected || st.PID != 0 || st.Tools != len(upstreamtest.ToolNames) {
+	if st.State != StateConnected || st.PID != 0 || st.Tools != len(fakeupstream.ToolNames) {
 		t.Errorf("status = %+v", st)
 	}
 	reqs := rec.requests()
@@ -136,7 +136,7 @@ func TestStreamableHTTPSendsHeaders(t *testing.T) {
 }
 
 func TestLegacySSEFallback(t *testing.T) {
-	ts, rec := httpServer(t, upstreamtest.Handler(nil))
+	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", BearerToken: "tok", Hash: "old"}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
@@ -184,7 +184,7 @@ func TestLegacySSEFallback(t *testing.T) {
 func TestUnauthorizedNeedsAuth(t *testing.T) {
 	var want atomic.Value
 	want.Store("Bearer good")
-	inner := upstreamtest.Handler(nil)
+	inner := fakeupstream.Handler(nil)
 	ts, rec := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != want.Load().(string) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
@@ -242,7 +242,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 }
 
 func TestExpiredSessionReconnectsOnce(t *testing.T) {
-	shared := upstreamtest.NewServer(nil)
+	shared := fakeupstream.NewServer(nil)
 	newHandler := func() http.Handler {
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared }, nil)
 	}
@@ -293,7 +293,7 @@ func TestExpiredSessionReconnectsOnce(t *testing.T) {
 // TestSSEStreamOutlivesStartupTimeout: the SSE GET must not be bound to the
 // connect's deadline.
 func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
-	ts, _ := httpServer(t, upstreamtest.Handler(nil))
+	ts, _ := httpServer(t, fakeupstream.Handler(nil))
 	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", Hash: "old", StartupTimeout: 100 * time.Millisecond}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)

@@ -18,8 +18,8 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest/testmain"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
 )
 
 // testMode selects what a re-executed test binary does (see TestMain).
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	// Children (servers, the reaper) are this binary; under -race each would
 	// otherwise sleep a second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	testmain.Run(m) // serves when upstreamtest.EnvServe is set
+	testmain.Run(m) // serves when fakeupstream.EnvServe is set
 }
 
 // runLegacyServer is a hand-written stdio MCP server of the kind built on
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // "version", returns the protocol version the client asked for. With
 // MCPGW_LEGACY_SILENT set it ignores unknown methods instead of exiting.
 func runLegacyServer() {
-	if path := os.Getenv(upstreamtest.EnvPIDFile); path != "" {
+	if path := os.Getenv(fakeupstream.EnvPIDFile); path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err == nil {
 			fmt.Fprintf(f, "%d\n", os.Getpid())
@@ -104,11 +104,11 @@ func runLegacyServer() {
 func testServer(t testing.TB, name string, env map[string]string) (*registry.Server, string) {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	e := map[string]string{upstreamtest.EnvPIDFile: pidFile}
+	e := map[string]string{fakeupstream.EnvPIDFile: pidFile}
 	for k, v := range env {
 		e[k] = v
 	}
-	srv := upstreamtest.Server(name, e)
+	srv := fakeupstream.Server(name, e)
 	srv.IdleTimeout = 0
 	return srv, pidFile
 }
@@ -122,7 +122,7 @@ func newPool(t testing.TB, opts *Options) *Pool {
 
 func pids(t testing.TB, path string) []int {
 	t.Helper()
-	ps, err := upstreamtest.ReadPIDs(path)
+	ps, err := fakeupstream.ReadPIDs(path)
 	if err != nil {
 		t.Fatal(err)
 	}

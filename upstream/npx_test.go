@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // writeFile writes body to root/rel, creating directories.
@@ -131,9 +131,9 @@ func TestNpxServerRunsWithoutNpx(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("PATH", bin)
 
-	env := map[string]string{upstreamtest.EnvServe: "stdio"}
+	env := map[string]string{fakeupstream.EnvServe: "stdio"}
 	srv := &registry.Server{Name: "fake", Command: "npx", Args: []string{"-y", "fake-mcp@1.0.0", "--stdio"}, Env: env,
-		Hash: upstreamtest.Hash("npx", nil, env)}
+		Hash: fakeupstream.Hash("npx", nil, env)}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
 	pid := atoi(t, call(t, u, "pid", nil))

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/proctest"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // runPoolHelper runs in a helper process (the test binary re-executed): it
@@ -22,7 +22,7 @@ import (
 func runPoolHelper() {
 	os.Unsetenv(testMode) // the servers it starts are this binary too
 	p := New(nil)
-	srv := upstreamtest.Server("child", nil)
+	srv := fakeupstream.Server("child", nil)
 	u := p.Upstream(srv)
 	res, err := u.Call(context.Background(), "pid", nil, nil)
 	if err != nil {

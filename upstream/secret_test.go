@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // Secret values follow pi-mcp-adapter's convention: "!!x" is the literal
 // "!x", "!cmd" is cmd's output, run at connect time.
 func TestSecretValuesOnTheWire(t *testing.T) {
-	ts, rec := httpServer(t, upstreamtest.Handler(nil))
+	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	for _, tc := range []struct {
 		name, bearer, header string
 		wantAuth, wantHeader string
@@ -44,7 +44,7 @@ func TestSecretValuesOnTheWire(t *testing.T) {
 }
 
 func TestSecretCommandInEnv(t *testing.T) {
-	srv := upstreamtest.Server("envsecret", map[string]string{"SECRET_A": "!echo from-command", "SECRET_B": "!!bang"})
+	srv := fakeupstream.Server("envsecret", map[string]string{"SECRET_A": "!echo from-command", "SECRET_B": "!!bang"})
 	srv.SecretCommands = true
 	u := newPool(t, nil).Upstream(srv)
 	if got := call(t, u, "env", map[string]any{"name": "SECRET_A"}); got != "from-command" {
@@ -59,7 +59,7 @@ func TestSecretCommandInEnv(t *testing.T) {
 // than Pi's, an untrusted project) is refused, and nothing runs.
 func TestSecretCommandRefused(t *testing.T) {
 	marker := t.TempDir() + "/ran"
-	srv := upstreamtest.Server("refused", map[string]string{"TOKEN": "!touch " + marker})
+	srv := fakeupstream.Server("refused", map[string]string{"TOKEN": "!touch " + marker})
 	srv.Source = "/home/u/.cursor/mcp.json"
 	u := newPool(t, nil).Upstream(srv)
 	_, err := u.Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
@@ -73,7 +73,7 @@ func TestSecretCommandRefused(t *testing.T) {
 
 // A failing command's stderr is in the connect error; its output never is.
 func TestSecretCommandFailure(t *testing.T) {
-	srv := upstreamtest.Server("failing", map[string]string{"TOKEN": "!echo secret-out; echo vault locked >&2; exit 3"})
+	srv := fakeupstream.Server("failing", map[string]string{"TOKEN": "!echo secret-out; echo vault locked >&2; exit 3"})
 	srv.SecretCommands = true
 	_, err := newPool(t, nil).Upstream(srv).Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "vault locked") || !strings.Contains(err.Error(), "exit status 3") {
@@ -86,7 +86,7 @@ func TestSecretCommandFailure(t *testing.T) {
 
 // bearerTokenEnv is read at every connect, through Options.Getenv.
 func TestBearerTokenEnvReadAtConnect(t *testing.T) {
-	ts, rec := httpServer(t, upstreamtest.Handler(nil))
+	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	var token atomic.Value
 	token.Store("one")
 	p := newPool(t, &Options{Getenv: func(k string) (string, bool) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // A server that never answers initialize fails its connect when the
@@ -14,7 +14,7 @@ import (
 // stop (up to several seconds for a process that ignores its closed
 // stdin) happens in the background.
 func TestStartupTimeoutIsOnTime(t *testing.T) {
-	srv, _ := testServer(t, "slow", map[string]string{upstreamtest.EnvStartDelay: "60000"})
+	srv, _ := testServer(t, "slow", map[string]string{fakeupstream.EnvStartDelay: "60000"})
 	srv.StartupTimeout = 300 * time.Millisecond
 	p := newPool(t, nil)
 	start := time.Now()

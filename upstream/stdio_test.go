@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 func TestCallStdio(t *testing.T) {
@@ -54,7 +54,7 @@ func TestCallStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	img, ok := res.Content[0].(*mcp.ImageContent)
-	if !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, upstreamtest.TinyPNG) {
+	if !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, fakeupstream.TinyPNG) {
 		t.Errorf("image = %#v, want the test PNG", res.Content[0])
 	}
 	rr, err := u.ReadResource(context.Background(), "test://hello")
@@ -67,8 +67,8 @@ func TestCallStdio(t *testing.T) {
 	if st.PID != pid || st.State != StateConnected || st.Connects != 1 || st.Calls != 9 || st.Errors != 0 {
 		t.Errorf("status = %+v, want connected, PID %d, 1 connect, 9 calls, 0 errors", st, pid)
 	}
-	if st.Tools != len(upstreamtest.ToolNames) {
-		t.Errorf("status tools = %d, want %d", st.Tools, len(upstreamtest.ToolNames))
+	if st.Tools != len(fakeupstream.ToolNames) {
+		t.Errorf("status tools = %d, want %d", st.Tools, len(fakeupstream.ToolNames))
 	}
 
 	// An unknown tool is an error from the server, not a lost connection.
@@ -146,8 +146,8 @@ func TestListingPaginatesAndPublishes(t *testing.T) {
 	rec := newRecorder()
 	p := newPool(t, rec.options(nil))
 	srv, _ := testServer(t, "paged", map[string]string{
-		upstreamtest.EnvPageSize:     "2",
-		upstreamtest.EnvInstructions: "use echo",
+		fakeupstream.EnvPageSize:     "2",
+		fakeupstream.EnvInstructions: "use echo",
 	})
 	u := p.Upstream(srv)
 	if u.Snapshot() != nil {
@@ -161,15 +161,15 @@ func TestListingPaginatesAndPublishes(t *testing.T) {
 	for _, tool := range snap.Tools {
 		tools = append(tools, tool.Name)
 	}
-	if !slices.Equal(sorted(tools), sorted(upstreamtest.ToolNames)) {
-		t.Errorf("tools = %v, want %v (all pages)", tools, upstreamtest.ToolNames)
+	if !slices.Equal(sorted(tools), sorted(fakeupstream.ToolNames)) {
+		t.Errorf("tools = %v, want %v (all pages)", tools, fakeupstream.ToolNames)
 	}
 	var uris []string
 	for _, r := range snap.Resources {
 		uris = append(uris, r.URI)
 	}
-	if !slices.Equal(sorted(uris), sorted(upstreamtest.ResourceURIs)) {
-		t.Errorf("resources = %v, want %v", uris, upstreamtest.ResourceURIs)
+	if !slices.Equal(sorted(uris), sorted(fakeupstream.ResourceURIs)) {
+		t.Errorf("resources = %v, want %v", uris, fakeupstream.ResourceURIs)
 	}
 	if len(snap.Prompts) != 1 || snap.Prompts[0].Name != "greet" {
 		t.Errorf("prompts = %v, want [greet]", snap.Prompts)
@@ -192,8 +192,8 @@ func TestListingPaginatesAndPublishes(t *testing.T) {
 	if got := call(t, u, "late", map[string]any{"message": "hi"}); got != "hi" {
 		t.Errorf("late = %q", got)
 	}
-	if n := u.Status().Tools; n != len(upstreamtest.ToolNames)+1 {
-		t.Errorf("status tools = %d, want %d", n, len(upstreamtest.ToolNames)+1)
+	if n := u.Status().Tools; n != len(fakeupstream.ToolNames)+1 {
+		t.Errorf("status tools = %d, want %d", n, len(fakeupstream.ToolNames)+1)
 	}
 	// States seen: connecting, connected.
 	if got := rec.stateNames(); !slices.Equal(got, []string{"connecting", "connected"}) {
@@ -278,8 +278,8 @@ func TestLegacyServerGetsPinnedVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	env := map[string]string{testMode: "legacy", upstreamtest.EnvPIDFile: pidFile}
-	srv := &registry.Server{Name: "legacy", Command: exe, Env: env, Hash: upstreamtest.Hash(exe, nil, env)}
+	env := map[string]string{testMode: "legacy", fakeupstream.EnvPIDFile: pidFile}
+	srv := &registry.Server{Name: "legacy", Command: exe, Env: env, Hash: fakeupstream.Hash(exe, nil, env)}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
 
@@ -312,7 +312,7 @@ func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{testMode: "legacy", "MCPGW_LEGACY_SILENT": "1"}
-	srv := &registry.Server{Name: "silent", Command: exe, Env: env, Hash: upstreamtest.Hash(exe, nil, env),
+	srv := &registry.Server{Name: "silent", Command: exe, Env: env, Hash: fakeupstream.Hash(exe, nil, env),
 		StartupTimeout: 500 * time.Millisecond}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
@@ -503,7 +503,7 @@ func TestWedgedUpstreamIsRecycled(t *testing.T) {
 func TestTestServerProtocols(t *testing.T) {
 	for _, tc := range []struct{ env, want string }{{"", "2026-07-28"}, {"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("protocols="+tc.env, func(t *testing.T) {
-			srv, _ := testServer(t, "p", map[string]string{upstreamtest.EnvProtocols: tc.env})
+			srv, _ := testServer(t, "p", map[string]string{fakeupstream.EnvProtocols: tc.env})
 			u := newPool(t, nil).Upstream(srv)
 			call(t, u, "echo", map[string]any{"message": "x"})
 			if snap := u.Snapshot(); snap == nil || snap.ProtocolVersion != tc.want {

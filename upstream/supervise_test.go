@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // memDialer connects to in-process test servers over in-memory pipes, so
@@ -33,7 +33,7 @@ func (d *memDialer) dial(ctx context.Context, _ *Upstream, _ *registry.Server, o
 		return nil, *err
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	srv := upstreamtest.NewServer(&upstreamtest.Options{Exit: func(int) {}})
+	srv := fakeupstream.NewServer(&fakeupstream.Options{Exit: func(int) {}})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if d.hang.Load() && (method == "ping" || method == "tools/list") {

@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // version names the bench's client to the daemon.
@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "proxy":
 		return benchProxy(ctx, args[1:], stdin, stdout, stderr)
 	case "testserver":
-		return upstreamtest.ServeStdio(ctx)
+		return fakeupstream.ServeStdio(ctx)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -19,7 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // `mcpgw-bench proxy` measures what the gateway costs: the same echo call
@@ -227,7 +227,7 @@ func (b *benchRun) serverEnv() map[string]string {
 	if b.o.Protocol == "" {
 		return map[string]string{}
 	}
-	return map[string]string{upstreamtest.EnvProtocols: b.o.Protocol}
+	return map[string]string{fakeupstream.EnvProtocols: b.o.Protocol}
 }
 
 func (b *benchRun) progress(format string, a ...any) {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,7 +86,7 @@ func (b *benchRun) processPhase(ctx context.Context) error {
 	b.progress("processes: %d sessions × %d servers", benchFanSessions, benchFanServers)
 	dir := filepath.Join(b.dir, "fan")
 	pidFile := filepath.Join(dir, "pids")
-	cfg, err := benchWriteServers(dir, b.o.Self, "s", benchFanServers, map[string]string{upstreamtest.EnvPIDFile: pidFile})
+	cfg, err := benchWriteServers(dir, b.o.Self, "s", benchFanServers, map[string]string{fakeupstream.EnvPIDFile: pidFile})
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (pr *benchProcesses) count(daemon int, pidFile string) error {
 		return err
 	}
 	pr.Children, pr.Helpers = len(kids), len(helpers)
-	pids, err := upstreamtest.ReadPIDs(pidFile)
+	pids, err := fakeupstream.ReadPIDs(pidFile)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/cachefile"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -220,11 +220,11 @@ func benchServeUpstream(ctx context.Context, stdin io.Reader, stdout io.Writer) 
 		_, _ = io.Copy(io.Discard, stdin)
 		cancel()
 	}()
-	opts, err := upstreamtest.OptionsFromEnv()
+	opts, err := fakeupstream.OptionsFromEnv()
 	if err != nil {
 		return err
 	}
-	return upstreamtest.ServeHTTP(ctx, "127.0.0.1:0", opts, func(base string) { fmt.Fprintln(stdout, base) })
+	return fakeupstream.ServeHTTP(ctx, "127.0.0.1:0", opts, func(base string) { fmt.Fprintln(stdout, base) })
 }
 
 // benchEnv is this process's environment for a child, without variables
@@ -249,7 +249,7 @@ func benchEnv(set map[string]string) []string {
 // benchToolList returns the test server's tools as a client lists them.
 func benchToolList(ctx context.Context) ([]*mcp.Tool, error) {
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := upstreamtest.NewServer(nil).Connect(ctx, st, nil)
+	ss, err := fakeupstream.NewServer(nil).Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}

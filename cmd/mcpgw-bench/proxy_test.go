@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestBenchProxy runs `mcpgw bench proxy` briefly and checks that it
@@ -98,7 +98,7 @@ func TestBenchProxy(t *testing.T) {
 		t.Errorf("memory under load: VmRSS %d KiB, VmHWM %d KiB", r.LoadRSSKB, r.LoadHWMKB)
 	}
 
-	wantTools := benchIdleServers * len(upstreamtest.ToolNames)
+	wantTools := benchIdleServers * len(fakeupstream.ToolNames)
 	if i := r.Idle; i == nil {
 		t.Error("no idle figures")
 	} else if i.Servers != benchIdleServers || i.RSSKB <= 0 || i.AnonKB <= 0 || i.AnonKB > i.RSSKB || i.Children != 0 || i.ListedTools != wantTools || i.ListedRSSKB <= 0 || i.ChildrenAfter != 0 {

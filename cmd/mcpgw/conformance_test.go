@@ -80,7 +80,7 @@ func needConformance(t *testing.T) (node22, cli string) {
 
 // TestConformanceSuite runs every server scenario of the suite through
 // the daemon, with an upstream that serves the suite's fixtures
-// (upstreamtest.ConformanceServer), in each mode. Direct mode passes all
+// (fakeupstream.ConformanceServer), in each mode. Direct mode passes all
 // of them. In the other modes the upstream's tools are reached through the
 // `mcp` tool or ToolSearch instead of under their own names, so the
 // scenarios that call or list a fixture tool by name fail there by design;

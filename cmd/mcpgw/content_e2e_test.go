@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestLargeBinaryContentByteExact calls, in direct mode, a tool that
@@ -49,7 +49,7 @@ func TestLargeBinaryContentByteExact(t *testing.T) {
 		got  []byte
 		seed uint32
 	}{{"image", img.Data, 1}, {"audio", audio.Data, 2}, {"blob", emb.Resource.Blob, 3}} {
-		if want := upstreamtest.LargeBytes(1<<20, c.seed); !bytes.Equal(c.got, want) {
+		if want := fakeupstream.LargeBytes(1<<20, c.seed); !bytes.Equal(c.got, want) {
 			t.Errorf("%s: %d bytes, differing from the upstream's %d", c.what, len(c.got), len(want))
 		}
 	}

@@ -24,11 +24,11 @@ func TestImportBoundaries(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	for _, dep := range list("-deps", ".") {
-		if dep == "testing" || strings.HasSuffix(dep, "/upstreamtest") {
+		if dep == "testing" || strings.HasSuffix(dep, "/fakeupstream") {
 			t.Errorf("mcpgw links %s", dep)
 		}
 	}
-	// The bench command runs upstreamtest's servers, never test glue.
+	// The bench command runs fakeupstream's servers, never test glue.
 	for _, dep := range list("-deps", "../mcpgw-bench") {
 		if dep == "testing" || strings.HasSuffix(dep, "/testmain") {
 			t.Errorf("mcpgw-bench links %s", dep)

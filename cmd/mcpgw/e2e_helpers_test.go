@@ -52,7 +52,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/proctest"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // e2eDir holds the node package of the end-to-end tests, relative to this
@@ -556,7 +556,7 @@ func TestE2EHarness(t *testing.T) {
 }
 
 // testServerBin is this test binary: run with the single argument
-// "testserver" it serves upstreamtest's server on stdin/stdout (see
+// "testserver" it serves fakeupstream's server on stdin/stdout (see
 // TestMain), so the test server never ships in mcpgw itself.
 var testServerBin = func() string {
 	p, err := filepath.Abs(os.Args[0])
@@ -568,7 +568,7 @@ var testServerBin = func() string {
 
 func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "conformance-upstream" {
-		if err := upstreamtest.ConformanceServer(os.Args[2:]...).Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := fakeupstream.ConformanceServer(os.Args[2:]...).Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "conformance-upstream:", err)
 			os.Exit(1)
 		}
@@ -582,7 +582,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if len(os.Args) == 2 && os.Args[1] == "testserver" {
-		if err := upstreamtest.ServeStdio(context.Background()); err != nil {
+		if err := fakeupstream.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
 			os.Exit(1)
 		}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestOAuthLoginThroughDaemon: a remote server behind OAuth, through the
@@ -28,7 +28,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}
-	as := upstreamtest.NewOAuthServer(time.Hour)
+	as := fakeupstream.NewOAuthServer(time.Hour)
 	ts := httptest.NewServer(as.Handler())
 	defer ts.Close()
 	as.URL = ts.URL

@@ -20,14 +20,14 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // policyServer is the test server with its policy tools (delete_thing
 // counts the calls that reach it), plus extra fields.
 func policyServer(extra map[string]any) map[string]any {
 	s := map[string]any{"command": testServerBin, "args": []string{"testserver"},
-		"env": map[string]any{upstreamtest.EnvPolicy: "1"}}
+		"env": map[string]any{fakeupstream.EnvPolicy: "1"}}
 	for k, v := range extra {
 		s[k] = v
 	}
@@ -282,7 +282,7 @@ func TestUpstreamEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"inh":   policyServer(nil),
-		"noinh": policyServer(map[string]any{"inheritEnv": false, "env": map[string]any{upstreamtest.EnvPolicy: "1", "OWN_VAR": "x"}}),
+		"noinh": policyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
 	}, nil)
 	bin := buildMcpgw(t)
 	d := &daemon{dir: dir}
@@ -304,12 +304,12 @@ func TestUpstreamEnvironment(t *testing.T) {
 		t.Errorf("an inheriting upstream's environment: %q (want DAEMON_ONLY_VAR, never MCPGW_TOKEN)", inherited)
 	}
 	for _, name := range inherited {
-		if strings.HasPrefix(name, "MCPGW_") && name != upstreamtest.EnvPolicy {
+		if strings.HasPrefix(name, "MCPGW_") && name != fakeupstream.EnvPolicy {
 			t.Errorf("an upstream got mcpgw's variable %s", name)
 		}
 	}
 	got := strings.Split(r[1].Text(), "\n")
-	want := []string{upstreamtest.EnvPolicy, "OWN_VAR"}
+	want := []string{fakeupstream.EnvPolicy, "OWN_VAR"}
 	for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"} {
 		if _, ok := os.LookupEnv(k); ok || k == "HOME" || k == "TERM" {
 			want = append(want, k)

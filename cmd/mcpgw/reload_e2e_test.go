@@ -28,7 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // gwClient is one MCP session with the daemon, through the Go SDK.
@@ -80,7 +80,7 @@ func (c *gwClient) pid(server string) int {
 // testServer is a config entry for mcpgw's test server that records its
 // PIDs in dir/NAME.pids; extra env entries change its identity.
 func pidServerEntry(bin, dir, name string, extra ...string) map[string]any {
-	env := map[string]string{upstreamtest.EnvPIDFile: filepath.Join(dir, name+".pids")}
+	env := map[string]string{fakeupstream.EnvPIDFile: filepath.Join(dir, name+".pids")}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
@@ -180,7 +180,7 @@ func (d *daemon) metricValue(t testing.TB, name string) string {
 
 func pidsStarted(t testing.TB, dir, name string) []int {
 	t.Helper()
-	pids, err := upstreamtest.ReadPIDs(filepath.Join(dir, name+".pids"))
+	pids, err := fakeupstream.ReadPIDs(filepath.Join(dir, name+".pids"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	}
 	start = time.Now()
 	saveFileInPlace(t, codexFile, []byte(fmt.Sprintf("[mcp_servers.cx]\ncommand = %q\nargs = [\"testserver\"]\nenv = { %s = %q }\n",
-		testServerBin, upstreamtest.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
+		testServerBin, fakeupstream.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the codex config: %s", info.Error)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // routedClient is a downstream session that answers sampling, elicitation
@@ -86,7 +86,7 @@ func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (st
 // isolated per session.
 func TestClientRequestsReachTheirSession(t *testing.T) {
 	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		return upstreamtest.ConformanceServer("2025-11-25")
+		return fakeupstream.ConformanceServer("2025-11-25")
 	}, nil))
 	t.Cleanup(httpUp.Close)
 	dir := t.TempDir()

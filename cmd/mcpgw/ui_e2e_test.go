@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/upstream/upstreamtest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestStatusPage: the page at / shows every server with its state, a
@@ -24,7 +24,7 @@ func TestStatusPage(t *testing.T) {
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"good":   map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
-		"broken": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": map[string]any{upstreamtest.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
+		"broken": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": map[string]any{fakeupstream.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
 	}, nil)
 	d := startDaemonProc(t, dir, config)
 	get := func(path string) string {

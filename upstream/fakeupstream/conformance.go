@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; a gateway forwards it.
 
-package upstreamtest
+package fakeupstream
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package upstreamtest provides a small, fast MCP server used as an upstream
+// Package fakeupstream provides a small, fast MCP server used as an upstream
 // by mcpgw's tests and by `mcpgw bench proxy`. It runs in-process (NewServer,
 // Handler), on stdin/stdout (ServeStdio) or over HTTP (ServeHTTP), and can be
 // re-run from a test binary as a real stdio process (testmain.Run, Command).
@@ -9,7 +9,7 @@
 // {name} (adds an echo-like tool, which makes the server send
 // notifications/tools/list_changed). Resources: test://hello, test://readme,
 // test://data.json. Prompt: greet {name}.
-package upstreamtest
+package fakeupstream
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package upstreamtest
+package fakeupstream
 
 import (
 	"context"
