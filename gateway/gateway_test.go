@@ -187,7 +187,7 @@ func TestProxyMode(t *testing.T) {
 		t.Errorf("resource tool = %q (error %v)", text, isErr)
 	}
 	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_fail", "args": map[string]any{"message": "kaput"}})
-	if !isErr || !strings.Contains(text, "kaput") || !strings.Contains(text, "Parameters of alpha_fail:\n- message (string") {
+	if !isErr || !strings.Contains(text, "kaput") || !strings.Contains(text, "Parameters of alpha_fail: {\n  message: string") {
 		t.Errorf("tool error = %q (error %v)", text, isErr)
 	}
 	text, isErr = c.call(t, "mcp", map[string]any{"tool": "alpha_ehco"})

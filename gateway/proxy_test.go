@@ -108,12 +108,13 @@ func TestParamsText(t *testing.T) {
 		"tags":{"type":"array","items":{"type":"string"}},
 		"when":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`)
 	got := paramsText(tool)
-	want := `Parameters of srv_echo:
-- message (string, required): Text to echo
-- count (integer) [default: 1]
-- mode (string) [one of: "loud", "quiet"]
-- tags (string[])
-- when (string|null)`
+	want := `Parameters of srv_echo: {
+  message: string; // Text to echo
+  count?: number; // (default 1)
+  mode?: "loud" | "quiet";
+  tags?: string[];
+  when?: string | null;
+}`
 	if got != want {
 		t.Errorf("paramsText =\n%s\nwant\n%s", got, want)
 	}

@@ -5,15 +5,14 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/tsshape"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
@@ -249,114 +248,33 @@ func schemaProps(schema any) map[string]any {
 	return props
 }
 
-// paramsText renders a tool's parameters for the model.
+// paramsText renders a tool's parameters for the model, as a TypeScript
+// shape (nested objects, enums, unions, required and optional fields,
+// each top-level field's description), and its declared output.
 func paramsText(t *registry.Tool) string {
 	body := paramsBody(t)
 	if body == "" {
 		return fmt.Sprintf("Parameters of %s: none.", t.Name)
 	}
-	return fmt.Sprintf("Parameters of %s:\n%s", t.Name, strings.TrimRight(body, "\n"))
+	return fmt.Sprintf("Parameters of %s: %s", t.Name, strings.TrimRight(body, "\n"))
 }
 
-// paramsBody lists parameters one per line: name (type, required): description [enum] [default].
+// paramsBody is the parameters' shape and, where declared, the output's;
+// "" for a tool that takes nothing and declares no output.
 func paramsBody(t *registry.Tool) string {
-	m := registry.SchemaMap(t.Def.InputSchema)
-	props, _ := m["properties"].(map[string]any)
-	if len(props) == 0 {
-		return ""
-	}
-	required := map[string]bool{}
-	if req, ok := m["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	// Required first, then alphabetical: what the model must supply leads.
-	slices.SortFunc(names, func(a, b string) int {
-		if required[a] != required[b] {
-			if required[a] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	in := registry.SchemaMap(t.Def.InputSchema)
 	var b strings.Builder
-	for _, name := range names {
-		p, _ := props[name].(map[string]any)
-		fmt.Fprintf(&b, "- %s (%s", name, schemaType(p))
-		if required[name] {
-			b.WriteString(", required")
-		}
-		b.WriteString(")")
-		if d, _ := p["description"].(string); d != "" {
-			b.WriteString(": ")
-			b.WriteString(strings.Join(strings.Fields(d), " "))
-		}
-		if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
-			b.WriteString(" [one of: ")
-			for i, e := range enum {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(jsonText(e))
-			}
-			b.WriteString("]")
-		}
-		if def, ok := p["default"]; ok {
-			b.WriteString(" [default: " + jsonText(def) + "]")
-		}
+	if props, _ := in["properties"].(map[string]any); len(props) > 0 {
+		b.WriteString(tsshape.Fields(in))
 		b.WriteString("\n")
 	}
+	if out := registry.SchemaMap(t.Def.OutputSchema); len(out) > 0 {
+		if b.Len() == 0 {
+			b.WriteString("{}\n")
+		}
+		b.WriteString("Returns (structured): " + tsshape.Type(out) + "\n")
+	}
 	return b.String()
-}
-
-func schemaType(p map[string]any) string {
-	switch t := p["type"].(type) {
-	case string:
-		if t == "array" {
-			if items, ok := p["items"].(map[string]any); ok {
-				if it := schemaType(items); it != "any" {
-					return it + "[]"
-				}
-			}
-		}
-		return t
-	case []any:
-		parts := make([]string, 0, len(t))
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				parts = append(parts, s)
-			}
-		}
-		return strings.Join(parts, "|")
-	}
-	for _, k := range []string{"anyOf", "oneOf"} {
-		if alts, ok := p[k].([]any); ok {
-			var parts []string
-			for _, alt := range alts {
-				if am, ok := alt.(map[string]any); ok {
-					parts = append(parts, schemaType(am))
-				}
-			}
-			return strings.Join(parts, "|")
-		}
-	}
-	if _, ok := p["enum"]; ok {
-		return "enum"
-	}
-	return "any"
-}
-
-func jsonText(v any) string {
-	data, _ := json.Marshal(v)
-	return string(data)
 }
 
 // count is "1 tool" or "3 tools".

@@ -170,7 +170,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		}
 	}
 	describe := results[9].Text()
-	if !strings.Contains(describe, "- message (string, required)") {
+	if !strings.Contains(describe, "\n  message: string;") {
 		t.Errorf("describe lacks the message parameter:\n%s", describe)
 	}
 	if r := results[10]; !r.IsError() || !strings.Contains(r.Text(), "Did you mean: everything_echo") {
