@@ -160,7 +160,7 @@ func (s *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *reg
 	if d.by != bySession {
 		s.auditWrite(v, audit.Record{
 			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: t.Original,
-			Args: rec.Args, Approval: rec.Approval, DecidedBy: d.by, Rule: rec.Rule,
+			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: d.by, Rule: rec.Rule,
 		})
 	}
 	switch {

@@ -33,6 +33,9 @@ const (
 	// viaExposed: the client lists the tool itself; its result passes
 	// through as its output schema promises.
 	viaExposed
+	// viaScript: a code-mode script's call (names resolved as through
+	// the mcp tool); the script reads the structured content.
+	viaScript
 )
 
 // toolCall is one call of an upstream tool.
@@ -46,6 +49,12 @@ type toolCall struct {
 	// relay: the caller can send the upstream's result bytes on as they
 	// are, when nothing in them has to change (see content.Relayable).
 	relay bool
+	// script is the ID of the code-mode script that made the call.
+	script string
+
+	// outcome is set by dispatch: ok, tool_error, error, timeout,
+	// canceled, denied, approval_required, unknown_tool, invalid_args.
+	outcome string
 }
 
 // sdkToolCall is the toolCall of a request the SDK delivered for a tool
@@ -72,33 +81,37 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	start := time.Now()
 	v := c.session.view()
 	name := c.name
-	if c.route == viaProxy {
+	if c.route != viaExposed {
 		name = c.session.resolveName(v, name)
 	}
 	t, v, failed := s.findTool(ctx, v, name)
 	if failed != nil {
+		c.outcome = "unknown_tool"
 		return failed, nil
 	}
 	args, problem := checkArgs(t, c.args)
 	if problem != "" {
+		c.outcome = "invalid_args"
 		return errorResult("%s\n\n%s", problem, paramsText(t)), nil
 	}
 	srv, err := usableServer(v, t.Server)
 	if err != nil {
+		c.outcome = "error"
 		return errorResult("%v", err), nil
 	}
-	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original}
+	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original, Script: c.script}
 	rec.Session, rec.Client = c.session.identity()
 	auditing := s.auditing(v)
 	if auditing {
 		rec.Args = s.opts.Audit.Digest(args)
 	}
 	if refused := s.gate(ctx, c, v, t, srv, &rec); refused != nil {
+		c.outcome = rec.Outcome
 		rec.DurationMs = msSince(start)
 		s.auditWrite(v, rec)
 		return refused, nil
 	}
-	exposed := c.route == viaExposed
+	exposed := c.route != viaProxy
 	u := s.upstreamFor(c.session, srv)
 	c.session.used(srv.Name)
 	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
@@ -128,6 +141,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	}
 	elapsed := time.Since(start)
 	outcome := callOutcome(ctx, res, err)
+	c.outcome = outcome
 	s.metrics.call(srv.Name, outcome, elapsed)
 	s.latency.add(srv.Name, elapsed)
 	if auditing {

@@ -123,7 +123,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			return nil, false // the mcp tool's other actions: the SDK's path
 		}
 		c.name, c.args, c.route = a.Tool, a.Args, viaProxy
-	case ss.mode == ModeToolSearch && name == toolSearchName:
+	case ss.mode == ModeToolSearch && name == toolSearchName, name == scriptToolName && ss.hasTool(name):
 		return nil, false
 	}
 	return func(ctx context.Context) json.RawMessage {

@@ -217,7 +217,7 @@ func TestToolSearchSessionsAreIndependent(t *testing.T) {
 	}
 	a := connect(t, gw, SessionOptions{})
 	b := connect(t, gw, SessionOptions{})
-	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch"}) {
+	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Fatalf("new toolsearch session lists %v", got)
 	}
 	text, isErr := a.call(t, "ToolSearch", map[string]any{"query": "select:alpha_echo,alpha_ech0"})
@@ -225,7 +225,7 @@ func TestToolSearchSessionsAreIndependent(t *testing.T) {
 		t.Errorf("select = %q (error %v)", text, isErr)
 	}
 	a.waitListChanged(t)
-	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch", "alpha_echo"}) {
+	if got := a.tools(t); !slices.Equal(got, []string{"ToolSearch", "alpha_echo", "mcp_script"}) {
 		t.Errorf("after select A lists %v", got)
 	}
 	text, isErr = a.call(t, "alpha_echo", map[string]any{"message": "activated"})
@@ -238,7 +238,7 @@ func TestToolSearchSessionsAreIndependent(t *testing.T) {
 	}
 	a.waitListChanged(t)
 
-	if got := b.tools(t); !slices.Equal(got, []string{"ToolSearch"}) {
+	if got := b.tools(t); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("B lists %v, want only ToolSearch", got)
 	}
 	text, isErr = b.call(t, "alpha_echo", map[string]any{"message": "x"})

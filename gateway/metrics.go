@@ -22,6 +22,8 @@ type metrics struct {
 	clientReqs  *prometheus.CounterVec
 	dropped     prometheus.Counter
 	approvals   *prometheus.CounterVec
+	scripts     *prometheus.CounterVec
+	scriptTime  prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -73,11 +75,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_approvals_total",
 			Help: "Decisions on tool calls that needed the user's approval, by server and decision (allowed, allowed_tool, allowed_server, denied, timeout).",
 		}, []string{"server", "decision"}),
+		scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_scripts_total",
+			Help: "Code-mode scripts run, by outcome (ok, exception, syntax, timeout, memory, canceled, stalled, engine). Their tool calls count in mcpgw_tool_calls_total.",
+		}, []string{"outcome"}),
+		scriptTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mcpgw_script_duration_seconds",
+			Help:    "Wall time of code-mode scripts, their tool calls included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	if reg != nil {
-		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped, m.approvals)
+		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped, m.approvals, m.scripts, m.scriptTime)
 	}
 	return m
 }

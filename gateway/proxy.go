@@ -22,19 +22,22 @@ import (
 // The `mcp` tool replaces every upstream schema the model would otherwise
 // see, so its name, description and schema together are kept well under
 // 1,000 bytes (TestProxyToolSize).
-const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list a server's tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) show parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect; mcp({prompts:true}) list prompts; mcp({prompt:"name",args:{...}}) get one.`
+const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list its tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect; mcp({prompts:true}); mcp({prompt:"name",args}); ` +
+	`mcp({script:"js"}) many calls in one: an async body, await tools.call(name,args) → {ok,data|error}, tools.search(q), tools.describe(name); return the answer.`
 
 const proxySchema = `{"type":"object","properties":{` +
-	`"tool":{"type":"string","description":"Tool to call"},` +
-	`"args":{"type":"object","description":"Arguments for tool"},` +
-	`"search":{"type":"string","description":"Words to find tools"},` +
+	`"tool":{"type":"string"},` +
+	`"args":{"type":"object","description":"Arguments for tool or prompt"},` +
+	`"search":{"type":"string"},` +
 	`"regex":{"type":"boolean"},` +
 	`"includeSchemas":{"type":"boolean"},` +
-	`"describe":{"type":"string","description":"Tool to describe"},` +
+	`"describe":{"type":"string"},` +
 	`"server":{"type":"string","description":"List or narrow to this server"},` +
-	`"connect":{"type":"string","description":"Server to connect"},` +
+	`"connect":{"type":"string"},` +
 	`"prompts":{"type":"boolean"},` +
-	`"prompt":{"type":"string","description":"Prompt to get"}}}`
+	`"prompt":{"type":"string"},` +
+	`"script":{"type":"string","description":"Sandboxed JavaScript"},` +
+	`"timeoutMs":{"type":"integer"}}}`
 
 func proxyTool() *mcp.Tool {
 	return &mcp.Tool{Name: "mcp", Description: proxyDescription, InputSchema: json.RawMessage(proxySchema)}
@@ -53,6 +56,8 @@ type proxyArgs struct {
 	Connect        string          `json:"connect"`
 	Prompts        bool            `json:"prompts"`
 	Prompt         string          `json:"prompt"`
+	Script         string          `json:"script"`
+	TimeoutMs      int64           `json:"timeoutMs"`
 }
 
 func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -66,6 +71,8 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	switch {
 	case a.Tool != "":
 		return gw.callResult(ctx, ss.sdkToolCall(ctx, req, a.Tool, a.Args, viaProxy)), nil
+	case a.Script != "":
+		return gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
@@ -75,7 +82,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		return gw.connect(ctx, ss.view(), a.Connect), nil
 	}
 	if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 && a.Describe == "" && a.Search == "" && a.Server == "" && !a.Prompts {
-		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts or prompt+args; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
+		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts, prompt+args or script; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
 	}
 	// Answers about tools wait, bounded, for servers still being
 	// discovered, and say which ones are still missing.
@@ -119,7 +126,7 @@ func unknownKeys(raw json.RawMessage) []string {
 	var out []string
 	for k := range m {
 		switch k {
-		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt":
+		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt", "script", "timeoutMs":
 		default:
 			out = append(out, strconv.Quote(k))
 		}

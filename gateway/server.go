@@ -84,6 +84,7 @@ type Server struct {
 	pool        *upstream.Pool
 	metrics     *metrics
 	approvals   approvals // calls waiting for the page or the CLI
+	scripts     recentScripts
 	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server

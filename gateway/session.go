@@ -75,6 +75,7 @@ type session struct {
 	resources  map[string]*registry.Resource
 	templates  map[string]*registry.Template
 	toolSearch string        // toolsearch: ToolSearch's description as last added
+	scriptTool bool          // mcp_script is on the list (toolsearch, direct)
 	lists      int           // tools/list requests answered
 	listed     chan struct{} // closed (and replaced) when one is answered
 	noRelist   bool          // the client did not re-list after list_changed: do not hold
@@ -356,6 +357,14 @@ func (ss *session) syncTools(v *registry.View) {
 		ss.registered[name] = t
 	}
 	ss.syncPromptsLocked(v)
+	if on := ss.mode != ModeProxy && scriptsOn(v, ss.mode); on != ss.scriptTool {
+		ss.scriptTool = on
+		if on {
+			ss.server.AddTool(scriptTool(), ss.handleScriptTool)
+		} else {
+			ss.server.RemoveTools(scriptToolName)
+		}
+	}
 	if ss.mode == ModeToolSearch {
 		// Its description names the servers and their tool counts: keep it
 		// in step with the catalogue (the first one may predate discovery).
@@ -405,7 +414,7 @@ func (ss *session) hasTool(name string) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	_, ok := ss.registered[name]
-	return ok
+	return ok || (name == scriptToolName && ss.scriptTool)
 }
 
 // unknownToolMiddleware answers a call of a tool the session does not list

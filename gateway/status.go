@@ -44,6 +44,7 @@ func (s *Server) Status() *api.Report {
 		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
 		Approvals:  s.approvals.list(),
+		Scripts:    s.scripts.snapshot(),
 	}
 	if s.opts.Cache != nil {
 		r.Cache = s.opts.Cache.Path()

@@ -302,6 +302,7 @@ var (
 		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
 		"discoveryTimeoutMs", "sessionIdleTimeout", "oauthCredentialStore",
 		"approveTools", "excludeTools", "approvalTimeoutMs", "inheritEnv", "audit",
+		"scripts", "scriptTimeoutMs",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -442,6 +443,14 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 		case "audit":
 			if b, ok := p.boolean(m.value, f); ok {
 				s.Audit = &b
+			}
+		case "scripts":
+			if b, ok := p.boolean(m.value, f); ok {
+				s.Scripts = &b
+			}
+		case "scriptTimeoutMs":
+			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
+				s.ScriptTimeout = d
 			}
 		default:
 			p.unknownField(m, f, settingsFields, settingsFieldsForeign)

@@ -122,6 +122,13 @@ type Settings struct {
 	ApprovalTimeout time.Duration
 	InheritEnv      *bool
 	Audit           *bool
+	// Scripts turns code mode on or off: the mcp tool's script action and
+	// the mcp_script tool. nil (the default): on in proxy and toolsearch
+	// modes, off in direct mode, whose tool list is the upstreams' own.
+	Scripts *bool
+	// ScriptTimeout is a script's default deadline (scriptTimeoutMs); 0
+	// means 30 s. A caller may ask for up to 5 minutes.
+	ScriptTimeout time.Duration
 }
 
 // Server is one upstream MCP server definition after interpolation.

@@ -147,6 +147,9 @@ func auditLine(r audit.Record) string {
 	} else if r.Approval != "" {
 		what += " (approval " + r.Approval + " by " + r.DecidedBy + ")"
 	}
+	if r.Script != "" {
+		who += " script " + r.Script
+	}
 	dur := ""
 	if r.DurationMs > 0 {
 		dur = fmt.Sprintf("%.1fms", r.DurationMs)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -100,17 +103,42 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // proxyCmd runs one `mcp` tool call against the daemon and prints its text:
 // `mcpgw tools`, `search`, `call` and `connect` are thin wrappers over the
 // same tool the model uses, so they show exactly what the model would see.
-func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
+func proxyCmd(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet(name, stderr)
 	var c clientFlags
 	c.register(fs)
 	server := fs.String("server", "", "only this server")
 	regex := fs.Bool("regex", false, "search: treat the words as a regular expression")
 	schemas := fs.Bool("schemas", false, "search: include parameters")
+	var code string
+	var timeout time.Duration
+	if name == "script" {
+		fs.StringVar(&code, "e", "", "the script's code")
+		fs.DurationVar(&timeout, "timeout", 0, "the script's deadline (default: the daemon's, 30s; at most 5m)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	callArgs, err := proxyArgs(name, fs.Args(), proxyFlags{Server: *server, Regex: *regex, Schemas: *schemas})
+	rest := fs.Args()
+	if name == "script" && len(rest) > 1 {
+		// Flags after the file: mcpgw script report.js --timeout 2m.
+		file := rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		rest = append([]string{file}, fs.Args()...)
+	}
+	if name == "script" && code == "" && len(rest) == 1 {
+		src, err := readScript(rest[0], stdin)
+		if err != nil {
+			return err
+		}
+		code, rest = src, nil
+	}
+	if name == "script" && len(rest) > 0 {
+		return errors.New("usage: mcpgw script [-e CODE | FILE | -] [--timeout 30s]")
+	}
+	callArgs, err := proxyArgs(name, rest, proxyFlags{Server: *server, Regex: *regex, Schemas: *schemas, Code: code, Timeout: timeout})
 	if err != nil {
 		return err
 	}
@@ -121,11 +149,41 @@ func proxyCmd(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	if name == "script" {
+		indentJSON(res)
+	}
 	writeResult(stdout, res)
 	if res.IsError {
 		return errors.New("the call returned an error")
 	}
 	return nil
+}
+
+// indentJSON indents a script's answer (one JSON object) for a person.
+func indentJSON(res *mcp.CallToolResult) {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			var b bytes.Buffer
+			if json.Indent(&b, []byte(t.Text), "", "  ") == nil {
+				t.Text = b.String()
+			}
+		}
+	}
+}
+
+// readScript reads a script from a file, or from stdin for "-".
+func readScript(name string, stdin io.Reader) (string, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the script: %w", err)
+	}
+	return string(data), nil
 }
 
 func firstLine(s string) string {

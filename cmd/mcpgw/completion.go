@@ -12,7 +12,7 @@ import (
 
 // commands are the subcommands completion offers.
 var commands = []string{
-	"serve", "stdio", "status", "ui", "logs", "tools", "search", "describe", "call", "connect", "approve", "audit", "reload",
+	"serve", "stdio", "status", "ui", "logs", "tools", "search", "describe", "call", "script", "connect", "approve", "audit", "reload",
 	"check", "trust", "untrust", "login", "logout", "service", "healthcheck", "bench",
 	"completion", "version", "help",
 }

@@ -59,8 +59,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return auditCmd(ctx, rest, stdout, stderr)
 	case "reload":
 		return reloadCmd(ctx, rest, stdout, stderr)
-	case "tools", "search", "call", "connect", "describe":
-		return proxyCmd(ctx, cmd, rest, stdout, stderr)
+	case "tools", "search", "call", "connect", "describe", "script":
+		return proxyCmd(ctx, cmd, rest, stdin, stdout, stderr)
 	case "service":
 		return deploy.ServiceCommand(ctx, rest, stdout, stderr)
 	case "healthcheck":

@@ -55,7 +55,7 @@ func TestToolSearchTwoSessions(t *testing.T) {
 			t.Fatalf("session A step %d: %v", i, r)
 		}
 	}
-	if got := toolNamesOf(t, a[0]); !slices.Equal(got, []string{"ToolSearch"}) {
+	if got := toolNamesOf(t, a[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("A starts with %v, want [ToolSearch]", got)
 	}
 	if txt := a[1].Text(); !strings.Contains(txt, "go_add") || !strings.Contains(txt, "call them directly") && !strings.Contains(txt, "call it directly") {
@@ -75,7 +75,7 @@ func TestToolSearchTwoSessions(t *testing.T) {
 		{Op: "listTools"},
 		call("go_add", map[string]any{"a": 1, "b": 2}),
 	})
-	if got := toolNamesOf(t, b[0]); !slices.Equal(got, []string{"ToolSearch"}) {
+	if got := toolNamesOf(t, b[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("B lists %v, want only ToolSearch", got)
 	}
 	if r := b[1]; !r.IsError() || !strings.Contains(r.Text(), "not active in this session") || !strings.Contains(r.Text(), "select:go_add") {

@@ -23,6 +23,9 @@ type proxyFlags struct {
 	Server  string // only this server (tools, search)
 	Regex   bool   // search: the words are a regular expression
 	Schemas bool   // search: include parameters
+	// script: the code, and its deadline (0: the daemon's default)
+	Code    string
+	Timeout time.Duration
 }
 
 // proxyArgs turns a CLI command (tools, search, call, connect, describe)
@@ -62,6 +65,14 @@ func proxyArgs(command string, rest []string, f proxyFlags) (map[string]any, err
 				return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
 			}
 			args["args"] = a
+		}
+	case "script":
+		if f.Code == "" {
+			return nil, errors.New("usage: mcpgw script [-e CODE | FILE | -] [--timeout 30s]")
+		}
+		args["script"] = f.Code
+		if f.Timeout > 0 {
+			args["timeoutMs"] = f.Timeout.Milliseconds()
 		}
 	case "connect":
 		return args, one("connect", "mcpgw connect SERVER")

@@ -24,6 +24,30 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Approvals are the calls waiting for the user's decision.
 	Approvals []PendingApproval `json:"approvals,omitempty"`
+	// Scripts are the last code-mode scripts run, newest first.
+	Scripts []ScriptReport `json:"scripts,omitempty"`
+}
+
+// ScriptReport is one code-mode script: who ran it, what it was, and
+// every tool call it made.
+type ScriptReport struct {
+	ID         string       `json:"id"`
+	Session    string       `json:"session,omitempty"`
+	Client     string       `json:"client,omitempty"`
+	Started    time.Time    `json:"started"`
+	DurationMs float64      `json:"durationMs"`
+	Outcome    string       `json:"outcome"` // ok, or why it stopped: exception, syntax, timeout, memory, canceled, stalled
+	Error      string       `json:"error,omitempty"`
+	Source     string       `json:"source"` // the script, cut at 4 KiB
+	Calls      []ScriptCall `json:"calls,omitempty"`
+}
+
+// ScriptCall is one tool call of a script.
+type ScriptCall struct {
+	Tool  string  `json:"tool"`
+	OK    bool    `json:"ok"`
+	Error string  `json:"error,omitempty"`
+	Ms    float64 `json:"ms"`
 }
 
 // ReloadInfo is the outcome of the last configuration reload.

@@ -29,6 +29,8 @@ type Record struct {
 	Client  string    `json:"client,omitempty"`
 	Server  string    `json:"server"`
 	Tool    string    `json:"tool"`
+	// Script is the ID of the code-mode script that made the call.
+	Script string `json:"script,omitempty"`
 	// Args is the keyed digest of the call's arguments (Log.Digest).
 	Args string `json:"args,omitempty"`
 	// Outcome of a call: ok, tool_error, error, timeout, canceled,
