@@ -434,3 +434,37 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 		t.Errorf("the hidden tool ran: %q", got)
 	}
 }
+
+// TestPi15Codemode: Pi 1.5's default MCP exposure, codemode, over mcpgw
+// in direct mode from a cold daemon: the (scripted) model writes one
+// script that searches, calls two mcpgw tools and combines them — the
+// structured result of one, the text of the other — in a single turn.
+func TestPi15Codemode(t *testing.T) {
+	needPi(t)
+	code := `const hits = await searchTools("echo a message", { limit: 5 });
+const echo = await tools.mcp__mcpgw__go_echo({ message: "from codemode" });
+const sum = await tools.mcp__mcpgw__go_add({ a: 20, b: 22 });
+return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_echo"), echo, sum });`
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"},
+		modelStep{Tool: "codemode", Args: map[string]any{"code": code}},
+		modelStep{Text: "done"},
+	)
+	out := e.runPi("Echo something and add two numbers.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if !slices.Contains(reqs[0].Tools, "codemode") || slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
+		t.Errorf("the model is offered %v, want codemode and not the MCP tools themselves", reqs[0].Tools)
+	}
+	// Pi resolves a call to the tool's whole result when it declares no
+	// output; the structured content is there when it does.
+	if got := reqs[1].lastToolResult(); !strings.Contains(got, `"found":true`) || !strings.Contains(got, `"text":"from codemode"`) || !strings.Contains(got, `"structuredContent":{"sum":42}`) {
+		t.Errorf("codemode gave %q", got)
+	}
+}
