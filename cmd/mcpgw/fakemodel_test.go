@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,6 +39,7 @@ type modelStep struct {
 
 // modelRequest is what the agent sent for one turn.
 type modelRequest struct {
+	Bytes    int      // the request body: what the model reads this turn
 	Tools    []string // tool names offered
 	Messages []struct {
 		Role       string          `json:"role"`
@@ -98,11 +100,15 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var req modelRequest
+	req := modelRequest{Bytes: len(raw)}
 	_ = json.Unmarshal(body.Messages, &req.Messages)
 	for _, tl := range body.Tools {
 		req.Tools = append(req.Tools, tl.Function.Name)

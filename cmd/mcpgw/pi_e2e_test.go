@@ -468,3 +468,31 @@ return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_ec
 		t.Errorf("codemode gave %q", got)
 	}
 }
+
+// TestPiAdapterScriptGetsStructuredResults: pi-mcp-adapter's mcpScript
+// over mcpgw in direct mode (the adapter then knows each tool and its
+// output schema): a script's call returns the structured content, not
+// the mcp tool's text.
+func TestPiAdapterScriptGetsStructuredResults(t *testing.T) {
+	needPi(t)
+	code := `const sum = await tools.call("mcpgw_go_add", { a: 20, b: 22 });
+const echo = await tools.call("mcpgw_go_echo", { message: "from mcpScript" });
+emit({ sum: sum.ok && sum.data.structuredContent.sum, echo: echo.ok && echo.data.content[0].text });`
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+		[]string{"--mode", "direct"}, map[string]any{"disableProxyTool": true},
+		modelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
+		modelStep{Text: "done"},
+	)
+	out := e.runPi("Add two numbers and echo something.")
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	t.Logf("pi output:\n%s", out)
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if got := strings.Join(strings.Fields(reqs[1].lastToolResult()), ""); !strings.Contains(got, `"sum":42`) || !strings.Contains(got, `"echo":"frommcpScript"`) {
+		t.Errorf("mcpScript gave %q", got)
+	}
+}
