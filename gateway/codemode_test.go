@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,8 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/registry"
@@ -178,5 +182,67 @@ func TestScriptToolInModes(t *testing.T) {
 	c := connect(t, gw, SessionOptions{})
 	if text, isErr := c.call(t, "mcp", map[string]any{"script": "return 1"}); !isErr || !strings.Contains(text, "settings.scripts is false") {
 		t.Errorf("script with scripts off: %q", text)
+	}
+}
+
+// TestScriptProgress: a script's progress reaches the client that ran it,
+// on its token, counting up: each upstream progress of its calls and
+// each finished call.
+func TestScriptProgress(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	var mu sync.Mutex
+	var progress []float64
+	var messages []string
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = gw.ServeTransport(ctx, st, SessionOptions{}) }()
+	mc := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			if req.Params.ProgressToken != "tok" {
+				t.Errorf("progress token %v", req.Params.ProgressToken)
+			}
+			progress = append(progress, req.Params.Progress)
+			messages = append(messages, req.Params.Message)
+		},
+	})
+	sess, err := mc.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	params := &mcp.CallToolParams{Name: "mcp", Arguments: map[string]any{"script": `
+		await tools.call("alpha_sleep", {ms: 200});
+		return (await tools.call("alpha_echo", {message: "done"})).data;`}}
+	params.SetProgressToken("tok")
+	res, err := sess.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("script: %v %+v", err, res)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		done := slices.Contains(messages, "alpha_echo: ok")
+		mu.Unlock()
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	steps := 0
+	for i, m := range messages {
+		if strings.HasPrefix(m, "alpha_sleep: step ") {
+			steps++
+		}
+		if i > 0 && progress[i] <= progress[i-1] {
+			t.Errorf("progress does not count up: %v", progress)
+		}
+	}
+	if steps < 3 || !slices.Contains(messages, "alpha_sleep: ok") || !slices.Contains(messages, "alpha_echo: ok") {
+		t.Errorf("progress messages = %q", messages)
 	}
 }
