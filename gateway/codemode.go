@@ -30,7 +30,7 @@ const scriptToolName = "mcp_script"
 
 const scriptToolDescription = `Run JavaScript that calls this gateway's tools and returns one answer, instead of calling tools one by one. ` +
 	`The code is the body of an async function: await tools.call(name, args) → {ok:true, data} (structured result, or text) | {ok:false, error:{code, message}} (never throws); ` +
-	`tools.search(query, {limit}) → [{name, server, description, signature}]; tools.describe(name) → {signature, parameters} | null; ` +
+	`tools.search(query, {limit, offset}) → [{name, server, description, signature}]; tools.describe(name) → {signature, parameters} | null; ` +
 	`await Promise.all([...]) runs calls in parallel; emit(value) and console.log(...) are returned too; return the answer. ` +
 	`A sandbox: no files, network, timers or imports. timeoutMs: deadline (default 30000, at most 300000).`
 
@@ -205,13 +205,13 @@ func resultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func (h *scriptHost) Search(query string, limit int) []script.Tool {
+func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
 	v := h.ss.view()
-	hits, err := v.Search(query, search.Options{})
+	hits, err := v.Search(query, search.Options{Limit: offset + limit})
 	if err != nil {
 		return nil
 	}
-	hits = hits[:min(len(hits), limit)]
+	hits = hits[min(len(hits), offset):]
 	out := make([]script.Tool, 0, len(hits))
 	for _, t := range hits {
 		out = append(out, scriptToolInfo(t, false))

@@ -22,17 +22,19 @@ import (
 // The `mcp` tool replaces every upstream schema the model would otherwise
 // see, so its name, description and schema together are kept well under
 // 1,000 bytes (TestProxyToolSize).
-const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list its tools; mcp({search:"words"}) find tools; mcp({describe:"tool"}) parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect; mcp({prompts:true}); mcp({prompt:"name",args}); ` +
+const proxyDescription = `MCP gateway: tools of many servers. mcp({}) status; mcp({server}) list its tools; mcp({search:"words",offset,limit}) find tools; mcp({describe:"tool"}) parameters; mcp({tool:"name",args:{...}}) call; mcp({connect:"server"}) (re)connect; mcp({prompts:true}); mcp({prompt:"name",args}); ` +
 	`mcp({script:"js"}) many calls in one: an async body, await tools.call(name,args) → {ok,data|error}, tools.search(q), tools.describe(name); return the answer.`
 
 const proxySchema = `{"type":"object","properties":{` +
 	`"tool":{"type":"string"},` +
-	`"args":{"type":"object","description":"Arguments for tool or prompt"},` +
+	`"args":{"type":"object"},` +
 	`"search":{"type":"string"},` +
 	`"regex":{"type":"boolean"},` +
 	`"includeSchemas":{"type":"boolean"},` +
 	`"describe":{"type":"string"},` +
-	`"server":{"type":"string","description":"List or narrow to this server"},` +
+	`"server":{"type":"string"},` +
+	`"offset":{"type":"integer"},` +
+	`"limit":{"type":"integer"},` +
 	`"connect":{"type":"string"},` +
 	`"prompts":{"type":"boolean"},` +
 	`"prompt":{"type":"string"},` +
@@ -56,6 +58,8 @@ type proxyArgs struct {
 	Connect        string          `json:"connect"`
 	Prompts        bool            `json:"prompts"`
 	Prompt         string          `json:"prompt"`
+	Offset         int             `json:"offset"`
+	Limit          int             `json:"limit"`
 	Script         string          `json:"script"`
 	TimeoutMs      int64           `json:"timeoutMs"`
 }
@@ -126,7 +130,7 @@ func unknownKeys(raw json.RawMessage) []string {
 	var out []string
 	for k := range m {
 		switch k {
-		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt", "script", "timeoutMs":
+		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt", "script", "timeoutMs", "offset", "limit":
 		default:
 			out = append(out, strconv.Quote(k))
 		}

@@ -82,6 +82,13 @@ func (s *Server) listServer(ctx context.Context, v *registry.View, name string) 
 	return textResult(strings.TrimRight(b.String(), "\n"))
 }
 
+// A search answer shows defaultSearchPage tools unless the caller asks
+// for another limit, at most maxSearchPage; offset pages on.
+const (
+	defaultSearchPage = 20
+	maxSearchPage     = 100
+)
+
 func (s *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 	if a.Server != "" {
 		if _, ok := v.Server(a.Server); !ok {
@@ -92,20 +99,36 @@ func (s *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 	if err != nil {
 		return errorResult("Search %q: %v", a.Search, err)
 	}
-	const max = 20
-	var b strings.Builder
+	limit := a.Limit
 	switch {
-	case len(hits) == 0:
+	case limit <= 0:
+		limit = defaultSearchPage
+	case limit > maxSearchPage:
+		limit = maxSearchPage
+	}
+	offset := max(a.Offset, 0)
+	var b strings.Builder
+	total := len(hits)
+	switch {
+	case total == 0:
 		fmt.Fprintf(&b, "No tools match %q.", a.Search)
 		if len(v.Tools) == 0 {
 			b.WriteString(" No tools are known yet: mcp({}) shows the servers.")
 		}
 		return textResult(b.String())
-	case len(hits) > max:
-		fmt.Fprintf(&b, "%d tools match %q (best %d shown):\n", len(hits), a.Search, max)
-		hits = hits[:max]
+	case offset >= total:
+		return textResult(fmt.Sprintf("%s %q; offset %d is past the last.", count(total, "tool matches", "tools match"), a.Search, offset))
+	}
+	hits = hits[offset:min(total, offset+limit)]
+	switch {
+	case offset == 0 && len(hits) == total:
+		fmt.Fprintf(&b, "%s %q:\n", count(total, "tool matches", "tools match"), a.Search)
 	default:
-		fmt.Fprintf(&b, "%s %q:\n", count(len(hits), "tool matches", "tools match"), a.Search)
+		fmt.Fprintf(&b, "%d tools match %q (%d–%d shown", total, a.Search, offset+1, offset+len(hits))
+		if next := offset + len(hits); next < total {
+			fmt.Fprintf(&b, "; nextOffset: %d", next)
+		}
+		b.WriteString("):\n")
 	}
 	for _, t := range hits {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 120))

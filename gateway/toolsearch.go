@@ -24,7 +24,8 @@ const toolSearchIntro = `Search the tools of the MCP servers behind this gateway
 
 const toolSearchSchema = `{"type":"object","required":["query"],"properties":{` +
 	`"query":{"type":"string","description":"Keywords, a task description, or select:name1,name2"},` +
-	`"max_results":{"type":"integer","description":"How many tools to activate (default 5)"}}}`
+	`"max_results":{"type":"integer","description":"How many tools to activate (default 5)"},` +
+	`"offset":{"type":"integer","description":"Skip this many best matches, to see further ones (the answer gives nextOffset)"}}}`
 
 // toolSearchTool builds ToolSearch for the catalogue: the servers it can
 // reach, with tool counts and, when they fit, short summaries. The text
@@ -127,6 +128,7 @@ const maxActivate = 25
 type toolSearchArgs struct {
 	Query      string `json:"query"`
 	MaxResults int    `json:"max_results"`
+	Offset     int    `json:"offset"`
 }
 
 func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -152,6 +154,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	naming := ss.naming()
 	var found []*registry.Tool
 	var b strings.Builder
+	next := 0 // the offset of further matches, if any
 	if rest, ok := strings.CutPrefix(a.Query, "select:"); ok {
 		var unknown []string
 		for _, name := range strings.Split(rest, ",") {
@@ -174,11 +177,16 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 			b.WriteString("\n")
 		}
 	} else {
-		hits, err := v.Search(a.Query, search.Options{Limit: limit})
+		offset := max(a.Offset, 0)
+		hits, err := v.Search(a.Query, search.Options{Limit: offset + limit + 1})
 		if err != nil {
 			return errorResult("ToolSearch %q: %v", a.Query, err), nil
 		}
-		found = hits
+		if len(hits) > offset+limit {
+			next = offset + limit
+			hits = hits[:next]
+		}
+		found = hits[min(offset, len(hits)):]
 	}
 	if len(found) == 0 {
 		if b.Len() == 0 {
@@ -200,6 +208,9 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	fmt.Fprintf(&head, "Activated %d tool%s for this session; call %s directly:\n", len(found), plural(len(found)), them(len(found)))
 	for _, t := range found {
 		fmt.Fprintf(&head, "- %s - %s\n", naming.name(t.Name), shorten(t.Description(), 120))
+	}
+	if next > 0 {
+		fmt.Fprintf(&head, "More match: ToolSearch({query: %q, offset: %d}) (nextOffset: %d).\n", a.Query, next, next)
 	}
 	return textResult(strings.TrimRight(head.String()+b.String(), "\n") + note), nil
 }

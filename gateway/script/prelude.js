@@ -54,7 +54,8 @@
     },
     search(query, opts) {
       const limit = opts && typeof opts.limit === "number" ? opts.limit : 0;
-      return JSON.parse(search(String(query ?? ""), limit));
+      const offset = opts && typeof opts.offset === "number" ? opts.offset : 0;
+      return JSON.parse(search(String(query ?? ""), offset, limit));
     },
     describe(name) {
       const s = describe(String(name ?? ""));

@@ -13,7 +13,7 @@
 // What a script sees:
 //
 //	await tools.call(name, args) → {ok: true, data} | {ok: false, error: {code, message}}
-//	tools.search(query, {limit}) → [{name, server, description, signature}]
+//	tools.search(query, {limit, offset}) → [{name, server, description, signature}]
 //	tools.describe(name)         → {name, server, description, signature, parameters} | null
 //	emit(value); console.log(...); return value
 //
@@ -45,8 +45,9 @@ var prelude string
 type Host interface {
 	// Call calls the tool named name with args (a JSON object).
 	Call(ctx context.Context, name string, args json.RawMessage) Outcome
-	// Search returns the best tools for query, at most limit.
-	Search(query string, limit int) []Tool
+	// Search returns the best tools for query after the first offset, at
+	// most limit.
+	Search(query string, offset, limit int) []Tool
 	// Describe returns the tool named name.
 	Describe(name string) (Tool, bool)
 }
@@ -403,11 +404,11 @@ func (r *run) settle(id int, name string, o Outcome, took time.Duration) {
 	r.done <- done{id: id, outcome: lit}
 }
 
-func (r *run) search(query string, limit int) string {
+func (r *run) search(query string, offset, limit int) string {
 	if limit <= 0 || limit > 50 {
 		limit = 10
 	}
-	out := r.host.Search(query, limit)
+	out := r.host.Search(query, max(offset, 0), limit)
 	if out == nil {
 		out = []Tool{}
 	}

@@ -48,8 +48,9 @@ func (h *fakeHost) Call(ctx context.Context, name string, args json.RawMessage) 
 	return Outcome{Code: "tool_error", Message: "no tool " + name}
 }
 
-func (h *fakeHost) Search(query string, limit int) []Tool {
-	return []Tool{{Name: "echo", Server: "s", Signature: "echo(args: { message: string }): unknown"}}[:min(limit, 1)]
+func (h *fakeHost) Search(query string, offset, limit int) []Tool {
+	all := []Tool{{Name: "echo", Server: "s", Signature: "echo(args: { message: string }): unknown"}, {Name: "text", Server: "s"}}
+	return all[min(offset, len(all)):min(offset+limit, len(all))]
 }
 
 func (h *fakeHost) Describe(name string) (Tool, bool) {
@@ -210,8 +211,9 @@ func TestCancelStopsTheScriptAndItsCalls(t *testing.T) {
 
 func TestSearchAndDescribe(t *testing.T) {
 	r := runJS(t, nil, Limits{}, `
-		const hits = tools.search("echo things");
+		const hits = tools.search("echo things", {limit: 1});
 		const d = tools.describe(hits[0].name);
-		return {n: hits.length, sig: hits[0].signature, params: d.parameters, missing: tools.describe("nope")};`)
-	wantOK(t, r, `{"n":1,"sig":"echo(args: { message: string }): unknown","params":"{\n  message: string;\n}","missing":null}`)
+		const rest = tools.search("echo things", {offset: 1}).map(h => h.name);
+		return {n: hits.length, rest, sig: hits[0].signature, params: d.parameters, missing: tools.describe("nope")};`)
+	wantOK(t, r, `{"n":1,"rest":["text"],"sig":"echo(args: { message: string }): unknown","params":"{\n  message: string;\n}","missing":null}`)
 }
