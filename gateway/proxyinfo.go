@@ -76,6 +76,9 @@ func (s *Server) listServer(ctx context.Context, v *registry.View, name string) 
 		sv, _ = v.Server(name)
 	}
 	fmt.Fprintf(&b, "%s: %s, %s\n", name, s.serverState(sv), count(len(sv.Tools), "tool", "tools"))
+	if text := instructionsOf(sv); text != "" {
+		fmt.Fprintf(&b, "Instructions from %s:\n%s\n\nTools:\n", name, text)
+	}
 	for _, t := range sv.Tools {
 		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
 	}

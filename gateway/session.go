@@ -74,11 +74,12 @@ type session struct {
 	prompts    map[string]*registry.Prompt
 	resources  map[string]*registry.Resource
 	templates  map[string]*registry.Template
-	toolSearch string        // toolsearch: ToolSearch's description as last added
-	scriptTool bool          // mcp_script is on the list (toolsearch, direct)
-	lists      int           // tools/list requests answered
-	listed     chan struct{} // closed (and replaced) when one is answered
-	noRelist   bool          // the client did not re-list after list_changed: do not hold
+	toolSearch string          // toolsearch: ToolSearch's description as last added
+	scriptTool bool            // mcp_script is on the list (toolsearch, direct)
+	instructed map[string]bool // toolsearch: servers whose instructions an answer gave
+	lists      int             // tools/list requests answered
+	listed     chan struct{}   // closed (and replaced) when one is answered
+	noRelist   bool            // the client did not re-list after list_changed: do not hold
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
 
@@ -127,13 +128,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	ss.direct = parseDirectSpec(spec)
 	ss.overlay.Store(ov)
 
-	instructions := "Tools of many MCP servers are reachable through the `mcp` tool: search them, describe one, then call it."
-	switch ss.mode {
-	case ModeToolSearch:
-		instructions = "More tools than those listed are available: use ToolSearch to find and activate them."
-	case ModeDirect:
-		instructions = ""
-	}
+	instructions := sessionInstructions(v, ss.mode)
 	ss.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {

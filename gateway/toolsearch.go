@@ -58,6 +58,11 @@ func toolSearchDescription(v *registry.View) string {
 	if len(entries) == 0 {
 		return head + "\nNo servers are configured yet."
 	}
+	if names := withInstructions(v); len(names) > 0 {
+		if line := "\nServers with usage instructions (given with their first activated tools): " + strings.Join(names, ", ") + "."; len(head)+len(line) < toolSearchBudget/2 {
+			head += line
+		}
+	}
 	head += "\nServers (tool count):"
 	render := func(withSummary bool, n int) string {
 		var b strings.Builder
@@ -212,7 +217,34 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	if next > 0 {
 		fmt.Fprintf(&head, "More match: ToolSearch({query: %q, offset: %d}) (nextOffset: %d).\n", a.Query, next, next)
 	}
+	for _, server := range ss.firstInstructed(found) {
+		sv, _ := v.Server(server)
+		fmt.Fprintf(&head, "Instructions from %s:\n%s\n", server, instructionsOf(sv))
+	}
 	return textResult(strings.TrimRight(head.String()+b.String(), "\n") + note), nil
+}
+
+// firstInstructed returns the servers of tools that have instructions the
+// session has not been given yet, in order, and notes them as given.
+func (ss *session) firstInstructed(tools []*registry.Tool) []string {
+	v := ss.view()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []string
+	for _, t := range tools {
+		if ss.instructed[t.Server] {
+			continue
+		}
+		if sv, ok := v.Server(t.Server); !ok || instructionsOf(sv) == "" {
+			continue
+		}
+		if ss.instructed == nil {
+			ss.instructed = make(map[string]bool)
+		}
+		ss.instructed[t.Server] = true
+		out = append(out, t.Server)
+	}
+	return out
 }
 
 // activate adds tools to the session's list; it reports whether any was
