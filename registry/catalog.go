@@ -496,6 +496,26 @@ func (v *View) Suggest(name string, n int) []string {
 	return out
 }
 
+// keywordsFor returns the searchKeywords of every entry whose key is t's
+// original name, its shown name, or a glob matching either, in key order.
+func (s *Server) keywordsFor(t *Tool) []string {
+	if len(s.SearchKeywords) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(s.SearchKeywords))
+	for k := range s.SearchKeywords {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		if globMatch(k, t.Original) || globMatch(k, t.Name) {
+			out = append(out, s.SearchKeywords[k]...)
+		}
+	}
+	return out
+}
+
 // Index returns the search index over v.Tools, built on first use.
 func (v *View) Index() *search.Index {
 	v.indexOnce.Do(func() {
@@ -506,10 +526,12 @@ func (v *View) Index() *search.Index {
 				schema, _ = json.Marshal(t.Def.InputSchema)
 			}
 			var sdesc string
+			var keywords []string
 			if sv := v.byServer[t.Server]; sv != nil {
 				sdesc = sv.Server.Description
+				keywords = sv.Server.keywordsFor(t)
 			}
-			docs[i] = search.Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc, Alias: t.Name}
+			docs[i] = search.Doc{Server: t.Server, Name: t.Original, Description: t.Def.Description, Schema: schema, ServerDescription: sdesc, Alias: t.Name, Keywords: keywords}
 		}
 		v.index = search.NewIndex(docs)
 	})

@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/registry/search"
@@ -141,5 +142,52 @@ func TestCatalogSearch(t *testing.T) {
 	hits, _ = v.Search("issue", search.Options{Server: "browser"})
 	if len(hits) != 0 {
 		t.Errorf("search narrowed to browser found %v", toolNames(hits))
+	}
+}
+
+// TestSearchKeywords: a server's searchKeywords, parsed from the file,
+// let search find tools by words their names and descriptions lack; a
+// glob's words reach every tool it matches; they are never shown.
+func TestSearchKeywords(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpServers": {
+		"github": {"command": "gh-mcp", "searchKeywords": {"search_code": ["grep", "ripgrep"], "*": ["octocat"], "github_get_*": ["fetch one"]}},
+		"other": {"command": "other-mcp"}
+	}}`), "mcp.json", &LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Servers["github"].SearchKeywords["search_code"]; !slices.Equal(got, []string{"grep", "ripgrep"}) {
+		t.Fatalf("parsed searchKeywords = %v", cfg.Servers["github"].SearchKeywords)
+	}
+	c := NewCatalog(cfg)
+	c.SetListing(cfg.Servers["github"].Hash, &Listing{Tools: tools("search_code", "get_issue", "create_issue"), Source: SourceCache})
+	v := c.SetListing(cfg.Servers["other"].Hash, &Listing{Tools: tools("search_docs"), Source: SourceCache})
+	for _, tc := range []struct {
+		query string
+		regex bool
+		want  []string
+	}{
+		{"grep", false, []string{"github_search_code"}},
+		{"octocat", false, []string{"github_create_issue", "github_get_issue", "github_search_code"}},
+		{"fetch one", false, []string{"github_get_issue"}},
+		{"^ripgrep$", true, []string{"github_search_code"}},
+	} {
+		hits, err := v.Search(tc.query, search.Options{Regex: tc.regex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := toolNames(hits)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("search %q = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	for _, tl := range v.Tools {
+		if d := tl.Description(); d != "does "+tl.Original {
+			t.Errorf("%s's description became %q", tl.Name, d)
+		}
+	}
+	if _, err := Parse([]byte(`{"mcpServers": {"g": {"command": "x", "searchKeywords": ["grep"]}}}`), "mcp.json", &LoadOptions{}); err == nil || !strings.Contains(err.Error(), "searchKeywords") {
+		t.Errorf("a list for searchKeywords: %v", err)
 	}
 }

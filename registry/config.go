@@ -289,11 +289,11 @@ var (
 		"bearerTokenEnv", "enabled", "disabled", "lifecycle", "idleTimeout",
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
 		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth", "maxConcurrency",
-		"approveTools", "autoApprove", "inheritEnv",
+		"approveTools", "autoApprove", "inheritEnv", "searchKeywords",
 	}
 	serverFieldsForeign = []string{
 		"socket", "caFile", "requestHeadersCommand", "bearerTokenStore",
-		"searchKeywords", "debug", "trace", "httpTransport",
+		"debug", "trace", "httpTransport",
 		"pluginDataDir", "literalEnv", "protocolVersion", "tasks", "type",
 	}
 

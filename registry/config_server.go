@@ -226,6 +226,8 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 		s.ApproveTools = p.approval(v, f)
 	case "autoApprove":
 		s.AutoApprove = p.globs(v, f)
+	case "searchKeywords":
+		s.SearchKeywords = p.searchKeywords(v, f)
 	case "inheritEnv":
 		if b, ok := p.boolean(v, f); ok {
 			s.InheritEnv = &b
@@ -380,4 +382,24 @@ func transportTypo(unknown []string) string {
 		}
 	}
 	return ""
+}
+
+// searchKeywords reads {"tool or glob": ["word", ...]}: extra words that
+// help search find the tools a key matches (pi-mcp-adapter's field).
+func (p *configParser) searchKeywords(v *hujson.Value, field string) map[string][]string {
+	if jsonIsNull(v) {
+		return nil
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		p.failf(v, field, `must be an object of tool names or globs to lists of words, e.g. {"search_code": ["grep"]}, got %s`, jsonKindName(v))
+		return nil
+	}
+	out := map[string][]string{}
+	for _, m := range p.members(obj, field) {
+		if list, ok := p.stringList(m.value, joinField(field, m.name)); ok && len(list) > 0 {
+			out[m.name] = list
+		}
+	}
+	return out
 }

@@ -69,6 +69,7 @@ func TestImportFormats(t *testing.T) {
 			with(stdio("pi-time", h(".pi/agent/mcp.json"), "uvx", "mcp-server-time"), func(s *Server) {
 				s.Description = "Current time and time zones"
 				s.Env = map[string]string{"TZ_TOKEN": "!pass show tz"}
+				s.SearchKeywords = map[string][]string{"get_time": {"clock", "now"}}
 			}),
 			with(remote("pi-remote", h(".pi/agent/mcp.json"), "https://mcp.example.com/mcp"), func(s *Server) {
 				s.Headers = map[string]string{"Authorization": "Bearer pt"}

@@ -164,6 +164,9 @@ type Server struct {
 	StartupTimeout time.Duration // startupTimeoutMs; 0 = settings default
 	ToolPrefix     string        // overrides Settings.ToolPrefix when set
 	Description    string        // free text (Pi's built-in MCP "description"), used by search
+	// SearchKeywords are extra search words by tool name (original or
+	// shown) or glob; all matching entries add up (searchKeywords).
+	SearchKeywords map[string][]string
 	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Policy (see policy.go). ApproveTools unset means settings decide;
 	// AutoApprove names tools never asked about (Claude's and Cursor's

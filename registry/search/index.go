@@ -41,6 +41,9 @@ func docsWords(docs []Doc, needsID []bool) []docWords {
 				f[fieldServer] = a.words(d.Server)
 				f[fieldDescription] = a.words(d.Description)
 				f[fieldServerDescription] = a.words(d.ServerDescription)
+				if len(d.Keywords) > 0 {
+					f[fieldKeywords] = a.words(strings.Join(d.Keywords, " "))
+				}
 				a.names, a.descs, needsID[i] = schemaWords(d.Schema, a.in, a.names[:0], a.descs[:0])
 				f[fieldParam] = a.keep(a.names)
 				f[fieldParamDescription] = a.keep(a.descs)
@@ -536,7 +539,7 @@ func (ix *Index) lower() []string {
 	ix.lowerOnce.Do(func() {
 		ix.lowerText = make([]string, len(ix.docs))
 		for i, d := range ix.docs {
-			if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description; isASCII(text) {
+			if text := d.Name + "\n" + ix.qualified[i] + "\n" + d.Description + "\n" + strings.Join(d.Keywords, "\n"); isASCII(text) {
 				ix.lowerText[i] = strings.ToLower(text)
 			}
 		}

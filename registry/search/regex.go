@@ -38,7 +38,7 @@ func (ix *Index) searchRegex(query string, opts Options) ([]Hit, error) {
 		if re.MatchString(doc.Name) || re.MatchString(ix.qualified[d]) {
 			score += 2
 		}
-		if re.MatchString(doc.Description) {
+		if re.MatchString(doc.Description) || matchesAny(re, doc.Keywords) {
 			score++
 		}
 		if score > 0 {
@@ -78,4 +78,13 @@ func requiredLiteral(re *syntax.Regexp) string {
 		return best
 	}
 	return ""
+}
+
+func matchesAny(re *regexp.Regexp, words []string) bool {
+	for _, w := range words {
+		if re.MatchString(w) {
+			return true
+		}
+	}
+	return false
 }

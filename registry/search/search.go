@@ -18,6 +18,10 @@ type Doc struct {
 	// server_name (another prefix mode, a collision suffix); regular
 	// expressions match it as they match server_name.
 	Alias string
+	// Keywords are extra words for the tool from the configuration
+	// (searchKeywords): weighed like its description, matched by regular
+	// expressions like it, never shown.
+	Keywords []string
 }
 
 // Options narrow and cut a search.
@@ -121,6 +125,7 @@ const (
 	fieldParam
 	fieldParamDescription
 	fieldServerDescription
+	fieldKeywords
 	numFields
 )
 
@@ -171,6 +176,7 @@ var defaultParams = rankParams{
 		fieldParam:             0.6,
 		fieldParamDescription:  0.3,
 		fieldServerDescription: 0.4,
+		fieldKeywords:          1.5,
 	},
 	b: [numFields]float64{
 		fieldName:              0.5,
@@ -181,6 +187,7 @@ var defaultParams = rankParams{
 		fieldParam:             0.5,
 		fieldParamDescription:  0.75,
 		fieldServerDescription: 0.75,
+		fieldKeywords:          0.75,
 	},
 	synonym:   0.8,
 	related:   0.53,
