@@ -167,7 +167,7 @@ type Server struct {
 	// SearchKeywords are extra search words by tool name (original or
 	// shown) or glob; all matching entries add up (searchKeywords).
 	SearchKeywords map[string][]string
-	DirectTools    []string      // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
+	DirectTools    []string // directTools: ["*"] for true, [] for false, names otherwise; nil when unset (settings apply)
 	// Policy (see policy.go). ApproveTools unset means settings decide;
 	// AutoApprove names tools never asked about (Claude's and Cursor's
 	// autoApprove / alwaysAllow); InheritEnv is the server's inheritEnv,
