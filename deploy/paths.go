@@ -78,6 +78,10 @@ func StateDir() string {
 // restarts.
 func SessionDir() string { return filepath.Join(StateDir(), "sessions") }
 
+// ResultsDir keeps tool results too big to show whole (0600 files,
+// removed after a day or past a size; see gateway/spill).
+func ResultsDir() string { return filepath.Join(StateDir(), "results") }
+
 // AuditPath is the audit log: one JSON line per tool call and approval.
 func AuditPath() string { return filepath.Join(StateDir(), "audit.jsonl") }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/script"
 	"github.com/mcpgw/mcpgw/internal/tsshape"
 	"github.com/mcpgw/mcpgw/registry"
@@ -87,7 +88,9 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 	if res.Error != nil {
 		s.log.Info("script failed", "script", res.ID, "error", res.Error.Code, "calls", len(res.Trace), "duration", res.Duration)
 	}
-	return scriptResult(res)
+	// The answer is the model's to read: cut (and saved whole) past the
+	// output limit like any result.
+	return content.Guard(scriptResult(res), outputLimit(v.Config.Settings.MaxOutputBytes), s.saver(v))
 }
 
 // scriptResult is what the model reads: one JSON object with the result

@@ -115,6 +115,9 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	u := s.upstreamFor(c.session, srv)
 	c.session.used(srv.Name)
 	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
+	if c.route == viaScript {
+		limit = -1 // a script has its own budget for what it reads
+	}
 	opts := c.opts
 	if opts == nil {
 		opts = &upstream.CallOptions{}
@@ -156,7 +159,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
-	return shapeResult(res, t, c.protocol, exposed, limit), nil
+	return shapeResult(res, t, c.protocol, exposed, limit, s.saver(v)), nil
 }
 
 // auditing reports whether calls are recorded: a log, and settings.audit

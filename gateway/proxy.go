@@ -38,6 +38,7 @@ const proxySchema = `{"type":"object","properties":{` +
 	`"connect":{"type":"string"},` +
 	`"prompts":{"type":"boolean"},` +
 	`"prompt":{"type":"string"},` +
+	`"read":{"type":"string"},` +
 	`"script":{"type":"string","description":"Sandboxed JavaScript"},` +
 	`"timeoutMs":{"type":"integer"}}}`
 
@@ -60,6 +61,7 @@ type proxyArgs struct {
 	Prompt         string          `json:"prompt"`
 	Offset         int             `json:"offset"`
 	Limit          int             `json:"limit"`
+	Read           string          `json:"read"`
 	Script         string          `json:"script"`
 	TimeoutMs      int64           `json:"timeoutMs"`
 }
@@ -77,6 +79,8 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		return gw.callResult(ctx, ss.sdkToolCall(ctx, req, a.Tool, a.Args, viaProxy)), nil
 	case a.Script != "":
 		return gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
+	case a.Read != "":
+		return gw.readResult(ss.view(), a.Read, a.Offset, a.Limit), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
@@ -86,7 +90,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		return gw.connect(ctx, ss.view(), a.Connect), nil
 	}
 	if unknown := unknownKeys(req.Params.Arguments); len(unknown) > 0 && a.Describe == "" && a.Search == "" && a.Server == "" && !a.Prompts {
-		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts, prompt+args or script; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
+		return errorResult("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts, prompt+args, script or read; mcp({}) shows status.", strings.Join(unknown, ", ")), nil
 	}
 	// Answers about tools wait, bounded, for servers still being
 	// discovered, and say which ones are still missing.
@@ -130,7 +134,7 @@ func unknownKeys(raw json.RawMessage) []string {
 	var out []string
 	for k := range m {
 		switch k {
-		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt", "script", "timeoutMs", "offset", "limit":
+		case "tool", "args", "search", "regex", "includeSchemas", "describe", "server", "connect", "prompts", "prompt", "script", "timeoutMs", "offset", "limit", "read":
 		default:
 			out = append(out, strconv.Quote(k))
 		}
@@ -252,12 +256,12 @@ func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string
 // for a tool it sees itself (exposed), but for content its protocol does
 // not know; made readable by any model for the mcp tool; cut to limit;
 // and with the tool's parameters after an error.
-func shapeResult(res *mcp.CallToolResult, t *registry.Tool, protocol string, exposed bool, limit int) *mcp.CallToolResult {
+func shapeResult(res *mcp.CallToolResult, t *registry.Tool, protocol string, exposed bool, limit int, save content.Saver) *mcp.CallToolResult {
 	structured := res.StructuredContent
 	if exposed {
-		res = content.Guard(content.PassThrough(res, protocol), limit)
+		res = content.Guard(content.PassThrough(res, protocol), limit, save)
 	} else {
-		res = content.Guard(content.ForModel(res), limit)
+		res = content.Guard(content.ForModel(res, protocol, save), limit, save)
 	}
 	if exposed && t.Def.OutputSchema != nil {
 		res.StructuredContent = structured

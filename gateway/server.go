@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -57,6 +58,9 @@ type Options struct {
 	// NoFastPath sends every request through the SDK, tool calls included
 	// (see fastcall.go): for comparing the two paths.
 	NoFastPath bool
+	// ResultsDir keeps the whole of results cut at maxOutputBytes, for the
+	// mcp tool's read action and clients that read files; "" keeps none.
+	ResultsDir string
 	// Audit is where each tool call and approval decision is recorded
 	// (settings.audit false turns it off); nil records nothing. The
 	// caller closes it after the Server.
@@ -85,6 +89,7 @@ type Server struct {
 	metrics     *metrics
 	approvals   approvals // calls waiting for the page or the CLI
 	scripts     recentScripts
+	results     *spill.Store // nil: results are cut, not saved
 	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server
@@ -153,6 +158,9 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		Roots:             s.rootsFor,
 		OAuthStore:        s.opts.OAuthStore,
 	})
+	if s.opts.ResultsDir != "" {
+		s.results = spill.New(s.opts.ResultsDir, 0, 0)
+	}
 	registerCatalog(s.opts.Registerer, s)
 	return s
 }

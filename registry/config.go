@@ -302,7 +302,7 @@ var (
 		"requestTimeoutMs", "startupTimeoutMs", "directTools", "maxOutputBytes",
 		"discoveryTimeoutMs", "sessionIdleTimeout", "oauthCredentialStore",
 		"approveTools", "excludeTools", "approvalTimeoutMs", "inheritEnv", "audit",
-		"scripts", "scriptTimeoutMs",
+		"scripts", "scriptTimeoutMs", "savedResultsMaxAge", "savedResultsMaxBytes",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -447,6 +447,14 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 		case "scripts":
 			if b, ok := p.boolean(m.value, f); ok {
 				s.Scripts = &b
+			}
+		case "savedResultsMaxAge":
+			if d, ok := p.duration(m.value, f, time.Minute); ok {
+				s.SavedResultsMaxAge = d
+			}
+		case "savedResultsMaxBytes":
+			if n, ok := p.number(m.value, f, " of bytes"); ok {
+				s.SavedResultsMaxBytes = int64(n)
 			}
 		case "scriptTimeoutMs":
 			if d, ok := p.duration(m.value, f, time.Millisecond); ok {

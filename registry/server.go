@@ -129,6 +129,11 @@ type Settings struct {
 	// ScriptTimeout is a script's default deadline (scriptTimeoutMs); 0
 	// means 30 s. A caller may ask for up to 5 minutes.
 	ScriptTimeout time.Duration
+	// Results cut at MaxOutputBytes are saved whole to files, removed
+	// after SavedResultsMaxAge (savedResultsMaxAge, minutes) or, oldest
+	// first, past SavedResultsMaxBytes in all; 0: one day, 1 GiB.
+	SavedResultsMaxAge   time.Duration
+	SavedResultsMaxBytes int64
 }
 
 // Server is one upstream MCP server definition after interpolation.

@@ -204,6 +204,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		SessionDir:  sessionDir,
 		OAuthStore:  oauthStore(w.cfg.Settings),
 		Audit:       w.audit,
+		ResultsDir:  deploy.ResultsDir(),
 	})
 	return w, nil
 }

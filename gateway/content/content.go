@@ -19,15 +19,22 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
 
+// Saver keeps data too big (or too binary) to show the model whole, and
+// says where: an ID the mcp tool's read action takes, and a file path
+// (gateway/spill). nil keeps nothing.
+type Saver func(data []byte, mimeType string) (id, path string, err error)
+
 // ForModel makes an upstream result readable by any model: text and
-// images pass through; audio, embedded resources and resource links become
-// text; structuredContent is added as JSON text unless a text block already
-// carries it. The `mcp` tool declares no output schema, so structured
-// content itself is not forwarded.
-func ForModel(res *mcp.CallToolResult) *mcp.CallToolResult {
+// images pass through, audio too where the client's protocol has it;
+// resource links become text, embedded resources their text, and binary
+// data the model cannot take (audio on an older protocol, a resource's
+// blob) is saved with save and named; structuredContent is added as JSON
+// text unless a text block already carries it. The `mcp` tool declares no
+// output schema, so structured content itself is not forwarded.
+func ForModel(res *mcp.CallToolResult, protocol string, save Saver) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: res.Meta}
 	for _, c := range res.Content {
-		out.Content = append(out.Content, ForModelContent(c))
+		out.Content = append(out.Content, forModel(c, protocol, save))
 	}
 	if res.StructuredContent != nil {
 		data, err := json.Marshal(res.StructuredContent)
@@ -39,6 +46,37 @@ func ForModel(res *mcp.CallToolResult) *mcp.CallToolResult {
 		out.Content = []mcp.Content{}
 	}
 	return out
+}
+
+func forModel(c mcp.Content, protocol string, save Saver) mcp.Content {
+	switch c := c.(type) {
+	case *mcp.AudioContent:
+		if knownType("audio", protocol) {
+			return c
+		}
+		return &mcp.TextContent{Text: saved(save, c.Data, c.MIMEType, fmt.Sprintf("[audio: %s, %d bytes", orUnknown(c.MIMEType), len(c.Data)))}
+	case *mcp.EmbeddedResource:
+		if rc := c.Resource; rc != nil && rc.Blob != nil {
+			head := fmt.Sprintf("[resource: %s", rc.URI)
+			if rc.MIMEType != "" {
+				head += ", " + rc.MIMEType
+			}
+			return &mcp.TextContent{Text: saved(save, rc.Blob, rc.MIMEType, fmt.Sprintf("%s, %d bytes of binary data", head, len(rc.Blob)))}
+		}
+	}
+	return ForModelContent(c)
+}
+
+// saved saves data and closes head (an open "[...") with where it is.
+func saved(save Saver, data []byte, mimeType, head string) string {
+	if save == nil {
+		return head + "]"
+	}
+	id, path, err := save(data, mimeType)
+	if err != nil {
+		return head + "; could not be saved: " + err.Error() + "]"
+	}
+	return fmt.Sprintf("%s, saved as %s: %s]", head, id, path)
 }
 
 // carries reports whether the text blocks already say what structured
@@ -230,9 +268,11 @@ func FromResource(rr *mcp.ReadResourceResult) *mcp.CallToolResult {
 
 // Guard caps the text of a result at limit bytes (limit ≤ 0: no cap),
 // so one oversized answer cannot flood the model's context. Text past the
-// cap is cut at a line (or at least a UTF-8) boundary and a note says how
-// much was left out. Images are not counted.
-func Guard(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
+// cap is cut at a line (or at least a UTF-8) boundary; the whole text is
+// saved with save, and a note says how much was shown and how to read the
+// rest (or, with nothing saved, how much was left out). Images are not
+// counted.
+func Guard(res *mcp.CallToolResult, limit int, save Saver) *mcp.CallToolResult {
 	if limit <= 0 {
 		return res
 	}
@@ -247,12 +287,14 @@ func Guard(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 	}
 	budget, shown := limit, 0
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: res.Meta, StructuredContent: res.StructuredContent}
+	var whole []byte
 	for _, c := range res.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok {
 			out.Content = append(out.Content, c)
 			continue
 		}
+		whole = append(whole, t.Text...)
 		if budget <= 0 {
 			continue
 		}
@@ -273,9 +315,14 @@ func Guard(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
 		shown += cut
 		budget = 0
 	}
-	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
-		"[output truncated by mcpgw: %d of %d bytes shown. Ask for less (a filter, a page, a smaller range), or raise settings.maxOutputBytes.]",
-		shown, total)})
+	note := fmt.Sprintf("[output truncated by mcpgw: %d of %d bytes shown. Ask for less (a filter, a page, a smaller range), or raise settings.maxOutputBytes.]", shown, total)
+	if save != nil {
+		if id, path, err := save(whole, "text/plain"); err == nil {
+			note = fmt.Sprintf("[output cut by mcpgw: %d of %d bytes shown. The whole result is saved as %s: read on with mcp({read: %q, offset: %d}), or read the file %s.]",
+				shown, total, id, id, shown, path)
+		}
+	}
+	out.Content = append(out.Content, &mcp.TextContent{Text: note})
 	return out
 }
 

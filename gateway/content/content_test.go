@@ -21,7 +21,13 @@ func TestConvertResult(t *testing.T) {
 		},
 		StructuredContent: map[string]any{"sum": 3},
 	}
-	out := ForModel(res)
+	var saves []string
+	save := func(data []byte, mimeType string) (string, string, error) {
+		saves = append(saves, fmt.Sprintf("%s:%d", mimeType, len(data)))
+		id := fmt.Sprintf("r-%d", len(saves))
+		return id, "/state/" + id, nil
+	}
+	out := ForModel(res, "2024-11-05", save)
 	var texts []string
 	images := 0
 	for _, c := range out.Content {
@@ -36,14 +42,21 @@ func TestConvertResult(t *testing.T) {
 	}
 	want := []string{
 		"hello",
-		"[audio: audio/wav, 10 bytes]",
+		"[audio: audio/wav, 10 bytes, saved as r-1: /state/r-1]",
 		`[resource link: file:///a.txt, name "a", text/plain] the file`,
 		"[resource: mem://x, text/plain]\ninside",
-		"[resource: mem://b, 3 bytes of binary data]",
+		"[resource: mem://b, 3 bytes of binary data, saved as r-2: /state/r-2]",
 		`{"sum":3}`,
 	}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Errorf("texts =\n%q\nwant\n%q", texts, want)
+	}
+	if strings.Join(saves, " ") != "audio/wav:10 :3" {
+		t.Errorf("saved %q", saves)
+	}
+	// A client whose protocol has audio gets it as audio.
+	if out := ForModel(res, "2025-11-25", save); out.Content[2].(*mcp.AudioContent) == nil {
+		t.Errorf("audio for a 2025-11-25 client: %T", out.Content[2])
 	}
 	if images != 1 {
 		t.Errorf("images = %d, want 1", images)
@@ -53,7 +66,7 @@ func TestConvertResult(t *testing.T) {
 	dup := ForModel(&mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: `{ "sum": 3 }`}},
 		StructuredContent: map[string]any{"sum": 3},
-	})
+	}, "", nil)
 	if len(dup.Content) != 1 {
 		t.Errorf("duplicate structured content added: %d blocks", len(dup.Content))
 	}
@@ -63,7 +76,7 @@ func TestConvertResult(t *testing.T) {
 	same := ForModel(&mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
 		StructuredContent: map[string]any{"content": file},
-	})
+	}, "", nil)
 	if len(same.Content) != 1 {
 		t.Errorf("structured content the text carries was added: %d blocks", len(same.Content))
 	}
@@ -71,7 +84,7 @@ func TestConvertResult(t *testing.T) {
 	more := ForModel(&mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: file}},
 		StructuredContent: map[string]any{"content": file, "path": "/tmp/notes.txt"},
-	})
+	}, "", nil)
 	if len(more.Content) != 2 {
 		t.Errorf("structured content with more than the text: %d blocks, want 2", len(more.Content))
 	}
@@ -85,13 +98,13 @@ func TestGuardOutput(t *testing.T) {
 		&mcp.TextContent{Text: long},
 		&mcp.TextContent{Text: "tail"},
 	}}
-	if got := Guard(res, 10000); got != res {
+	if got := Guard(res, 10000, nil); got != res {
 		t.Error("a result under the limit was changed")
 	}
-	if got := Guard(res, -1); got != res {
+	if got := Guard(res, -1, nil); got != res {
 		t.Error("no limit changed the result")
 	}
-	got := Guard(res, 500)
+	got := Guard(res, 500, nil)
 	var texts []string
 	images := 0
 	size := 0
@@ -116,8 +129,18 @@ func TestGuardOutput(t *testing.T) {
 	if !strings.HasPrefix(texts[2], want) {
 		t.Errorf("note = %q, want prefix %q", texts[2], want)
 	}
+	// With a saver, the whole text is kept and the note says how to read on.
+	var kept []byte
+	got = Guard(res, 500, func(data []byte, mimeType string) (string, string, error) {
+		kept = data
+		return "r-1.txt", "/state/r-1.txt", nil
+	})
+	note := got.Content[len(got.Content)-1].(*mcp.TextContent).Text
+	if string(kept) != "head\n"+long+"tail" || !strings.Contains(note, fmt.Sprintf(`saved as r-1.txt: read on with mcp({read: "r-1.txt", offset: %d}), or read the file /state/r-1.txt.`, size)) {
+		t.Errorf("kept %d bytes; note %q", len(kept), note)
+	}
 	// A cut never splits a UTF-8 sequence.
-	u := Guard(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 100)}}}, 51)
+	u := Guard(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 100)}}}, 51, nil)
 	if s := u.Content[0].(*mcp.TextContent).Text; !utf8.ValidString(s) || len(s) != 50 {
 		t.Errorf("cut = %d bytes, valid %v", len(s), utf8.ValidString(s))
 	}
