@@ -225,7 +225,7 @@ func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
 func (h *scriptHost) Describe(name string) (script.Tool, bool) {
 	v := h.ss.view()
 	t, ok := v.Lookup(h.ss.resolveName(v, name))
-	if !ok {
+	if !ok || t.AppOnly() {
 		return script.Tool{}, false
 	}
 	return scriptToolInfo(t, true), true

@@ -85,6 +85,10 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 		name = c.session.resolveName(v, name)
 	}
 	t, v, failed := s.findTool(ctx, v, name)
+	if failed == nil && t.AppOnly() && c.route != viaExposed {
+		// Only the app of an MCP Apps host calls it, as a listed tool.
+		failed = s.unknownTool(v, name)
+	}
 	if failed != nil {
 		c.outcome = "unknown_tool"
 		return failed, nil

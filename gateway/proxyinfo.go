@@ -80,7 +80,9 @@ func (s *Server) listServer(ctx context.Context, v *registry.View, name string) 
 		fmt.Fprintf(&b, "Instructions from %s:\n%s\n\nTools:\n", name, text)
 	}
 	for _, t := range sv.Tools {
-		fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
+		if !t.AppOnly() {
+			fmt.Fprintf(&b, "%s - %s\n", t.Name, shorten(t.Description(), 100))
+		}
 	}
 	return textResult(strings.TrimRight(b.String(), "\n"))
 }
@@ -144,7 +146,7 @@ func (s *Server) search(v *registry.View, a proxyArgs) *mcp.CallToolResult {
 
 func (s *Server) describe(v *registry.View, name string) *mcp.CallToolResult {
 	t, ok := v.Lookup(name)
-	if !ok {
+	if !ok || t.AppOnly() {
 		return s.unknownTool(v, name)
 	}
 	var b strings.Builder

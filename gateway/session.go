@@ -77,6 +77,7 @@ type session struct {
 	toolSearch string          // toolsearch: ToolSearch's description as last added
 	scriptTool bool            // mcp_script is on the list (toolsearch, direct)
 	instructed map[string]bool // toolsearch: servers whose instructions an answer gave
+	uiClient   bool            // the client declared MCP Apps (registry.UIExtension)
 	lists      int             // tools/list requests answered
 	listed     chan struct{}   // closed (and replaced) when one is answered
 	noRelist   bool            // the client did not re-list after list_changed: do not hold
@@ -151,7 +152,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.listMiddleware, ss.logMiddleware)
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware)
 	switch ss.mode {
 	case ModeProxy:
 		ss.server.AddTool(proxyTool(), ss.handleProxy)
@@ -309,8 +310,11 @@ func resourceTools(v *registry.View, server string) bool {
 // wanted returns the upstream tools the session should list, by gateway name.
 func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 	out := make(map[string]*registry.Tool)
+	var appOnly []*registry.Tool
 	for _, t := range v.Tools {
 		switch {
+		case t.AppOnly():
+			appOnly = append(appOnly, t)
 		case t.Resource != nil && !resourceTools(v, t.Server):
 			// Resources reach the session as resources; as tools only in
 			// proxy mode (the mcp tool), or where the server asks for it.
@@ -320,6 +324,19 @@ func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 			out[t.Name] = t
 		case ss.direct.matches(t, v):
 			out[t.Name] = t
+		}
+	}
+	// A tool only an app calls is listed to a client that can run apps,
+	// beside the listed tools of its server; no model sees it there.
+	if ss.uiClient {
+		listed := map[string]bool{}
+		for _, t := range out {
+			listed[t.Server] = true
+		}
+		for _, t := range appOnly {
+			if listed[t.Server] {
+				out[t.Name] = t
+			}
 		}
 	}
 	return out
@@ -449,6 +466,35 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			msg += ss.gw.discoveryNote(v)
 		}
 		return errorResult("%s", msg), nil
+	}
+}
+
+// appsMiddleware handles MCP Apps: on initialize it notes whether the
+// client declared the extension and lists the app-only tools it may then
+// see before it can ask for the list; it serves resources/read of a
+// tool's UI resource its server does not list (the SDK knows only listed
+// resources), which hosts read by the URI in the tool's _meta.ui.
+func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize":
+			if ir, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && ir.Params != nil && ir.Params.Capabilities != nil {
+				if _, ui := ir.Params.Capabilities.Extensions[registry.UIExtension]; ui {
+					ss.mu.Lock()
+					ss.uiClient = true
+					ss.mu.Unlock()
+					ss.syncTools(ss.view())
+				}
+			}
+		case "resources/read":
+			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+				v := ss.view()
+				if r, ok := v.Resource(rr.Params.URI); ok && r.Unlisted {
+					return ss.read(ctx, v, r.Server, r.Original, r.URI)
+				}
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

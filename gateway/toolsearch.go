@@ -168,7 +168,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 				continue
 			}
 			t, ok := naming.lookup(v, name)
-			if !ok {
+			if !ok || t.AppOnly() {
 				unknown = append(unknown, name)
 				continue
 			}

@@ -341,6 +341,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 		v.Tools = append(v.Tools, sv.Tools...)
 	}
 	v.buildPromptsAndResources(names)
+	v.linkUI()
 	return v
 }
 
@@ -467,6 +468,9 @@ func (v *View) Suggest(name string, n int) []string {
 	lname := strings.ToLower(name)
 	var cs []cand
 	for _, t := range v.Tools {
+		if t.AppOnly() {
+			continue
+		}
 		ln := strings.ToLower(t.Name)
 		d := editDistance(lname, ln)
 		if lo := strings.ToLower(t.Original); lo != ln {
@@ -546,9 +550,11 @@ func (v *View) Search(query string, opts search.Options) ([]*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Tool, len(hits))
-	for i, h := range hits {
-		out[i] = v.Tools[h.Doc]
+	out := make([]*Tool, 0, len(hits))
+	for _, h := range hits {
+		if t := v.Tools[h.Doc]; !t.AppOnly() {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

@@ -24,6 +24,9 @@ type Resource struct {
 	Server   string
 	Original string // the upstream's URI
 	Def      *mcp.Resource
+	// Unlisted: a tool's UI resource its server does not list; readable,
+	// not in View.Resources.
+	Unlisted bool
 }
 
 // Template is one upstream resource template as the gateway offers it,

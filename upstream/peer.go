@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // A Peer answers the requests an upstream server makes of its client while
@@ -156,6 +158,10 @@ func (p *Pool) clientHandlers(u *Upstream, opts *mcp.ClientOptions) {
 		RootsV2:     &mcp.RootCapabilities{},
 		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}},
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		// MCP Apps: the connection is shared, so the extension is declared
+		// for every client; the gateway keeps app-only tools from clients
+		// that did not declare it (see registry/apps.go).
+		Extensions: map[string]any{registry.UIExtension: map[string]any{"mimeTypes": []string{registry.UIMimeType}}},
 	}
 	opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 		peer, err := u.peerFor(ctx, req.Params.Meta, "sampling/createMessage")

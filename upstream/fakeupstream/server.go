@@ -49,6 +49,8 @@ const (
 	EnvProtocols = "MCPGW_TESTSERVER_PROTOCOLS"
 	// EnvPolicy, set to 1, sets Options.Policy.
 	EnvPolicy = "MCPGW_TESTSERVER_POLICY"
+	// EnvApps sets Options.Apps to its value.
+	EnvApps = "MCPGW_TESTSERVER_APPS"
 )
 
 // Options configures the test server. A nil *Options means defaults.
@@ -68,6 +70,11 @@ type Options struct {
 	// delete_thing calls arrived) and environ (the names of the process's
 	// environment variables).
 	Policy bool
+	// Apps, when set, adds an MCP App: show_chart, whose UI is
+	// ui://chart/app.html, and chart_points, for that app alone
+	// (visibility ["app"]); the UI is readable through the template
+	// ui://chart/{file}, not listed, and says Apps in its HTML.
+	Apps string
 	// Exit is called by the crash tool (nil = os.Exit). An in-process server
 	// shared by tests should set it, or never be sent crash.
 	Exit func(code int)
@@ -79,7 +86,7 @@ type Options struct {
 
 // OptionsFromEnv returns the Options the Env variables above set.
 func OptionsFromEnv() (*Options, error) {
-	opts := &Options{Instructions: os.Getenv(EnvInstructions), Policy: os.Getenv(EnvPolicy) == "1"}
+	opts := &Options{Instructions: os.Getenv(EnvInstructions), Policy: os.Getenv(EnvPolicy) == "1", Apps: os.Getenv(EnvApps)}
 	if v := os.Getenv(EnvPageSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -184,6 +191,9 @@ func NewServer(opts *Options) *mcp.Server {
 
 	if o.Policy {
 		addPolicyTools(s)
+	}
+	if o.Apps != "" {
+		addApp(s, o.Apps)
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {
@@ -381,5 +391,28 @@ func addPolicyTools(s *mcp.Server) {
 			}
 			slices.Sort(names)
 			return text(strings.Join(names, "\n")), nil, nil
+		})
+}
+
+// AppToolNames lists the tools Options.Apps adds.
+var AppToolNames = []string{"show_chart", "chart_points"}
+
+func addApp(s *mcp.Server, label string) {
+	const uri = "ui://chart/app.html"
+	empty := map[string]any{"type": "object"}
+	s.AddTool(&mcp.Tool{Name: "show_chart", Description: "Shows a chart of the points.", InputSchema: empty,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("chart of " + label + " shown"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "chart_points", Description: "The chart's points, for its app.", InputSchema: empty,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri, "visibility": []any{"app"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("[1,2,3]"), nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "ui://chart/{file}", Name: "chart-ui", MIMEType: "text/html;profile=mcp-app"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/html;profile=mcp-app",
+				Text: "<!doctype html><title>chart of " + label + "</title>"}}}, nil
 		})
 }
