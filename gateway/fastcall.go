@@ -76,6 +76,7 @@ func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 // returns ok false when the SDK should.
 func (ss *session) fastCall(ctx context.Context, id, params []byte) (result json.RawMessage, ok bool) {
 	ss.lastActive.Store(time.Now().UnixNano())
+	ss.gw.busy()
 	run, ok := ss.prepareFast(id, params)
 	if !ok {
 		return nil, false

@@ -101,6 +101,7 @@ type Server struct {
 	sessions     map[*session]struct{}
 	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
 	events       *earlyEvents        // what HTTP sessions' clients are sent before they listen
+	activity     atomic.Uint64       // requests seen (busy), for settleWhenIdle
 	fastCalls    atomic.Int64        // calls answered on the fast path
 	relayedCalls atomic.Int64        // fast calls answered with the upstream's own bytes
 	// discoveries are first connections in progress, by identity hash

@@ -396,17 +396,8 @@ func (ss *session) addTool(t *registry.Tool, name string) (err error) {
 			err = fmt.Errorf("refused by the MCP SDK: %v", r)
 		}
 	}()
-	ss.server.AddTool(exposedTool(t), ss.forward(name))
+	ss.server.AddTool(t.Exposed(), ss.forward(name))
 	return nil
-}
-
-// exposedTool is t as a client sees it: the gateway name and the upstream's
-// schema, made acceptable to the SDK (an object schema is required).
-func exposedTool(t *registry.Tool) *mcp.Tool {
-	def := *t.Def
-	def.Name = t.Name
-	def.InputSchema = registry.ObjectSchema(t.Def.InputSchema)
-	return &def
 }
 
 // forward calls the upstream tool behind a gateway name, resolved at call
@@ -505,6 +496,7 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss.lastActive.Store(time.Now().UnixNano())
+		ss.gw.busy()
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()
 		stop := context.AfterFunc(ss.ctx, cancel)

@@ -52,6 +52,23 @@ type Tool struct {
 	Def *mcp.Tool
 	// Resource is set for read_<resource> tools, which read it.
 	Resource *mcp.Resource
+
+	exposedOnce sync.Once
+	exposed     *mcp.Tool
+}
+
+// Exposed is the tool as a client lists it: the gateway name and the
+// upstream's schema, made acceptable to the SDK (an object schema is
+// required). It is made once per catalogue view and shared by every
+// session that lists the tool.
+func (t *Tool) Exposed() *mcp.Tool {
+	t.exposedOnce.Do(func() {
+		def := *t.Def
+		def.Name = t.Name
+		def.InputSchema = ObjectSchema(t.Def.InputSchema)
+		t.exposed = &def
+	})
+	return t.exposed
 }
 
 // Description returns the tool's description.

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package deploy
+
+// TrimText is a no-op outside Linux.
+func TrimText() {}
