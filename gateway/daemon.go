@@ -113,9 +113,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Handler:           d.gw.Handler(&o),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ConnContext:       d.opts.ConnContext,
-		ConnState:         connState,
+		// A connection idle between requests holds ~25 KB (its buffers
+		// and goroutine); a loopback client reconnects for less.
+		IdleTimeout: httpIdleTimeout,
+		ConnContext: d.opts.ConnContext,
+		ConnState: func(c net.Conn, st http.ConnState) {
+			connState(c, st)
+			if st == http.StateClosed {
+				d.gw.busy() // what it held is handed back once quiet
+			}
+		},
 	}
 	d.gw.Start()
 	if d.opts.Started != nil {
@@ -282,6 +289,9 @@ func (d *Daemon) files() []string {
 // maxHTTPConns bounds the HTTP connections open at once: far above what
 // agent sessions on one machine need, far below what exhausts memory.
 const maxHTTPConns = 512
+
+// httpIdleTimeout closes a keep-alive connection unused that long.
+const httpIdleTimeout = 20 * time.Second
 
 // limitListener accepts at most n connections at once. At the limit, it
 // makes room by closing the connection that has waited longest without

@@ -258,6 +258,14 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The daemon with its one server, before any session: start-up
+	// settled (its garbage and the code it ran are handed back).
+	if err := benchSleep(ctx, benchSettle); err != nil {
+		return err
+	}
+	if m, err := benchProcMemory(c.d.pid); err == nil {
+		b.rep.StartRSSKB = m.RSS
+	}
 	var latency, throughput []*benchPath
 	var groups [][]*benchPath
 	if slices.Contains(b.o.Phases, benchPhaseLatency) {
@@ -274,9 +282,47 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	if err := c.warmUp(ctx, slices.Concat(latency, throughput)); err != nil {
 		return err
 	}
+	daemonSessions := 0
+	for _, p := range slices.Concat(latency, throughput) {
+		if _, ok := p.procs["daemon"]; ok {
+			daemonSessions += len(p.sessions)
+		}
+	}
+	// What the sessions themselves hold, once the warm-up's garbage is
+	// collected and returned (the daemon does so when it goes quiet).
+	if err := benchSleep(ctx, benchSettle); err != nil {
+		return err
+	}
+	if m, err := benchProcMemory(c.d.pid); err == nil && daemonSessions > 0 && b.rep.StartRSSKB > 0 {
+		b.rep.Sessions, b.rep.SessionsRSSKB = daemonSessions, m.RSS
+	}
 	b.measure(ctx, c.d, latency, groups)
+	if len(throughput) > 0 && ctx.Err() == nil {
+		// Memory handed back: every session closed, then half a minute.
+		for _, p := range slices.Concat(latency, throughput) {
+			for _, cs := range p.sessions {
+				_ = cs.Close()
+			}
+		}
+		b.progress("memory: %v after the sessions closed", benchAfterLoad)
+		if err := benchSleep(ctx, benchAfterLoad); err != nil {
+			return err
+		}
+		if m, err := benchProcMemory(c.d.pid); err == nil {
+			b.rep.AfterRSSKB = m.RSS
+		}
+	}
 	return ctx.Err()
 }
+
+// benchAfterLoad is how long after the load the daemon's memory is read
+// again; benchSettle how long the daemon is left quiet before its memory
+// is read with sessions open, a little more than it waits before handing
+// memory back.
+const (
+	benchAfterLoad = 30 * time.Second
+	benchSettle    = 7 * time.Second
+)
 
 // callBench is what the latency and throughput phases run against: the
 // daemon with its one test upstream, the same test server over HTTP, and a

@@ -32,6 +32,13 @@ type benchReport struct {
 	// phase; LoadHWMKB its VmHWM at the end of it.
 	LoadRSSKB int64 `json:"loadRssKB,omitempty"`
 	LoadHWMKB int64 `json:"loadHwmKB,omitempty"`
+	// StartRSSKB is the daemon's VmRSS with its server and no session;
+	// SessionsRSSKB with Sessions warmed-up sessions open, before the
+	// measured load; AfterRSSKB benchAfterLoad after they all closed.
+	StartRSSKB    int64 `json:"startRssKB,omitempty"`
+	Sessions      int   `json:"sessions,omitempty"`
+	SessionsRSSKB int64 `json:"sessionsRssKB,omitempty"`
+	AfterRSSKB    int64 `json:"afterRssKB,omitempty"`
 
 	Idle      *benchIdle      `json:"idle,omitempty"`
 	Processes *benchProcesses `json:"processes,omitempty"`
@@ -323,6 +330,17 @@ func (r *benchReport) writeCalls(w io.Writer) {
 		}
 		fmt.Fprintf(w, "daemon / direct calls/s: %s\n", strings.Join(parts, ", "))
 		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s, VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadHWMKB))
+		if r.StartRSSKB > 0 {
+			fmt.Fprintf(w, "daemon VmRSS: %s idle with its server before any session", benchMB(r.StartRSSKB))
+			if r.Sessions > 0 {
+				fmt.Fprintf(w, "; %s with %d warmed-up sessions open (%.0f KB per session)", benchMB(r.SessionsRSSKB), r.Sessions,
+					float64(r.SessionsRSSKB-r.StartRSSKB)/float64(r.Sessions))
+			}
+			if r.AfterRSSKB > 0 {
+				fmt.Fprintf(w, "; %s %v after they closed", benchMB(r.AfterRSSKB), benchAfterLoad)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 }
 
