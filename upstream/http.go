@@ -38,6 +38,9 @@ type headerTransport struct {
 	tokens    *oauth.Source
 	server    string
 	authorize func(ctx context.Context, challenge *http.Response) error
+	// wanted records the scopes a 403 with insufficient_scope asks for,
+	// so that the next `mcpgw login` asks for them too (a step-up).
+	wanted func(scopes []string)
 
 	mu         sync.Mutex
 	lastStatus int    // last status >= 400
@@ -89,6 +92,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.lastStatus = resp.StatusCode
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden && t.tokens != nil {
 			t.authHeader = resp.Header.Get("WWW-Authenticate")
+			if resp.StatusCode == http.StatusForbidden && t.wanted != nil && strings.Contains(t.authHeader, "insufficient_scope") {
+				if scope := challengeParam(t.authHeader, "scope"); scope != "" {
+					t.wanted(strings.Fields(scope))
+				}
+			}
 			if t.authReason == "" {
 				t.authReason = t.refusal(resp)
 			}
@@ -241,6 +249,15 @@ func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTran
 	t := &headerTransport{up: u, base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken, server: srv.Name}
 	if srv.Auth == registry.AuthOAuth {
 		t.tokens = p.oauthSource(srv)
+		if store := p.opts.OAuthStore; store != nil && u != nil {
+			t.wanted = func(scopes []string) {
+				if added, err := store.NoteWanted(srv.URL, scopes); err != nil {
+					u.logger().Warn("noting the scopes a server asks for", "server", srv.Name, "err", err)
+				} else if added {
+					u.logger().Info("the server asks for more scope; the next login asks for it", "server", srv.Name, "scopes", scopes)
+				}
+			}
+		}
 		switch {
 		case srv.OAuth != nil && srv.OAuth.GrantType == registry.GrantClientCredentials && p.opts.OAuthStore != nil:
 			// A machine account: no person involved, so the daemon

@@ -32,9 +32,8 @@ var conformanceClientScenarios = []string{
 	// OAuth: the login `mcpgw login` runs, and the pool's use of its
 	// tokens (refresh, step-up). Not run: auth/client-credentials-jwt and
 	// auth/cross-app-access-complete-flow (grants mcpgw does not offer, as
-	// the go-sdk does not), and auth/2025-03-26-oauth-metadata-backcompat,
-	// whose authorization-server metadata the go-sdk's discovery refuses
-	// (its issuer is not the URL it is served for).
+	// the go-sdk does not). TestConformanceAuthThroughCLI runs the same
+	// scenarios through the commands a user runs.
 	"auth/metadata-default",
 	"auth/metadata-var1",
 	"auth/metadata-var2",
@@ -49,6 +48,7 @@ var conformanceClientScenarios = []string{
 	"auth/token-endpoint-auth-post",
 	"auth/token-endpoint-auth-none",
 	"auth/pre-registration",
+	"auth/2025-03-26-oauth-metadata-backcompat",
 	"auth/2025-03-26-oauth-endpoint-fallback",
 	"auth/resource-mismatch",
 	"auth/offline-access-scope",

@@ -581,6 +581,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) == 3 && os.Args[1] == "conformance-cli" {
+		if err := conformanceCLIMain(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance-cli:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) == 3 && os.Args[1] == "browse" {
+		if err := browseMain(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "browse:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) == 2 && os.Args[1] == "testserver" {
 		if err := fakeupstream.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)

@@ -1,10 +1,10 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,6 +68,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	if hc == nil {
 		hc = HTTPClient(opts.Client.AllowPrivateNetwork)
 	}
+	hc = withLegacyIssuer(hc, opts.ServerURL)
 	prev, _ := opts.Store.Load(opts.ServerURL)
 
 	redirect, ln, err := callbackListener(opts, prev)
@@ -163,6 +164,9 @@ func codeHandlerConfig(opts LoginOptions, prev *Credentials, hc *http.Client, re
 	if prev != nil && prev.Token != nil {
 		extra = unionScopes(extra, prev.Scopes) // keep what was granted
 	}
+	if prev != nil {
+		extra = unionScopes(extra, prev.Wanted) // and what the server asked for since
+	}
 	if len(extra) > 0 {
 		cfg.ScopeFilter = func(discovered []string) []string { return unionScopes(discovered, extra) }
 	}
@@ -177,25 +181,71 @@ func preregistered(id, secret string) *oauthex.ClientCredentials {
 	return c
 }
 
-// challenge asks the server without credentials, for the 401 whose
-// WWW-Authenticate header starts the flow.
+// challenge asks the server without credentials, for the 401 (or 403)
+// whose WWW-Authenticate header starts the flow. A server may answer
+// initialize without credentials and ask for them only from the next
+// request on: then the session's first list is asked too. A server that
+// asks for nothing even then is logged in to from its published metadata
+// alone (the configuration says it uses OAuth), as if it had answered 401
+// without a header.
 func challenge(ctx context.Context, hc *http.Client, serverURL string) (*http.Request, *http.Response, error) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpgw","version":"login"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, bytes.NewReader([]byte(body)))
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpgw","version":"login"}}}`
+	req, resp, err := post(ctx, hc, serverURL, "", initialize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if asks(resp) {
+		return req, resp, nil
+	}
+	session := resp.Header.Get("Mcp-Session-Id")
+	drainBody(resp)
+	if resp.StatusCode >= 300 {
+		return nil, nil, fmt.Errorf("%s answered %s to initialize without credentials", serverURL, resp.Status)
+	}
+	if _, r, err := post(ctx, hc, serverURL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+		drainBody(r)
+	}
+	req, resp, err = post(ctx, hc, serverURL, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+	if err != nil {
+		return nil, nil, err
+	}
+	if asks(resp) {
+		return req, resp, nil
+	}
+	drainBody(resp)
+	synthetic := &http.Response{
+		Status: "401 Unauthorized", StatusCode: http.StatusUnauthorized, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req,
+	}
+	return req, synthetic, nil
+}
+
+// asks reports whether a server's answer asks for credentials.
+func asks(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
+}
+
+func post(ctx context.Context, hc *http.Client, serverURL, session, body string) (*http.Request, *http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		resp.Body.Close()
-		return nil, nil, fmt.Errorf("%s answered %s without credentials: it does not ask for an OAuth login", serverURL, resp.Status)
-	}
 	return req, resp, nil
+}
+
+func drainBody(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
 }
 
 // callbackListener returns the redirect URI and, when mcpgw receives the

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,29 @@ type Credentials struct {
 	// are renewed with the same grant; else the authorization code flow's.
 	Grant    string `json:"grant,omitempty"`
 	Resource string `json:"resource,omitempty"` // RFC 8707 resource indicator
+	// Wanted are scopes the server asked for since this login (a 403
+	// with insufficient_scope: a step-up): the next login asks for them
+	// with those granted.
+	Wanted []string `json:"wantedScopes,omitempty"`
+}
+
+// NoteWanted records scopes the server at serverURL asked for beyond its
+// login's (see Credentials.Wanted); it reports whether they are new.
+func (s *Store) NoteWanted(serverURL string, scopes []string) (bool, error) {
+	c, err := s.Load(serverURL)
+	if err != nil {
+		return false, err
+	}
+	before := len(c.Wanted)
+	for _, sc := range scopes {
+		if !slices.Contains(c.Scopes, sc) && !slices.Contains(c.Wanted, sc) {
+			c.Wanted = append(c.Wanted, sc)
+		}
+	}
+	if len(c.Wanted) == before {
+		return false, nil
+	}
+	return true, s.Save(c)
 }
 
 func (c *Credentials) config() *oauth2.Config {

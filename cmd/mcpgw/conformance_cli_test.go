@@ -1,0 +1,164 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// conformanceCLIScenarios are the suite's client auth scenarios, run as a
+// user runs mcpgw: every one but client-credentials-jwt and
+// cross-app-access (grants mcpgw does not offer).
+var conformanceCLIScenarios = []string{
+	"auth/metadata-default",
+	"auth/metadata-var1",
+	"auth/metadata-var2",
+	"auth/metadata-var3",
+	"auth/basic-cimd",
+	"auth/scope-from-www-authenticate",
+	"auth/scope-from-scopes-supported",
+	"auth/scope-omitted-when-undefined",
+	"auth/scope-step-up",
+	"auth/scope-retry-limit",
+	"auth/token-endpoint-auth-basic",
+	"auth/token-endpoint-auth-post",
+	"auth/token-endpoint-auth-none",
+	"auth/pre-registration",
+	"auth/2025-03-26-oauth-metadata-backcompat",
+	"auth/2025-03-26-oauth-endpoint-fallback",
+	"auth/resource-mismatch",
+	"auth/offline-access-scope",
+	"auth/offline-access-not-supported",
+	"auth/client-credentials-basic",
+}
+
+// TestConformanceAuthThroughCLI runs the suite's client auth scenarios
+// with the commands a user runs: the server in mcpgw's default config file
+// with "auth": "oauth", a daemon, `mcpgw login` with a browser that
+// follows the redirects, then `mcpgw call` — and, when the call says the
+// server wants more scope and which command to run, that command and the
+// call once more.
+func TestConformanceAuthThroughCLI(t *testing.T) {
+	node22, cli := needConformance(t)
+	bin := buildMcpgw(t)
+	t.Setenv(envConformanceMcpgw, bin)
+	dir := t.TempDir()
+	runConformanceCmd(t, dir, conformanceCLIScenarios, true, func(sc string) []string {
+		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc}
+	})
+}
+
+// envConformanceMcpgw passes the mcpgw binary to conformanceCLIMain.
+const envConformanceMcpgw = "MCPGW_CONFORMANCE_BIN"
+
+// conformanceCLIMain is the client program of TestConformanceAuthThroughCLI:
+// a user with a fresh home directory, who puts the server in the default
+// config file and runs the daemon, `mcpgw login` and `mcpgw call`.
+func conformanceCLIMain(url string) error {
+	bin := os.Getenv(envConformanceMcpgw)
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	home, err := os.MkdirTemp("", "mcpgw-user-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	entry := map[string]any{"url": url, "auth": "oauth"}
+	sc := conformanceContext()
+	oauthBlock := map[string]any{}
+	switch {
+	case strings.HasPrefix(scenario, "auth/client-credentials"):
+		oauthBlock = map[string]any{"clientId": sc.ClientID, "clientSecret": sc.ClientSecret, "grantType": "client_credentials"}
+	case sc.ClientID != "":
+		oauthBlock = map[string]any{"clientId": sc.ClientID, "clientSecret": sc.ClientSecret}
+	case scenario == "auth/basic-cimd":
+		oauthBlock = map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
+	}
+	if len(oauthBlock) > 0 {
+		entry["oauth"] = oauthBlock
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"conformance": entry}})
+	configDir := filepath.Join(home, ".config", "mcpgw")
+	if err := os.MkdirAll(configDir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(configDir, "mcp.json"), cfg, 0o600); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"),
+		"MCPGW_LISTEN="+listen, "BROWSER="+testServerBin+" browse")
+	run := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		fmt.Fprintf(os.Stderr, "$ mcpgw %s\n%s", strings.Join(args, " "), out)
+		return string(out), err
+	}
+	daemon := exec.Command(bin, "serve", "--no-bootstrap")
+	daemon.Env = env
+	daemon.Stderr = os.Stderr
+	if err := daemon.Start(); err != nil {
+		return err
+	}
+	defer func() { daemon.Process.Signal(os.Interrupt); daemon.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if resp, err := http.Get("http://" + listen + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the daemon did not answer on %s", listen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.HasPrefix(scenario, "auth/client-credentials") {
+		// A machine account needs no login: the daemon gets its tokens.
+		if _, err := run("login", "conformance"); err != nil {
+			return err
+		}
+	}
+	out, err := run("call", "conformance_test-tool")
+	if err != nil && strings.Contains(out, "run: mcpgw login conformance") {
+		// What the call said to do, once.
+		if _, err := run("login", "conformance"); err != nil {
+			return err
+		}
+		_, err = run("call", "conformance_test-tool")
+	}
+	return err
+}
+
+// browseMain is a browser for `mcpgw login`: it opens the URL and follows
+// the redirects, as a person's browser does when the authorization server
+// consents at once, to the callback mcpgw listens on.
+func browseMain(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("%s: %s", resp.Request.URL, resp.Status)
+	}
+	return nil
+}
