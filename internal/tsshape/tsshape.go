@@ -14,7 +14,13 @@ import (
 )
 
 // maxDepth bounds nesting (and $ref cycles); deeper shapes are unknown.
-const maxDepth = 8
+// maxNodes bounds the work of one rendering: $refs reused at every level
+// would otherwise multiply it (a schema of a few hundred bytes could ask
+// for 10^8 nodes); past it, the rest is unknown.
+const (
+	maxDepth = 8
+	maxNodes = 2000
+)
 
 // Type renders schema (a decoded JSON object: map[string]any) as a
 // TypeScript type on one line.
@@ -83,6 +89,7 @@ func Signature(name string, input, output map[string]any) string {
 type renderer struct {
 	root   map[string]any
 	active map[string]bool // $refs being expanded: a cycle renders as unknown
+	nodes  int             // schemas rendered so far (maxNodes)
 }
 
 // resolve follows a local $ref ("#/$defs/X", "#/definitions/X").
@@ -122,7 +129,8 @@ func (r *renderer) lookup(ref string) map[string]any {
 }
 
 func (r *renderer) typ(s map[string]any, depth int) string {
-	if depth > maxDepth || s == nil {
+	r.nodes++
+	if depth > maxDepth || s == nil || r.nodes > maxNodes {
 		return "unknown"
 	}
 	if ref, _ := s["$ref"].(string); ref != "" {

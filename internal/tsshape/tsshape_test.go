@@ -2,6 +2,8 @@ package tsshape
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +47,25 @@ func TestType(t *testing.T) {
 	}
 }
 
+// TestReusedRefsAreBounded: $refs that every level uses ten times would
+// multiply into 10^8 nodes; the rendering stops at maxNodes.
+func TestReusedRefsAreBounded(t *testing.T) {
+	defs := map[string]any{}
+	for i := range 9 {
+		props := map[string]any{}
+		for j := range 10 {
+			props[fmt.Sprintf("p%d", j)] = map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", i+1)}
+		}
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"type": "object", "properties": props}
+	}
+	defs["d9"] = map[string]any{"type": "string"}
+	s := map[string]any{"$defs": defs, "$ref": "#/$defs/d0"}
+	got := Type(s)
+	if len(got) > 100*maxNodes || !strings.Contains(got, "unknown") {
+		t.Errorf("rendered %d bytes", len(got))
+	}
+}
+
 func TestWrapSkipsStringLiterals(t *testing.T) {
 	if got := wrap(`"a|b"`); got != `"a|b"` {
 		t.Errorf("wrap = %s", got)
@@ -84,4 +105,30 @@ func TestSignature(t *testing.T) {
 	if got, want := Signature("s_ping", nil, nil), `s_ping(args: {}): unknown`; got != want {
 		t.Errorf("Signature = %s, want %s", got, want)
 	}
+}
+
+// FuzzType: any JSON an upstream sends as a schema renders without
+// panicking, in bounded size, and the same twice.
+func FuzzType(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"array","items":{"$ref":"#"}}}}`,
+		`{"anyOf":[{"type":"string"},{"enum":[1,"x",null,{"a":1}]}],"allOf":[{"$ref":"#/$defs/x"}],"$defs":{"x":{"$ref":"#/$defs/x"}}}`,
+		`{"type":["object","null"],"properties":{"k\"ey":{"const":"v"}},"additionalProperties":{"type":"integer"}}`,
+		`{"type":"array","items":[{"type":"string"},{"prefixItems":[]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m map[string]any
+		if json.Unmarshal(data, &m) != nil {
+			return
+		}
+		a, b := Type(m), Fields(m)
+		if a != Type(m) || b != Fields(m) {
+			t.Fatal("rendering is not deterministic")
+		}
+		if len(a) > 64*len(data)+1024 || len(b) > 64*len(data)+1024 {
+			t.Fatalf("%d bytes of schema rendered as %d and %d bytes", len(data), len(a), len(b))
+		}
+	})
 }
