@@ -137,6 +137,14 @@ func TestCodeModeE2E(t *testing.T) {
 		t.Errorf("mcpgw script -: %v\n%s", err, cli)
 	}
 
+	// mcpgw status lists the scripts run, newest first: the five latest
+	// (the CLI's three first), then how many more.
+	status, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+	if err != nil || !strings.Contains(string(status), "recent scripts") || !strings.Contains(string(status), "  ok  0 calls") ||
+		!strings.Contains(string(status), "the script ran past its deadline of 300ms") || !strings.Contains(string(status), "  and 1 more") {
+		t.Errorf("mcpgw status: %v\n%s", err, status)
+	}
+
 	// The audit log names the script of each call.
 	audit, err := exec.Command(bin, "audit", "--file", filepath.Join(dir, "state", "mcpgw", "audit.jsonl")).CombinedOutput()
 	if err != nil || !strings.Contains(string(audit), "script "+out.ID) || !strings.Contains(string(audit), "p/delete_thing") {

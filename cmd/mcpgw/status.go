@@ -76,7 +76,41 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 			clip(firstLine(lastErr), 50), tildePath(s.Source))
 	}
 	tw.Flush()
+	writeScripts(w, r, now)
 	writeReportWarnings(w, r)
+}
+
+// writeScripts lists the last code-mode scripts (the status page has each
+// one's code and calls).
+func writeScripts(w io.Writer, r *api.Report, now time.Time) {
+	if len(r.Scripts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nrecent scripts (the status page shows their code and calls):")
+	for i, sc := range r.Scripts {
+		if i == 5 {
+			fmt.Fprintf(w, "  and %d more\n", len(r.Scripts)-i)
+			break
+		}
+		failed := 0
+		for _, c := range sc.Calls {
+			if !c.OK {
+				failed++
+			}
+		}
+		who := sc.Session
+		if sc.Client != "" {
+			who += " (" + sc.Client + ")"
+		}
+		line := fmt.Sprintf("  %s  %s  %d call%s", sc.ID, sc.Outcome, len(sc.Calls), pluralS(len(sc.Calls)))
+		if failed > 0 {
+			line += fmt.Sprintf(", %d failed", failed)
+		}
+		fmt.Fprintf(w, "%s  %.0f ms  %s ago  session %s\n", line, sc.DurationMs, api.Ago(now, sc.Started), who)
+		if sc.Error != "" {
+			fmt.Fprintf(w, "      %s\n", clip(firstLine(sc.Error), 100))
+		}
+	}
 }
 
 // writeReportWarnings lists the config's warnings, if any.

@@ -35,6 +35,12 @@ func TestRenderStatusGolden(t *testing.T) {
 				{Name: "notion", State: "connected", Tools: 9, Login: "logged in", TokenExpiry: now.Add(42 * time.Minute), Source: "/home/u/.config/mcpgw/mcp.json"},
 			},
 			Warnings: []string{`servers.github.comand: unknown field (did you mean "command"?)`},
+			Scripts: []api.ScriptReport{
+				{ID: "s-0a1b2c3d4e5f", Session: "pi-7", Client: "pi", Started: now.Add(-2 * time.Minute), DurationMs: 41.6, Outcome: "ok",
+					Calls: []api.ScriptCall{{Tool: "github_list_issues", OK: true}, {Tool: "github_get_issue", OK: true}, {Tool: "github_get_issue", Error: "tool_error"}}},
+				{ID: "s-99887766aabb", Session: "http-3", Started: now.Add(-10 * time.Minute), DurationMs: 30000, Outcome: "timeout",
+					Error: "the script ran past its deadline of 30s"},
+			},
 		}},
 	}
 	for _, tt := range tests {
