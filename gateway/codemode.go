@@ -90,7 +90,7 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 	}
 	// The answer is the model's to read: cut (and saved whole) past the
 	// output limit like any result.
-	return content.Guard(scriptResult(res), outputLimit(v.Config.Settings.MaxOutputBytes), s.saver(v))
+	return content.Guard(scriptResult(res), outputLimit(v.Config.Settings.MaxOutputBytes), s.saver)
 }
 
 // scriptResult is what the model reads: one JSON object with the result
@@ -178,31 +178,20 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 	return script.Outcome{OK: true, Data: data}
 }
 
-// resultText is a result's content as text: text blocks as they are,
-// other blocks named with their size.
+// resultText is a result's content as text, each block as the mcp tool
+// renders it for a model (content.ForModelContent); an image by its type
+// and size.
 func resultText(res *mcp.CallToolResult) string {
 	if res == nil {
 		return ""
 	}
 	var parts []string
 	for _, c := range res.Content {
-		switch c := c.(type) {
+		switch c := content.ForModelContent(c).(type) {
 		case *mcp.TextContent:
 			parts = append(parts, c.Text)
 		case *mcp.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.ResourceLink:
-			parts = append(parts, "[resource "+c.URI+"]")
-		case *mcp.EmbeddedResource:
-			if c.Resource != nil {
-				if c.Resource.Text != "" {
-					parts = append(parts, c.Resource.Text)
-				} else {
-					parts = append(parts, fmt.Sprintf("[resource %s, %d bytes]", c.Resource.URI, len(c.Resource.Blob)))
-				}
-			}
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -163,7 +163,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
-	return shapeResult(res, t, c.protocol, exposed, limit, s.saver(v)), nil
+	return shapeResult(res, t, c.protocol, exposed, limit, s.saver), nil
 }
 
 // auditing reports whether calls are recorded: a log, and settings.audit

@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -16,22 +15,17 @@ import (
 // Results too big for the model are saved whole (gateway/spill) rather
 // than thrown away: the cut answer says where, and mcp({read}) reads on.
 
-// saver is the content.Saver of v's settings, or nil when results are not
-// kept.
-func (s *Server) saver(v *registry.View) content.Saver {
-	if s.results == nil {
-		return nil
+// saveResult is the content.Saver of results: nil when they are not kept.
+// The age and size limits are the daemon's settings as they are now.
+func (s *Server) saveResult(data []byte, mimeType string) (string, string, error) {
+	st := s.catalog.View().Config.Settings
+	s.results.SetLimits(st.SavedResultsMaxAge, st.SavedResultsMaxBytes)
+	saved, err := s.results.Save(data, mimeType)
+	if err != nil {
+		s.log.Warn("saving a large result", "err", err)
+		return "", "", err
 	}
-	return func(data []byte, mimeType string) (string, string, error) {
-		st := v.Config.Settings
-		s.results.SetLimits(st.SavedResultsMaxAge, st.SavedResultsMaxBytes)
-		saved, err := s.results.Save(data, mimeType)
-		if err != nil {
-			s.log.Warn("saving a large result", "err", err)
-			return "", "", err
-		}
-		return saved.ID, saved.Path, nil
-	}
+	return saved.ID, saved.Path, nil
 }
 
 // readResult is mcp({read: id, offset, limit}): a range of a saved

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -89,7 +90,8 @@ type Server struct {
 	metrics     *metrics
 	approvals   approvals // calls waiting for the page or the CLI
 	scripts     recentScripts
-	results     *spill.Store // nil: results are cut, not saved
+	results     *spill.Store  // nil: results are cut, not saved
+	saver       content.Saver // saveResult, made once; nil with results
 	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server
@@ -161,6 +163,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	})
 	if s.opts.ResultsDir != "" {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
+		s.saver = s.saveResult
 	}
 	registerCatalog(s.opts.Registerer, s)
 	return s

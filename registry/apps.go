@@ -83,12 +83,7 @@ func (v *View) linkUI() {
 // uiResource returns the gateway URI of server's resource uri, adding a
 // readable, unlisted resource for one the server does not list.
 func (v *View) uiResource(server, uri string) string {
-	for _, r := range v.Resources {
-		if r.Server == server && r.Original == uri {
-			return r.URI
-		}
-	}
-	for gw, r := range v.byURI {
+	for gw, r := range v.byURI { // listed resources and those added here
 		if r.Server == server && r.Original == uri {
 			return gw
 		}

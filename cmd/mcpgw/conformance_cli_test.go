@@ -17,10 +17,11 @@ import (
 	"time"
 )
 
-// conformanceCLIScenarios are the suite's client auth scenarios, run as a
-// user runs mcpgw: every one but client-credentials-jwt and
-// cross-app-access (grants mcpgw does not offer).
-var conformanceCLIScenarios = []string{
+// conformanceAuthScenarios are the suite's client auth scenarios: the
+// login `mcpgw login` runs and the pool's use of its tokens (refresh,
+// step-up). Every one but client-credentials-jwt and cross-app-access
+// (grants mcpgw does not offer, as the go-sdk does not).
+var conformanceAuthScenarios = []string{
 	"auth/metadata-default",
 	"auth/metadata-var1",
 	"auth/metadata-var2",
@@ -54,7 +55,7 @@ func TestConformanceAuthThroughCLI(t *testing.T) {
 	bin := buildMcpgw(t)
 	t.Setenv(envConformanceMcpgw, bin)
 	dir := t.TempDir()
-	runConformanceCmd(t, dir, conformanceCLIScenarios, true, func(sc string) []string {
+	runConformanceCmd(t, dir, conformanceAuthScenarios, true, func(sc string) []string {
 		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc}
 	})
 }

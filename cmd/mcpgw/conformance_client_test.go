@@ -22,39 +22,14 @@ import (
 )
 
 // conformanceClientScenarios are the client scenarios of the MCP
-// conformance suite that apply to mcpgw's side as a client of upstreams.
-// (The others are OAuth flows.)
-var conformanceClientScenarios = []string{
+// conformance suite that apply to mcpgw's side as a client of upstreams:
+// four of the protocol, and the OAuth flows (conformanceAuthScenarios).
+var conformanceClientScenarios = append([]string{
 	"initialize",
 	"tools_call",
 	"elicitation-sep1034-client-defaults",
 	"sse-retry",
-	// OAuth: the login `mcpgw login` runs, and the pool's use of its
-	// tokens (refresh, step-up). Not run: auth/client-credentials-jwt and
-	// auth/cross-app-access-complete-flow (grants mcpgw does not offer, as
-	// the go-sdk does not). TestConformanceAuthThroughCLI runs the same
-	// scenarios through the commands a user runs.
-	"auth/metadata-default",
-	"auth/metadata-var1",
-	"auth/metadata-var2",
-	"auth/metadata-var3",
-	"auth/basic-cimd",
-	"auth/scope-from-www-authenticate",
-	"auth/scope-from-scopes-supported",
-	"auth/scope-omitted-when-undefined",
-	"auth/scope-step-up",
-	"auth/scope-retry-limit",
-	"auth/token-endpoint-auth-basic",
-	"auth/token-endpoint-auth-post",
-	"auth/token-endpoint-auth-none",
-	"auth/pre-registration",
-	"auth/2025-03-26-oauth-metadata-backcompat",
-	"auth/2025-03-26-oauth-endpoint-fallback",
-	"auth/resource-mismatch",
-	"auth/offline-access-scope",
-	"auth/offline-access-not-supported",
-	"auth/client-credentials-basic",
-}
+}, conformanceAuthScenarios...)
 
 // TestConformanceClient runs the suite's client scenarios against mcpgw's
 // upstream code: the suite starts its test server and runs this test

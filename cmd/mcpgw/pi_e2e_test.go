@@ -105,6 +105,22 @@ func writeJSON(t testing.TB, path string, v any) {
 	}
 }
 
+// runTurns runs Pi on prompt, logs each request the model got and Pi's
+// output, and fails the test unless the model was asked want times.
+func (e *piEnv) runTurns(prompt string, want int) []modelRequest {
+	e.t.Helper()
+	out := e.runPi(prompt)
+	reqs := e.model.requests()
+	for i, r := range reqs {
+		e.t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+	}
+	e.t.Logf("pi output:\n%s", out)
+	if len(reqs) != want {
+		e.t.Fatalf("the model was asked %d times, want %d", len(reqs), want)
+	}
+	return reqs
+}
+
 // runPi runs one Pi turn in print mode and returns its output.
 func (e *piEnv) runPi(prompt string) string {
 	e.t.Helper()
@@ -139,15 +155,7 @@ func TestPiProxySearchThenCall(t *testing.T) {
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
 		modelStep{Text: "done"},
 	)
-	out := e.runPi("Echo a greeting through the gateway.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 3 {
-		t.Fatalf("the model was asked %d times, want 3", len(reqs))
-	}
+	reqs := e.runTurns("Echo a greeting through the gateway.", 3)
 	if got := reqs[1].lastToolResult(); !strings.Contains(got, "go_echo - ") {
 		t.Errorf("search from cold did not find go_echo:\n%s", got)
 	}
@@ -217,15 +225,7 @@ func TestPi15DeferredToolSearch(t *testing.T) {
 		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
 		modelStep{Text: "done"},
 	)
-	out := e.runPi("Echo something.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 3 {
-		t.Fatalf("the model was asked %d times, want 3", len(reqs))
-	}
+	reqs := e.runTurns("Echo something.", 3)
 	if !slices.Contains(reqs[1].Tools, "mcp__mcpgw__go_echo") {
 		t.Errorf("after tool_search the model is offered %v, without mcp__mcpgw__go_echo", reqs[1].Tools)
 	}
@@ -245,15 +245,7 @@ func TestPi15ToolSearchMode(t *testing.T) {
 		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
 		modelStep{Text: "done"},
 	)
-	out := e.runPi("Use the echo tool.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 3 {
-		t.Fatalf("the model was asked %d times, want 3", len(reqs))
-	}
+	reqs := e.runTurns("Use the echo tool.", 3)
 	if got := reqs[1].lastToolResult(); !strings.Contains(got, "- mcp__mcpgw__go_echo - ") {
 		t.Errorf("ToolSearch result does not name the tool as Pi 1.5 offers it:\n%s", got)
 	}
@@ -412,15 +404,7 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 	writeJSON(t, agentFile, piCfg)
 	writeJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
 
-	out := e.runPi("Delete the thing called prod.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 2 {
-		t.Fatalf("the model was asked %d times, want 2", len(reqs))
-	}
+	reqs := e.runTurns("Delete the thing called prod.", 2)
 	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_read_thing") {
 		log, _ := os.ReadFile(filepath.Join(e.home, "state", "mcpgw", "mcpgw.log"))
 		t.Errorf("the model is offered %v, without go's visible tools through mcpgw; the daemon's log:\n%s", reqs[0].Tools, log)
@@ -450,15 +434,7 @@ return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_ec
 		modelStep{Tool: "codemode", Args: map[string]any{"code": code}},
 		modelStep{Text: "done"},
 	)
-	out := e.runPi("Echo something and add two numbers.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 2 {
-		t.Fatalf("the model was asked %d times, want 2", len(reqs))
-	}
+	reqs := e.runTurns("Echo something and add two numbers.", 2)
 	if !slices.Contains(reqs[0].Tools, "codemode") || slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
 		t.Errorf("the model is offered %v, want codemode and not the MCP tools themselves", reqs[0].Tools)
 	}
@@ -483,15 +459,7 @@ emit({ sum: sum.ok && sum.data.structuredContent.sum, echo: echo.ok && echo.data
 		modelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
 		modelStep{Text: "done"},
 	)
-	out := e.runPi("Add two numbers and echo something.")
-	reqs := e.model.requests()
-	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
-	}
-	t.Logf("pi output:\n%s", out)
-	if len(reqs) != 2 {
-		t.Fatalf("the model was asked %d times, want 2", len(reqs))
-	}
+	reqs := e.runTurns("Add two numbers and echo something.", 2)
 	if got := strings.Join(strings.Fields(reqs[1].lastToolResult()), ""); !strings.Contains(got, `"sum":42`) || !strings.Contains(got, `"echo":"frommcpScript"`) {
 		t.Errorf("mcpScript gave %q", got)
 	}

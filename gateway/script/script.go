@@ -331,7 +331,7 @@ func (r *run) register(vm *quickjs.VM) error {
 		{"__mcpgw_search", r.search},
 		{"__mcpgw_describe", r.describe},
 		{"__mcpgw_emit", r.emit},
-		{"__mcpgw_log", r.log},
+		{"__mcpgw_log", r.logLine},
 		{"__mcpgw_finish", r.finish},
 	}
 	for _, f := range funcs {
@@ -432,10 +432,6 @@ func (r *run) emit(v string) {
 	}
 	r.emitted += len(v)
 	r.res.Emitted = append(r.res.Emitted, json.RawMessage(v))
-}
-
-func (r *run) log(level, text string) {
-	r.logLine(level, text)
 }
 
 func (r *run) logLine(level, text string) {
