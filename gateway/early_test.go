@@ -59,15 +59,7 @@ func startRaw(t *testing.T, gw *Server, query string) *rawHTTPSession {
 }
 
 // kept is how many messages gw keeps for session id's stream.
-func kept(gw *Server, id string) int {
-	e := gw.events
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if es := e.sessions[id]; es != nil {
-		return len(es.kept)
-	}
-	return 0
-}
+func kept(gw *Server, id string) int { return gw.transports.Events().Kept(id) }
 
 // elicitingGateway is a gateway whose server "conf" elicits (over
 // Streamable HTTP, on protocol 2026-07-28).

@@ -85,7 +85,7 @@ func openShimSession(t testing.TB, gw *Server) func(string) []byte {
 	client, daemon := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = gw.serveShim(ctx, daemon) }()
+	go func() { defer close(done); _ = gw.transports.ServeShim(ctx, daemon) }()
 	t.Cleanup(func() { client.Close(); cancel(); <-done })
 	br := bufio.NewReaderSize(client, 1<<20)
 	write := func(line string) {
@@ -269,7 +269,7 @@ func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
 	client, daemon := net.Pipe() // no buffer: every write waits for a read
 	defer client.Close()
 	served := make(chan error, 1)
-	go func() { served <- gw.serveShim(context.Background(), daemon) }()
+	go func() { served <- gw.transports.ServeShim(context.Background(), daemon) }()
 	br := bufio.NewReader(client)
 	for _, l := range []string{
 		`{"mcpgw":1,"version":"test"}`,

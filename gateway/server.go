@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -13,13 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/spill"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
@@ -102,10 +99,10 @@ type Server struct {
 	lastReload   *api.ReloadInfo
 	sessions     map[*session]struct{}
 	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
-	events       *earlyEvents        // what HTTP sessions' clients are sent before they listen
-	activity     atomic.Uint64       // requests seen (busy), for settleWhenIdle
-	fastCalls    atomic.Int64        // calls answered on the fast path
-	relayedCalls atomic.Int64        // fast calls answered with the upstream's own bytes
+	transports   *transport.Transports
+	activity     atomic.Uint64 // requests seen (busy), for settleWhenIdle
+	fastCalls    atomic.Int64  // calls answered on the fast path
+	relayedCalls atomic.Int64  // fast calls answered with the upstream's own bytes
 	// discoveries are first connections in progress, by identity hash
 	// (see discover); discoverSem bounds how many run at once.
 	discoveries map[string]*discovery
@@ -125,7 +122,6 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	s := &Server{
 		sessions:    make(map[*session]struct{}),
 		byHTTPID:    make(map[string]*session),
-		events:      newEarlyEvents(),
 		discoveries: make(map[string]*discovery),
 		subs:        make(map[subKey]map[*session]string),
 		discoverSem: make(chan struct{}, discoveryConcurrency),
@@ -165,6 +161,9 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
 		s.saver = s.saveResult
 	}
+	s.transports = transport.New(s, transport.Options{
+		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,
+	})
 	registerCatalog(s.opts.Registerer, s)
 	return s
 }
@@ -387,53 +386,5 @@ func (s *Server) Close() error {
 	}
 	err := s.pool.Close()
 	s.wg.Wait()
-	return err
-}
-
-// SessionOptions describe a downstream session.
-type SessionOptions struct {
-	Cwd         string        // the client's working directory, if known
-	Mode        registry.Mode // proxy, toolsearch, direct; "" = the configured mode
-	DirectTools string        // MCP_DIRECT_TOOLS of the session; "" = the daemon's
-	// ClientPrefix says how the client names mcpgw's tools, for the names
-	// written into text for the model: "none", "KEY_" (pi-mcp-adapter),
-	// "mcp__KEY__" (Pi 1.x); "" = recognise the client from initialize.
-	ClientPrefix string
-	// ID identifies the session across connections (the shim's session);
-	// with Options.SessionDir set, its state is kept there under ID while
-	// it lasts. Resume restores that state.
-	ID     string
-	Resume bool
-}
-
-// ServeTransport serves one downstream session on t (a unix-socket
-// connection from the stdio shim, or stdin/stdout) until it ends.
-func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
-	return s.serveTransport(ctx, t, opts, nil)
-}
-
-// serveTransport is ServeTransport; made is told of the session before it
-// starts.
-func (s *Server) serveTransport(ctx context.Context, t mcp.Transport, opts SessionOptions, made func(*session)) error {
-	ss := s.newSession(opts)
-	if made != nil {
-		made(ss)
-	}
-	sess, err := ss.server.Connect(ctx, t, nil)
-	if err != nil {
-		return fmt.Errorf("starting session: %w", err)
-	}
-	s.register(ss, sess)
-	stop := context.AfterFunc(ctx, ss.close)
-	defer stop()
-	err = sess.Wait()
-	if ctx.Err() == nil && s.ctx.Err() == nil {
-		// The client ended the session (not a daemon shutdown, after which
-		// the shim resumes it): its state is no longer needed.
-		s.dropSessionState(opts.ID)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
-		err = nil
-	}
 	return err
 }

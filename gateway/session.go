@@ -264,7 +264,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		delete(s.sessions, ss)
 		if httpID != "" {
 			delete(s.byHTTPID, httpID)
-			s.events.forget(httpID)
+			s.transports.Events().Forget(httpID)
 		}
 		closed := s.closed
 		s.mu.Unlock()

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/internal/loopback"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Headers and query parameters an HTTP client may use to describe its
@@ -46,14 +47,22 @@ type HTTPOptions struct {
 	Reload func() error
 }
 
+// Control is what the daemon serves beside /mcp, under the same
+// protection: its status report (GET /-/status) and the status page.
+type Control struct {
+	Status http.HandlerFunc
+	Page   statuspage.Daemon
+}
+
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp
-// (DNS-rebinding and cross-origin protection on), /metrics and /healthz.
-func (s *Server) Handler(opts *HTTPOptions) http.Handler {
+// (DNS-rebinding and cross-origin protection on), the control endpoints
+// and the status page, /metrics and /healthz.
+func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
 		o = *opts
 	}
-	mcpHandler := s.sdkHandler(o)
+	mcpHandler := t.sdkHandler(o)
 	withSlot := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := r.Header.Get("Mcp-Session-Id")
@@ -63,15 +72,17 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 			case r.Method == http.MethodDelete:
 				// The SDK's close waits for the session's requests in
 				// flight: end them first, as the client has left.
-				s.cancelSession(id)
+				t.hub.CancelHTTPSession(id)
 			default:
-				s.sawHTTPSession(id)
+				if ss, ok := t.hub.HTTPSession(id); ok {
+					ss.SawSDK()
+				}
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
 	fast := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
-		return !s.opts.NoFastPath && s.serveFast(w, r, body, o.SessionTimeout)
+		return !t.o.NoFastPath && t.serveFast(w, r, body, o.SessionTimeout)
 	}
 	var h http.Handler = readBodies(fast, withSlot(mcpHandler))
 	if o.Token != "" {
@@ -96,8 +107,12 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		}
 		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
 	}
-	mux.Handle("GET /-/status", control(s.serveStatus))
-	statuspage.Register(mux, pageDaemon{s}, control)
+	if ctl.Status != nil {
+		mux.Handle("GET /-/status", control(ctl.Status))
+	}
+	if ctl.Page != nil {
+		statuspage.Register(mux, ctl.Page, control)
+	}
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -119,16 +134,16 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	return mux
 }
 
-// sdkHandler is the SDK's Streamable HTTP handler, with a session (and its
-// go-sdk Server) per MCP session.
-func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
-	// The SDK calls getServer on every request (to read the protocol
+// sdkHandler is the go-sdk's Streamable HTTP handler, with a session (and
+// its go-sdk Server) per MCP session.
+func (t *Transports) sdkHandler(o HTTPOptions) http.Handler {
+	// The go-sdk calls getServer on every request (to read the protocol
 	// versions the server accepts) and again when a request opens a new
 	// session. Requests of an existing session get versionsOnly; a new
-	// session's two calls share one session through a slot in the request's
-	// context, so a session is built once.
-	versionsOnly := mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version},
-		&mcp.ServerOptions{SupportedProtocolVersions: sessionProtocols})
+	// session's two calls share one session through a slot in the
+	// request's context, so a session is built once.
+	versionsOnly := mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: t.o.Version},
+		&mcp.ServerOptions{SupportedProtocolVersions: t.o.Protocols})
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			return versionsOnly
@@ -137,55 +152,37 @@ func (s *Server) sdkHandler(o HTTPOptions) http.Handler {
 		if slot != nil && slot.server != nil {
 			return slot.server
 		}
-		mode := r.URL.Query().Get("mode")
-		if mode == "" {
-			mode = r.Header.Get(HeaderMode)
-		}
-		direct := r.URL.Query().Get("directTools")
-		if direct == "" {
-			direct = r.Header.Get(HeaderDirectTools)
-		}
-		prefix := r.URL.Query().Get("clientPrefix")
-		if prefix == "" {
-			prefix = r.Header.Get(HeaderClientPrefix)
-		}
-		ss := s.newSession(SessionOptions{Cwd: r.Header.Get(HeaderCwd), Mode: Mode(mode), DirectTools: direct, ClientPrefix: prefix})
-		time.AfterFunc(initTimeout, ss.expireUninitialized)
-		srv := ss.server
+		srv := t.hub.OpenHTTPSession(httpSessionOptions(r))
 		if slot != nil {
 			slot.server = srv
 		}
 		return srv
 	}, &mcp.StreamableHTTPOptions{
-		Logger:         s.log.With("component", "http"),
+		Logger:         t.log.With("component", "http"),
 		SessionTimeout: o.SessionTimeout,
 		// Answers as application/json rather than an SSE stream per call:
 		// cheaper for both sides. Notifications to the client (tools/list_changed)
 		// travel on the session's GET stream either way, and what is sent
-		// before the client opens it waits for it (see earlyEvents).
+		// before the client opens it waits for it (see EarlyEvents).
 		JSONResponse: true,
-		EventStore:   s.events,
+		EventStore:   t.events,
 	})
 }
 
-// initTimeout is how long an HTTP session may stay uninitialized: a client
-// sends notifications/initialized right after initialize, and one that
-// does not has gone (or never meant to come), and its session would
-// otherwise hold memory until the idle timeout.
-var initTimeout = 30 * time.Second
-
-// cancelSession ends the requests of the session whose Streamable HTTP
-// session ID is id.
-func (s *Server) cancelSession(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ss := range s.sessions {
-		ss.mu.Lock()
-		match := ss.ss != nil && ss.ss.ID() == id
-		ss.mu.Unlock()
-		if match {
-			ss.cancel()
+// httpSessionOptions are the session options an HTTP request asks for,
+// in its query or its headers.
+func httpSessionOptions(r *http.Request) SessionOptions {
+	get := func(param, header string) string {
+		if v := r.URL.Query().Get(param); v != "" {
+			return v
 		}
+		return r.Header.Get(header)
+	}
+	return SessionOptions{
+		Cwd:          r.Header.Get(HeaderCwd),
+		Mode:         registry.Mode(get("mode", HeaderMode)),
+		DirectTools:  get("directTools", HeaderDirectTools),
+		ClientPrefix: get("clientPrefix", HeaderClientPrefix),
 	}
 }
 

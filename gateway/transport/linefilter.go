@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"bufio"
@@ -30,8 +30,8 @@ type lineFilter struct {
 	mu   sync.Mutex
 
 	// ss, once set, is the session on the connection: its fast calls are
-	// answered here (see fastcall.go), the rest goes to the SDK.
-	ss atomic.Pointer[session]
+	// answered here (see fast.go), the rest goes to the go-sdk.
+	ss atomic.Pointer[fastSession]
 }
 
 // lockedWriter serialises whole-line writes to the connection, the SDK's
@@ -101,7 +101,7 @@ func (f *lineFilter) check(line []byte) []byte {
 		_, _ = f.w.Write([]byte(invalidRequestLine))
 		return nil
 	}
-	if ss := f.ss.Load(); ss != nil && f.fast(ss, trimmed) {
+	if ss := f.ss.Load(); ss != nil && f.fast(ss.Session, trimmed) {
 		return nil
 	}
 	if line[len(line)-1] != '\n' {
@@ -112,21 +112,31 @@ func (f *lineFilter) check(line []byte) []byte {
 
 func (f *lineFilter) Close() error { return f.c.Close() }
 
+// fastSession holds a Session for an atomic.Pointer.
+type fastSession struct{ Session }
+
+// serveFastOn makes f answer ss's fast calls, unless fast calls are off.
+func (t *Transports) serveFastOn(f *lineFilter, ss Session) {
+	if !t.o.NoFastPath {
+		f.ss.Store(&fastSession{ss})
+	}
+}
+
 // fast starts the fast call msg is, if it is one, and reports whether it
 // did; it also ends fast calls a notifications/cancelled names.
-func (f *lineFilter) fast(ss *session, msg []byte) bool {
+func (f *lineFilter) fast(ss Session, msg []byte) bool {
 	req, ok := parseFastRequest(msg)
 	if !ok {
-		ss.cancelFast(msg)
+		cancelFast(ss, msg)
 		return false
 	}
-	run, ok := ss.prepareFast(req.id, req.params)
+	run, ok := ss.Fast(req.id, req.params)
 	if !ok {
 		return false
 	}
 	id := bytes.Clone(req.id)
 	go func() {
-		line := append(response(id, run(ss.ctx)), '\n')
+		line := append(response(id, run(ss.Context())), '\n')
 		_, _ = f.w.Write(line)
 	}()
 	return true

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"github.com/mcpgw/mcpgw/gateway/shim/wire"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package gateway
+package transport
 
 // Elsewhere there is no in-flight table (inflight_linux.go): a daemon that
 // is killed leaves its piped requests unanswered.

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,7 +17,7 @@ import (
 // initialized. Clients open it in the background (the TypeScript SDK
 // does), so a session's first call can reach an upstream that asks for
 // input, or change the session's tools, before that stream exists; the
-// SDK then drops the message. earlyEvents keeps what is sent to a stream
+// SDK then drops the message. EarlyEvents keeps what is sent to a stream
 // not opened yet and replays it when the GET comes, and requests wait for
 // that GET a while before they give up.
 
@@ -29,23 +28,19 @@ const (
 	earlyBytes = 1 << 20
 )
 
-// listenWait is how long a request for the client (sampling, elicitation,
-// roots) waits for the client to open its stream.
-var listenWait = 10 * time.Second
-
 // errLive tells the SDK that a message is not kept: it is delivered live
 // or not at all, as without a store.
 var errLive = errors.New("not kept for replay")
 
-// earlyEvents is the SDK's mcp.EventStore for mcpgw's HTTP sessions. It
+// EarlyEvents is the SDK's mcp.EventStore for mcpgw's HTTP sessions. It
 // keeps only messages for a session's standalone stream sent before the
 // client first opened it.
-type earlyEvents struct {
+type EarlyEvents struct {
 	mu       sync.Mutex
 	sessions map[string]*earlySession
 }
 
-// earlySession is what earlyEvents knows of one HTTP session.
+// earlySession is what EarlyEvents knows of one HTTP session.
 type earlySession struct {
 	listening chan struct{} // closed when the client first opens its stream
 	open      bool
@@ -53,14 +48,14 @@ type earlySession struct {
 	size      int
 }
 
-var _ mcp.EventStore = (*earlyEvents)(nil)
+var _ mcp.EventStore = (*EarlyEvents)(nil)
 
-func newEarlyEvents() *earlyEvents {
-	return &earlyEvents{sessions: make(map[string]*earlySession)}
+func NewEarlyEvents() *EarlyEvents {
+	return &EarlyEvents{sessions: make(map[string]*earlySession)}
 }
 
 // session returns the state of session id, creating it. e.mu is held.
-func (e *earlyEvents) session(id string) *earlySession {
+func (e *EarlyEvents) session(id string) *earlySession {
 	es := e.sessions[id]
 	if es == nil {
 		es = &earlySession{listening: make(chan struct{})}
@@ -70,11 +65,11 @@ func (e *earlyEvents) session(id string) *earlySession {
 }
 
 // Open implements mcp.EventStore; streams need nothing set up.
-func (e *earlyEvents) Open(context.Context, string, string) error { return nil }
+func (e *EarlyEvents) Open(context.Context, string, string) error { return nil }
 
 // Append keeps data when it is for the standalone stream of a session
 // whose client has not opened it yet.
-func (e *earlyEvents) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+func (e *EarlyEvents) Append(_ context.Context, sessionID, streamID string, data []byte) error {
 	if streamID != "" || data == nil {
 		return errLive
 	}
@@ -94,7 +89,7 @@ func (e *earlyEvents) Append(_ context.Context, sessionID, streamID string, data
 
 // After replays, when the client first opens its standalone stream, what
 // was kept for it; any other stream has nothing kept.
-func (e *earlyEvents) After(_ context.Context, sessionID, streamID string, _ int) iter.Seq2[[]byte, error] {
+func (e *EarlyEvents) After(_ context.Context, sessionID, streamID string, _ int) iter.Seq2[[]byte, error] {
 	var kept [][]byte
 	if streamID == "" {
 		e.mu.Lock()
@@ -116,46 +111,33 @@ func (e *earlyEvents) After(_ context.Context, sessionID, streamID string, _ int
 }
 
 // SessionClosed forgets the session.
-func (e *earlyEvents) SessionClosed(_ context.Context, sessionID string) error {
-	e.forget(sessionID)
+func (e *EarlyEvents) SessionClosed(_ context.Context, sessionID string) error {
+	e.Forget(sessionID)
 	return nil
 }
 
-func (e *earlyEvents) forget(sessionID string) {
+// Forget forgets the session.
+func (e *EarlyEvents) Forget(sessionID string) {
 	e.mu.Lock()
 	delete(e.sessions, sessionID)
 	e.mu.Unlock()
 }
 
-// listening returns a channel closed once the client of session id has
+// Listening returns a channel closed once the client of session id has
 // opened its standalone stream.
-func (e *earlyEvents) listening(id string) <-chan struct{} {
+func (e *EarlyEvents) Listening(id string) <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.session(id).listening
 }
 
-// awaitListener waits, up to listenWait, for the client of an HTTP
-// session to open the stream a request for it (what) travels on.
-func (ss *session) awaitListener(ctx context.Context, sess *mcp.ServerSession, what string) error {
-	id := sess.ID()
-	if id == "" {
-		return nil // not an HTTP session: requests travel with the rest
+// Kept is how many messages wait for the client of session id to open
+// its stream.
+func (e *EarlyEvents) Kept(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if es := e.sessions[id]; es != nil {
+		return len(es.kept)
 	}
-	ch := ss.gw.events.listening(id)
-	select {
-	case <-ch:
-		return nil
-	default:
-	}
-	t := time.NewTimer(listenWait)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return fmt.Errorf("mcpgw: the client has not opened its event stream (a GET on the MCP endpoint) in %s, so it cannot be sent a %s request", listenWait, what)
-	}
+	return 0
 }

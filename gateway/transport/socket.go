@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is
 // closed, serving each as its own MCP session. It returns after every
 // connection it accepted has ended.
-func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
+func (t *Transports) ServeSocket(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -34,14 +36,15 @@ func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.serveShim(ctx, conn); err != nil {
-				s.log.Debug("shim session ended", "err", err)
+			if err := t.ServeShim(ctx, conn); err != nil {
+				t.log.Debug("shim session ended", "err", err)
 			}
 		}()
 	}
 }
 
-func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
+// ServeShim serves the session of one shim connection until it ends.
+func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br, fds, err := readHandshake(conn)
@@ -57,31 +60,28 @@ func (s *Server) serveShim(ctx context.Context, conn net.Conn) error {
 	var hello wire.Hello
 	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol == 0 {
 		fdpass.Close(fds)
-		writeWelcome(conn, wire.Welcome{Version: s.version, Error: "not an mcpgw shim handshake"})
+		writeWelcome(conn, wire.Welcome{Version: t.o.Version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
 	}
 	if in, out, ok := clientPipes(hello, fds); ok {
-		return s.servePipes(ctx, conn, br, hello, in, out)
+		return t.servePipes(ctx, conn, br, hello, in, out)
 	}
 	fdpass.Close(fds)
 	// Fields are only ever added, optional, and ignored by daemons that
 	// predate them: every protocol from 1 up is understood.
-	if err := writeWelcome(conn, wire.Welcome{OK: true, Version: s.version}); err != nil {
+	if err := writeWelcome(conn, wire.Welcome{OK: true, Version: t.o.Version}); err != nil {
 		return err
 	}
 	w := &lockedWriter{w: conn}
 	lf := &lineFilter{br: br, c: conn, w: w}
-	t := &mcp.IOTransport{Reader: lf, Writer: w}
-	return s.serveTransport(ctx, t, shimSessionOptions(hello), func(ss *session) {
-		ss.hangup = func() { conn.Close() }
-		if !s.opts.NoFastPath {
-			lf.ss.Store(ss)
-		}
+	return t.hub.ServeSession(ctx, &mcp.IOTransport{Reader: lf, Writer: w}, shimSessionOptions(hello), func(ss Session) {
+		ss.OnHangup(func() { conn.Close() })
+		t.serveFastOn(lf, ss)
 	})
 }
 
 func shimSessionOptions(hello wire.Hello) SessionOptions {
-	return SessionOptions{Cwd: hello.Cwd, Mode: Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
+	return SessionOptions{Cwd: hello.Cwd, Mode: registry.Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
 		ID: hello.Session, Resume: hello.Resume}
 }
 

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 // Piped sessions: the stdio shim hands the daemon its client's stdin and
 // stdout over the socket (SCM_RIGHTS), and the daemon reads and writes the
@@ -82,15 +82,15 @@ type pipedSession struct {
 }
 
 // servePipes serves the session of a shim that passed its client's pipes.
-func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello wire.Hello, in, out *os.File) error {
+func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello wire.Hello, in, out *os.File) error {
 	defer out.Close()
 	defer in.Close()
 	table := newInFlightTable()
 	defer table.close()
-	if err := writeWelcomeRights(conn, wire.Welcome{OK: true, Version: s.version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
+	if err := writeWelcomeRights(conn, wire.Welcome{OK: true, Version: t.o.Version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
 		return err
 	}
-	s.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
+	t.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
 	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}, table: table}
 	var src io.Reader = in
 	if hello.Resume && len(hello.Replay) > 0 {
@@ -106,7 +106,6 @@ func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader
 	}
 	ps.out = &lockedWriter{w: out, pass: ps.toClient}
 	ps.lf = &lineFilter{br: bufio.NewReaderSize(src, 64<<10), c: in, w: ps.out, seen: ps.fromClient}
-	t := &mcp.IOTransport{Reader: ps.lf, Writer: ps.out}
 
 	// When the daemon stops, the session is drained first (see drain),
 	// and the pipes are let go only then.
@@ -125,10 +124,8 @@ func (s *Server) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader
 		cancel()
 	}()
 
-	err := s.serveTransport(sctx, t, shimSessionOptions(hello), func(ss *session) {
-		if !s.opts.NoFastPath {
-			ps.lf.ss.Store(ss)
-		}
+	err := t.hub.ServeSession(sctx, &mcp.IOTransport{Reader: ps.lf, Writer: ps.out}, shimSessionOptions(hello), func(ss Session) {
+		t.serveFastOn(ps.lf, ss)
 	})
 	if !stop() {
 		<-drained

@@ -1,4 +1,4 @@
-package gateway
+package transport
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type peer struct {
 
 // ConnContext is for http.Server.ConnContext: it finds the owner of a TCP
 // connection's other end once per connection, rather than per request.
-func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	uid, err := deploy.PeerUID(c.LocalAddr(), c.RemoteAddr())
 	return context.WithValue(ctx, peerKey{}, peer{uid, err})
 }

@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/transport"
+)
+
+// The hub as its transports (gateway/transport) see it: Server makes and
+// tracks the sessions, the transports bring their bytes.
+
+// SessionOptions describe a session as its client asked for it.
+type SessionOptions = transport.SessionOptions
+
+// HTTPOptions configure Handler.
+type HTTPOptions = transport.HTTPOptions
+
+// Headers and query parameters an HTTP client may use to describe its
+// session (the stdio shim sends the same facts in its handshake line).
+const (
+	HeaderCwd          = transport.HeaderCwd
+	HeaderMode         = transport.HeaderMode
+	HeaderDirectTools  = transport.HeaderDirectTools
+	HeaderClientPrefix = transport.HeaderClientPrefix
+)
+
+var (
+	_ transport.Hub     = (*Server)(nil)
+	_ transport.Session = (*session)(nil)
+)
+
+// Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp,
+// the control endpoints and the status page, /metrics and /healthz.
+func (s *Server) Handler(opts *HTTPOptions) http.Handler {
+	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageDaemon{s}})
+}
+
+// ServeSocket accepts shim connections on ln until ctx ends or ln is
+// closed, serving each as its own MCP session. It returns after every
+// connection it accepted has ended.
+func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
+	return s.transports.ServeSocket(ctx, ln)
+}
+
+// ConnContext is for http.Server.ConnContext: it finds the owner of a TCP
+// connection's other end once per connection, rather than per request.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return transport.ConnContext(ctx, c)
+}
+
+// ServeTransport serves one downstream session on t (a unix-socket
+// connection from the stdio shim, or stdin/stdout) until it ends.
+func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
+	return s.ServeSession(ctx, t, opts, nil)
+}
+
+// ServeSession implements transport.Hub.
+func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session)) error {
+	ss := s.newSession(opts)
+	if ready != nil {
+		ready(ss)
+	}
+	sess, err := ss.server.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("starting session: %w", err)
+	}
+	s.register(ss, sess)
+	stop := context.AfterFunc(ctx, ss.close)
+	defer stop()
+	err = sess.Wait()
+	if ctx.Err() == nil && s.ctx.Err() == nil {
+		// The client ended the session (not a daemon shutdown, after which
+		// the shim resumes it): its state is no longer needed.
+		s.dropSessionState(opts.ID)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		err = nil
+	}
+	return err
+}
+
+// OpenHTTPSession implements transport.Hub.
+func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
+	ss := s.newSession(opts)
+	time.AfterFunc(initTimeout, ss.expireUninitialized)
+	return ss.server
+}
+
+// initTimeout is how long an HTTP session may stay uninitialized: a client
+// sends notifications/initialized right after initialize, and one that
+// does not has gone (or never meant to come), and its session would
+// otherwise hold memory until the idle timeout.
+var initTimeout = 30 * time.Second
+
+// HTTPSession implements transport.Hub.
+func (s *Server) HTTPSession(id string) (transport.Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.byHTTPID[id]
+	return ss, ok
+}
+
+// CancelHTTPSession implements transport.Hub: it ends the requests of the
+// session whose Streamable HTTP session ID is id.
+func (s *Server) CancelHTTPSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss := range s.sessions {
+		ss.mu.Lock()
+		match := ss.ss != nil && ss.ss.ID() == id
+		ss.mu.Unlock()
+		if match {
+			ss.cancel()
+		}
+	}
+}
+
+// Context implements transport.Session.
+func (ss *session) Context() context.Context { return ss.ctx }
+
+// HTTPState implements transport.Session.
+func (ss *session) HTTPState() (protocol string, sdkSeen time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.protocol, ss.sdkSeen
+}
+
+// SawSDK implements transport.Session.
+func (ss *session) SawSDK() {
+	ss.mu.Lock()
+	ss.sdkSeen = time.Now()
+	ss.mu.Unlock()
+}
+
+// OnHangup implements transport.Session.
+func (ss *session) OnHangup(f func()) { ss.hangup = f }
+
+// listenWait is how long a request for the client (sampling, elicitation,
+// roots) waits for the client to open its stream.
+var listenWait = 10 * time.Second
+
+// awaitListener waits, up to listenWait, for the client of an HTTP
+// session to open the stream a request for it (what) travels on.
+func (ss *session) awaitListener(ctx context.Context, sess *mcp.ServerSession, what string) error {
+	id := sess.ID()
+	if id == "" {
+		return nil // not an HTTP session: requests travel with the rest
+	}
+	ch := ss.gw.transports.Events().Listening(id)
+	select {
+	case <-ch:
+		return nil
+	default:
+	}
+	t := time.NewTimer(listenWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("mcpgw: the client has not opened its event stream (a GET on the MCP endpoint) in %s, so it cannot be sent a %s request", listenWait, what)
+	}
+}

@@ -1,0 +1,175 @@
+package transport
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
+)
+
+// Fast calls: a client's tools/call is the daemon's main load, and the
+// SDK's way with it (decoding the message ten times over, each with a new
+// 32 KiB decoder; goroutine hand-offs per message) costs more than the
+// rest of the gateway. A call that needs nothing of the SDK is answered
+// here instead, over HTTP (serveFast) and on the shim's socket
+// (lineFilter): its envelope is read without decoding the message, the
+// call goes through the same dispatcher (dispatch), and the upstream's
+// result is relayed as bytes where nothing in it has to change
+// (content.Relayable). Everything else goes to the SDK as before: other methods,
+// calls with a progress token, ToolSearch and the mcp tool's other
+// actions, unknown tools (for the SDK path's explanations), sessions not
+// yet initialized.
+//
+// Nothing is lost by answering outside the SDK: messages related to a
+// call (log messages, sampling, elicitation, roots requests) reach the
+// client out of band either way, on the session's standalone stream
+// (Streamable HTTP with JSON responses) or on the socket between lines.
+
+// fastRequest is a tools/call request read from its envelope.
+type fastRequest struct {
+	id     []byte // the request's ID, as written
+	params []byte
+}
+
+// parseFastRequest reads a single JSON-RPC request for tools/call; ok is
+// false for anything else (batches, other methods, notifications,
+// responses).
+func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) == 0 || msg[0] != '{' || !bytes.Contains(msg, []byte(`"tools/call"`)) {
+		return r, false
+	}
+	var method []byte
+	var version bool
+	wellFormed := jsonwire.Members(msg, func(k, v []byte) bool {
+		switch string(k) {
+		case "jsonrpc":
+			version = string(v) == `"2.0"`
+		case "id":
+			r.id = v
+		case "method":
+			method = v
+		case "params":
+			r.params = v
+		default:
+			return false
+		}
+		return true
+	})
+	switch {
+	case !wellFormed, !version, string(method) != `"tools/call"`, len(r.id) == 0, len(r.params) == 0:
+		return r, false
+	case r.id[0] != '"' && (r.id[0] < '0' || r.id[0] > '9') && r.id[0] != '-':
+		return r, false // null, or not an ID at all
+	case r.params[0] != '{':
+		return r, false
+	}
+	return r, true
+}
+
+// cancelledID returns the request ID a client's notifications/cancelled
+// names, or nil when msg is not one.
+func cancelledID(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"notifications/cancelled"`)) {
+		return nil
+	}
+	if m, _ := jsonwire.String(member(msg, "method")); m != "notifications/cancelled" {
+		return nil
+	}
+	return member(member(msg, "params"), "requestId")
+}
+
+// cancelFast ends the fast call a notifications/cancelled in msg names,
+// if it is one. The message goes on to the go-sdk all the same, for the
+// calls it handles.
+func cancelFast(ss Session, msg []byte) {
+	if id := cancelledID(msg); len(id) > 0 {
+		ss.CancelFast(id)
+	}
+}
+
+// member is jsonwire.Member without the flag.
+func member(obj []byte, key string) []byte {
+	v, _ := jsonwire.Member(obj, key)
+	return v
+}
+
+// response is the JSON-RPC response to request id with result, as the
+// SDK writes it.
+func response(id, result []byte) []byte {
+	b := make([]byte, 0, len(result)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// serveFast answers a POST that is a fast call of a known session, as the
+// go-sdk's handler would (JSON response mode); false leaves it to the
+// go-sdk.
+func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []byte, idle time.Duration) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" || !acceptsJSONAndSSE(r.Header.Values("Accept")) || !isJSON(r.Header.Get("Content-Type")) {
+		return false
+	}
+	ss, ok := t.hub.HTTPSession(sid)
+	if !ok {
+		return false
+	}
+	req, ok := parseFastRequest(body)
+	if !ok {
+		cancelFast(ss, body)
+		return false
+	}
+	protocol, seen := ss.HTTPState()
+	if protocol == "" {
+		return false // not initialized yet
+	}
+	if pv := r.Header.Get("Mcp-Protocol-Version"); pv != "" && pv != protocol {
+		return false // the go-sdk says what is wrong with it
+	}
+	if idle > 0 && time.Since(seen) > idle/2 {
+		// The go-sdk closes sessions it has not seen for its idle
+		// timeout: let it see this one.
+		return false
+	}
+	run, ok := ss.Fast(req.id, req.params)
+	if !ok {
+		return false
+	}
+	result := run(r.Context())
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	_, _ = w.Write(response(req.id, result))
+	return true
+}
+
+// isJSON reports whether a Content-Type is application/json.
+func isJSON(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// acceptsJSONAndSSE reports whether Accept values name both media types
+// a Streamable HTTP client must accept (the SDK refuses others).
+func acceptsJSONAndSSE(values []string) bool {
+	var js, sse bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.TrimSpace(mt) {
+			case "application/json", "application/*":
+				js = true
+			case "text/event-stream", "text/*":
+				sse = true
+			case "*/*":
+				js, sse = true, true
+			}
+		}
+	}
+	return js && sse
+}

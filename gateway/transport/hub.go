@@ -1,0 +1,108 @@
+// Package transport is where a client's requests enter the daemon and its
+// answers leave: MCP Streamable HTTP on /mcp (with the control endpoints
+// and the status page beside it), and the unix socket the stdio shim
+// dials, as a byte stream or with the client's own pipes handed over.
+//
+// A transport reads the bytes. A tools/call that needs nothing of the
+// go-sdk is read from its envelope here and given to its session to make
+// (the fast path, see fast.go); everything else goes to the session's
+// go-sdk server. What a session is, and how a call is decided, belong to
+// the Hub (package gateway): this package never sees a tool.
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// SessionOptions describe a session as its client asked for it.
+type SessionOptions struct {
+	Cwd         string        // the client's working directory, if known
+	Mode        registry.Mode // proxy, toolsearch, direct; "" = the configured mode
+	DirectTools string        // MCP_DIRECT_TOOLS of the session; "" = the daemon's
+	// ClientPrefix says how the client names mcpgw's tools, for the names
+	// written into text for the model: "none", "KEY_" (pi-mcp-adapter),
+	// "mcp__KEY__" (Pi 1.x); "" = recognise the client from initialize.
+	ClientPrefix string
+	// ID identifies the session across connections (the shim's session);
+	// with a session directory, its state is kept there under ID while
+	// it lasts. Resume restores that state.
+	ID     string
+	Resume bool
+}
+
+// Hub is the daemon as its transports see it: it makes sessions and knows
+// them by their Streamable HTTP session IDs.
+type Hub interface {
+	// ServeSession serves one session on t until it ends; ready, if not
+	// nil, is given the session before it starts.
+	ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session)) error
+	// OpenHTTPSession makes the session a request without a session ID
+	// opens, and returns its go-sdk server.
+	OpenHTTPSession(opts SessionOptions) *mcp.Server
+	// HTTPSession returns the initialized session whose Streamable HTTP
+	// session ID is id.
+	HTTPSession(id string) (Session, bool)
+	// CancelHTTPSession ends the requests in flight of session id (its
+	// client has left).
+	CancelHTTPSession(id string)
+}
+
+// Session is one session as its transport sees it.
+type Session interface {
+	// Context ends when the session or the daemon ends.
+	Context() context.Context
+	// Fast returns the fast call of the tools/call request id with
+	// params, or ok false when the go-sdk should answer it (see fast.go).
+	// It counts as a request of the client's.
+	Fast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool)
+	// CancelFast ends the fast call whose request ID (as written) a
+	// client's notifications/cancelled named.
+	CancelFast(id []byte)
+	// HTTPState is the protocol version the session negotiated ("" not
+	// initialized yet), and when the go-sdk last handled one of its
+	// requests.
+	HTTPState() (protocol string, sdkSeen time.Time)
+	// SawSDK notes that the go-sdk is handling one of its requests.
+	SawSDK()
+	// OnHangup sets what closes the session's connection under the
+	// go-sdk, for a client that stops reading. Called before it starts.
+	OnHangup(func())
+}
+
+// Options configure Transports.
+type Options struct {
+	Logger  *slog.Logger
+	Version string // in the shim's welcome and the go-sdk's server info
+	// Protocols are the protocol versions sessions accept.
+	Protocols []string
+	// NoFastPath sends every request through the go-sdk, tool calls
+	// included: for comparing the two paths.
+	NoFastPath bool
+}
+
+// Transports serve one Hub's sessions.
+type Transports struct {
+	hub    Hub
+	o      Options
+	log    *slog.Logger
+	events *EarlyEvents
+}
+
+// New returns the transports of hub.
+func New(hub Hub, o Options) *Transports {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents()}
+}
+
+// Events is what HTTP sessions' clients are sent before they listen.
+func (t *Transports) Events() *EarlyEvents { return t.events }
