@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -169,15 +170,15 @@ func (s *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *reg
 		return nil
 	case ctx.Err() != nil:
 		rec.Outcome = "canceled"
-		return errorResult("The call of %s was cancelled while it waited for approval.", t.Name)
+		return surface.Errorf("The call of %s was cancelled while it waited for approval.", t.Name)
 	case d.grant == "":
 		rec.Outcome = "approval_required"
-		return errorResult("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
+		return surface.Errorf("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
 			"The user can approve waiting calls on mcpgw's status page or with `mcpgw approve --list` and `mcpgw approve ID`; ask them to, then call again.",
 			t.Original, srv.Name, rec.Rule, approvalTimeout(v))
 	default:
 		rec.Outcome = "denied"
-		return errorResult("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, d.by)
+		return surface.Errorf("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, d.by)
 	}
 }
 
@@ -339,7 +340,7 @@ var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "a
 // line per top-level argument, values of secret-looking names masked,
 // long values cut.
 func argsSummary(raw json.RawMessage) string {
-	args, _, err := decodeArgs(raw)
+	args, _, err := surface.DecodeArgs(raw)
 	if err != nil {
 		return "  (unreadable)"
 	}

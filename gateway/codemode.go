@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,8 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/script"
-	"github.com/mcpgw/mcpgw/internal/tsshape"
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry/search"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -27,30 +25,6 @@ import (
 // dispatch — policy, approvals (asked of the calling session), audit
 // (with the script's ID), metrics — like any other.
 
-const scriptToolName = "mcp_script"
-
-const scriptToolDescription = `Run JavaScript that calls this gateway's tools and returns one answer, instead of calling tools one by one. ` +
-	`The code is the body of an async function: await tools.call(name, args) → {ok:true, data} (structured result, or text) | {ok:false, error:{code, message}} (never throws); ` +
-	`tools.search(query, {limit, offset}) → [{name, server, description, signature}]; tools.describe(name) → {signature, parameters} | null; ` +
-	`await Promise.all([...]) runs calls in parallel; emit(value) and console.log(...) are returned too; return the answer. ` +
-	`A sandbox: no files, network, timers or imports. timeoutMs: deadline (default 30000, at most 300000).`
-
-const scriptToolSchema = `{"type":"object","required":["script"],"properties":{` +
-	`"script":{"type":"string","description":"JavaScript: the body of an async function"},` +
-	`"timeoutMs":{"type":"integer","description":"Deadline in ms (default 30000, max 300000)"}}}`
-
-func scriptTool() *mcp.Tool {
-	return &mcp.Tool{Name: scriptToolName, Description: scriptToolDescription, InputSchema: json.RawMessage(scriptToolSchema)}
-}
-
-// scriptsOn reports whether sessions in mode get code mode.
-func scriptsOn(v *registry.View, mode registry.Mode) bool {
-	if on := v.Config.Settings.Scripts; on != nil {
-		return *on
-	}
-	return mode != ModeDirect
-}
-
 // handleScriptTool serves mcp_script.
 func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a struct {
@@ -59,7 +33,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 	}
 	if raw := req.Params.Arguments; len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
-			return errorResult("Invalid arguments for %s: %v. It takes {script: \"...\", timeoutMs?: number}.", scriptToolName, err), nil
+			return surface.Errorf("Invalid arguments for %s: %v. It takes {script: \"...\", timeoutMs?: number}.", surface.ScriptToolName, err), nil
 		}
 	}
 	return ss.gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
@@ -69,11 +43,11 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 // it did as the tool's result.
 func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
 	v := ss.view()
-	if !scriptsOn(v, ss.mode) {
-		return errorResult("Scripts are turned off (settings.scripts is false).")
+	if !surface.ScriptsOn(v, ss.mode) {
+		return surface.Errorf("Scripts are turned off (settings.scripts is false).")
 	}
 	if strings.TrimSpace(src) == "" {
-		return errorResult("No script: give the body of an async function, e.g. const r = await tools.call(\"server_tool\", {...}); return r.data;")
+		return surface.Errorf("No script: give the body of an async function, e.g. const r = await tools.call(\"server_tool\", {...}); return r.data;")
 	}
 	lim := script.Limits{Timeout: v.Config.Settings.ScriptTimeout}
 	if timeoutMs > 0 {
@@ -90,19 +64,7 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 	}
 	// The answer is the model's to read: cut (and saved whole) past the
 	// output limit like any result.
-	return content.Guard(scriptResult(res), outputLimit(v.Config.Settings.MaxOutputBytes), s.saver)
-}
-
-// scriptResult is what the model reads: one JSON object with the result
-// (or error), what was emitted and logged, and a short trace.
-func scriptResult(res *script.Result) *mcp.CallToolResult {
-	data, err := json.Marshal(res)
-	if err != nil {
-		return errorResult("Script %s: its result could not be encoded: %v", res.ID, err)
-	}
-	out := textResult(string(data))
-	out.IsError = res.Error != nil
-	return out
+	return content.Guard(surface.ScriptResult(res), surface.OutputLimit(v.Config.Settings.MaxOutputBytes), s.saver)
 }
 
 // scriptHost is the gateway as one script sees it: the calling session's
@@ -166,7 +128,7 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 		if code == "" {
 			code = "error"
 		}
-		return script.Outcome{Code: code, Message: resultText(res)}
+		return script.Outcome{Code: code, Message: surface.ResultText(res)}
 	}
 	if res.StructuredContent != nil {
 		data, err := json.Marshal(res.StructuredContent)
@@ -174,27 +136,8 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 			return script.Outcome{OK: true, Data: data}
 		}
 	}
-	data, _ := json.Marshal(resultText(res))
+	data, _ := json.Marshal(surface.ResultText(res))
 	return script.Outcome{OK: true, Data: data}
-}
-
-// resultText is a result's content as text, each block as the mcp tool
-// renders it for a model (content.ForModelContent); an image by its type
-// and size.
-func resultText(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var parts []string
-	for _, c := range res.Content {
-		switch c := content.ForModelContent(c).(type) {
-		case *mcp.TextContent:
-			parts = append(parts, c.Text)
-		case *mcp.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
@@ -206,7 +149,7 @@ func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
 	hits = hits[min(len(hits), offset):]
 	out := make([]script.Tool, 0, len(hits))
 	for _, t := range hits {
-		out = append(out, scriptToolInfo(t, false))
+		out = append(out, surface.ScriptToolInfo(t, false))
 	}
 	return out
 }
@@ -217,23 +160,7 @@ func (h *scriptHost) Describe(name string) (script.Tool, bool) {
 	if !ok || t.AppOnly() {
 		return script.Tool{}, false
 	}
-	return scriptToolInfo(t, true), true
-}
-
-func scriptToolInfo(t *registry.Tool, params bool) script.Tool {
-	in := registry.SchemaMap(t.Def.InputSchema)
-	out := registry.SchemaMap(t.Def.OutputSchema)
-	st := script.Tool{
-		Name:        t.Name,
-		Server:      t.Server,
-		Description: shorten(t.Description(), 300),
-		Signature:   tsshape.Signature(t.Name, in, out),
-	}
-	if params {
-		st.Description = strings.TrimSpace(t.Description())
-		st.Parameters = tsshape.Fields(in)
-	}
-	return st
+	return surface.ScriptToolInfo(t, true), true
 }
 
 // recentScripts keeps the last scripts run, with their full traces, for
@@ -251,11 +178,11 @@ func (r *recentScripts) add(res *script.Result, ss *session) {
 		Started:    res.Started,
 		DurationMs: float64(res.Duration.Microseconds()) / 1000,
 		Outcome:    res.Outcome(),
-		Source:     truncateText(res.Source, 4<<10),
+		Source:     surface.Truncate(res.Source, 4<<10),
 	}
 	rep.Session, rep.Client = ss.identity()
 	if res.Error != nil {
-		rep.Error = shorten(res.Error.Message, 300)
+		rep.Error = surface.Shorten(res.Error.Message, 300)
 	}
 	for _, st := range res.Trace {
 		rep.Calls = append(rep.Calls, api.ScriptCall{Tool: st.Tool, OK: st.OK, Error: st.Code, Ms: st.Ms})
@@ -277,15 +204,4 @@ func (r *recentScripts) snapshot() []api.ScriptReport {
 		out = append(out, r.list[i])
 	}
 	return out
-}
-
-// truncateText cuts s to at most n bytes, on a rune boundary, marking the cut.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -166,14 +167,14 @@ func TestScriptToolInModes(t *testing.T) {
 		connectNow(t, gw, "alpha")
 		c := connect(t, gw, SessionOptions{Mode: tc.mode})
 		names := c.tools(t)
-		if got := slices.Contains(names, scriptToolName); got != tc.listed {
+		if got := slices.Contains(names, surface.ScriptToolName); got != tc.listed {
 			t.Errorf("%s mode, scripts %v: lists %v", tc.mode, tc.settings.Scripts, names)
 			continue
 		}
 		if !tc.listed {
 			continue
 		}
-		text, isErr := c.call(t, scriptToolName, map[string]any{"script": `return (await tools.call("alpha_echo", {message: "m"})).data`})
+		text, isErr := c.call(t, surface.ScriptToolName, map[string]any{"script": `return (await tools.call("alpha_echo", {message: "m"})).data`})
 		if a := decodeScript(t, text); isErr || string(a.Result) != `"m"` {
 			t.Errorf("%s mode: mcp_script = %s", tc.mode, text)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) discoveryNote(v *registry.View) string {
 		d := s.discoveries[srv.Hash]
 		s.mu.Unlock()
 		if d != nil {
-			starting = append(starting, fmt.Sprintf("%s (for %s)", srv.Name, roundDur(time.Since(d.started))))
+			starting = append(starting, fmt.Sprintf("%s (for %s)", srv.Name, surface.RoundDur(time.Since(d.started))))
 			continue
 		}
 		st := s.pool.Upstream(srv).Status()
@@ -152,10 +153,10 @@ func (s *Server) discoveryNote(v *registry.View) string {
 // stderr line when the error does not already carry it: that is where a
 // server says what it is missing (a token, a binary, a flag).
 func (s *Server) failureReason(srv *registry.Server, lastErr string) string {
-	reason := shorten(firstLine(lastErr), 200)
+	reason := surface.Shorten(surface.FirstLine(lastErr), 200)
 	if lines := s.pool.Upstream(srv).Stderr(1); len(lines) > 0 {
 		if l := strings.TrimSpace(lines[0]); l != "" && !strings.Contains(reason, l) {
-			reason += " (stderr: " + shorten(l, 160) + ")"
+			reason += " (stderr: " + surface.Shorten(l, 160) + ")"
 		}
 	}
 	return reason

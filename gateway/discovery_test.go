@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -88,7 +89,7 @@ func TestColdToolSearchActivates(t *testing.T) {
 	}
 	sv, _ := gw.Catalog().View().Server("everything")
 	for _, tool := range res.Tools {
-		if tool.Name == toolSearchName && !strings.Contains(tool.Description, "everything ("+itoa(len(sv.Tools))+")") {
+		if tool.Name == surface.ToolSearchName && !strings.Contains(tool.Description, "everything ("+itoa(len(sv.Tools))+")") {
 			t.Errorf("ToolSearch description not rebuilt after discovery:\n%s", tool.Description)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -87,21 +88,21 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	t, v, failed := s.findTool(ctx, v, name)
 	if failed == nil && t.AppOnly() && c.route != viaExposed {
 		// Only the app of an MCP Apps host calls it, as a listed tool.
-		failed = s.unknownTool(v, name)
+		failed = surface.UnknownTool(v, name)
 	}
 	if failed != nil {
 		c.outcome = "unknown_tool"
 		return failed, nil
 	}
-	args, problem := checkArgs(t, c.args)
+	args, problem := surface.CheckArgs(t, c.args)
 	if problem != "" {
 		c.outcome = "invalid_args"
-		return errorResult("%s\n\n%s", problem, paramsText(t)), nil
+		return surface.Errorf("%s\n\n%s", problem, surface.Params(t)), nil
 	}
 	srv, err := usableServer(v, t.Server)
 	if err != nil {
 		c.outcome = "error"
-		return errorResult("%v", err), nil
+		return surface.Errorf("%v", err), nil
 	}
 	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original, Script: c.script}
 	rec.Session, rec.Client = c.session.identity()
@@ -118,7 +119,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	exposed := c.route != viaProxy
 	u := s.upstreamFor(c.session, srv)
 	c.session.used(srv.Name)
-	limit := outputLimit(v.Config.Settings.MaxOutputBytes)
+	limit := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
 	if c.route == viaScript {
 		limit = -1 // a script has its own budget for what it reads
 	}
@@ -157,13 +158,13 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (res *mcp.CallToolRe
 	}
 	if err != nil {
 		s.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
-		return errorResult("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, paramsText(t)), nil
+		return surface.Errorf("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, surface.Params(t)), nil
 	}
 	if raw != nil {
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
-	return shapeResult(res, t, c.protocol, exposed, limit, s.saver), nil
+	return surface.Shape(res, t, c.protocol, exposed, limit, s.saver), nil
 }
 
 // auditing reports whether calls are recorded: a log, and settings.audit

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -53,7 +54,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 	c.args = member(params, "arguments")
 	switch {
 	case ss.mode == ModeProxy && name == "mcp":
-		var a proxyArgs
+		var a surface.MCPArgs
 		if len(c.args) > 0 && string(c.args) != "null" {
 			if err := json.Unmarshal(c.args, &a); err != nil {
 				return nil, false
@@ -63,7 +64,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			return nil, false // the mcp tool's other actions: the SDK's path
 		}
 		c.name, c.args, c.route = a.Tool, a.Args, viaProxy
-	case ss.mode == ModeToolSearch && name == toolSearchName, name == scriptToolName && ss.hasTool(name):
+	case ss.mode == ModeToolSearch && name == surface.ToolSearchName, name == surface.ScriptToolName && ss.hasTool(name):
 		return nil, false
 	}
 	return func(ctx context.Context) json.RawMessage {
@@ -93,7 +94,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 		}
 		data, err := json.Marshal(res)
 		if err != nil {
-			data, _ = json.Marshal(errorResult("encoding the result: %v", err))
+			data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
 		}
 		return data
 	}, true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
@@ -317,10 +318,10 @@ func TestToolSearchDescription(t *testing.T) {
 		}
 		c.SetListing(name, &registry.Listing{Tools: tools, Source: registry.SourceCache})
 	}
-	d1 := toolSearchDescription(c.View())
-	d2 := toolSearchDescription(registry.NewCatalog(cfg).View())
-	if len(d1) > toolSearchBudget {
-		t.Errorf("ToolSearch description for 70 servers is %d bytes, want ≤ %d", len(d1), toolSearchBudget)
+	d1 := surface.ToolSearchDescription(c.View())
+	d2 := surface.ToolSearchDescription(registry.NewCatalog(cfg).View())
+	if len(d1) > surface.ToolSearchBudget {
+		t.Errorf("ToolSearch description for 70 servers is %d bytes, want ≤ %d", len(d1), surface.ToolSearchBudget)
 	}
 	if !strings.Contains(d1, "server00 (30)") {
 		t.Errorf("description lacks server counts:\n%s", d1)
@@ -339,10 +340,10 @@ func TestToolSearchDescription(t *testing.T) {
 		}
 		c2.SetListing(name, &registry.Listing{Tools: tools, Source: registry.SourceCache})
 	}
-	if d3 := toolSearchDescription(c2.View()); d3 != d1 {
+	if d3 := surface.ToolSearchDescription(c2.View()); d3 != d1 {
 		t.Errorf("description differs for the same catalogue:\n%s\n---\n%s", d1, d3)
 	}
-	data, _ := json.Marshal(toolSearchTool(c.View()))
+	data, _ := json.Marshal(surface.ToolSearchTool(c.View()))
 	t.Logf("ToolSearch tool definition: %d bytes", len(data))
 }
 
@@ -428,8 +429,8 @@ func TestToolSearchDescriptionMetatool(t *testing.T) {
 	}
 	c := registry.NewCatalog(cfg)
 	v := c.SetListings(listings)
-	d := toolSearchDescription(v)
-	if len(d) > toolSearchBudget || !strings.Contains(d, "metatool (199)") {
+	d := surface.ToolSearchDescription(v)
+	if len(d) > surface.ToolSearchBudget || !strings.Contains(d, "metatool (199)") {
 		t.Errorf("description (%d bytes):\n%s", len(d), d)
 	}
 	t.Logf("ToolSearch description for the MetaTool catalogue: %d bytes", len(d))

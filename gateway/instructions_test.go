@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -46,7 +47,7 @@ func TestServerInstructionsReachTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range res.Tools {
-		if tool.Name == toolSearchName && !strings.Contains(tool.Description, "Servers with usage instructions (given with their first activated tools): alpha.") {
+		if tool.Name == surface.ToolSearchName && !strings.Contains(tool.Description, "Servers with usage instructions (given with their first activated tools): alpha.") {
 			t.Errorf("ToolSearch description: %s", tool.Description)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
@@ -32,7 +33,7 @@ func (p pageDaemon) PageData(query string) *statuspage.Data {
 				ps.Stderr = s.pool.Upstream(sv.Server).Stderr(20)
 			}
 			for _, t := range sv.Tools {
-				ps.ToolList = append(ps.ToolList, statuspage.Tool{Name: t.Name, Description: firstLine(t.Description()), Params: paramsLine(t)})
+				ps.ToolList = append(ps.ToolList, statuspage.Tool{Name: t.Name, Description: surface.FirstLine(t.Description()), Params: surface.ParamsLine(t)})
 			}
 		}
 		d.Servers = append(d.Servers, ps)
@@ -58,7 +59,7 @@ func (p pageDaemon) PageData(query string) *statuspage.Data {
 		if hits, err := ix.Search(query, search.Options{Limit: 10}); err == nil {
 			for _, h := range hits {
 				t := v.Tools[h.Doc]
-				d.Results = append(d.Results, statuspage.Result{Tool: t.Name, Description: shorten(firstLine(t.Description()), 160), Score: h.Score, Why: ix.Explain(query, h.Doc).String()})
+				d.Results = append(d.Results, statuspage.Result{Tool: t.Name, Description: surface.Shorten(surface.FirstLine(t.Description()), 160), Score: h.Score, Why: ix.Explain(query, h.Doc).String()})
 			}
 		}
 	}

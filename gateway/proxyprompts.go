@@ -9,49 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 )
-
-// listPrompts answers mcp({prompts:true}), or with server, that server's
-// prompts: one line each, with its arguments.
-func (s *Server) listPrompts(v *registry.View, server string) *mcp.CallToolResult {
-	var b strings.Builder
-	n := 0
-	for _, p := range v.Prompts {
-		if server != "" && p.Server != server {
-			continue
-		}
-		n++
-		fmt.Fprintf(&b, "- %s", p.Name)
-		if p.Def != nil {
-			var args []string
-			for _, a := range p.Def.Arguments {
-				if a == nil {
-					continue
-				}
-				arg := a.Name
-				if a.Required {
-					arg += " (required)"
-				}
-				args = append(args, arg)
-			}
-			if len(args) > 0 {
-				fmt.Fprintf(&b, "(%s)", strings.Join(args, ", "))
-			}
-			if d := firstLine(p.Def.Description); d != "" {
-				b.WriteString(": " + shorten(d, 160))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	if n == 0 {
-		if server != "" {
-			return textResult(fmt.Sprintf("Server %s has no prompts.", server))
-		}
-		return textResult("No server offers prompts.")
-	}
-	return textResult(fmt.Sprintf("%d prompt(s); get one with mcp({prompt:\"name\",args:{...}}):\n%s", n, b.String()))
-}
 
 // getPromptText answers mcp({prompt, args}): the prompt's messages, each
 // under its role, images kept, other content as text.
@@ -68,13 +28,13 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 		if len(names) > 0 {
 			msg += " Did you mean: " + strings.Join(names, ", ") + "?"
 		}
-		return errorResult("%s List prompts with mcp({prompts:true}).", msg)
+		return surface.Errorf("%s List prompts with mcp({prompts:true}).", msg)
 	}
 	args := map[string]string{}
-	if len(rawArgs) > 0 && !isEmptyJSON(rawArgs) {
+	if len(rawArgs) > 0 && !surface.IsEmptyJSON(rawArgs) {
 		var raw map[string]any
 		if err := json.Unmarshal(rawArgs, &raw); err != nil {
-			return errorResult("Invalid args for prompt %s: %v (want an object of strings).", name, err)
+			return surface.Errorf("Invalid args for prompt %s: %v (want an object of strings).", name, err)
 		}
 		for k, val := range raw {
 			if s, ok := val.(string); ok {
@@ -87,7 +47,7 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 	}
 	res, err := ss.getPrompt(p.Name)(ctx, &mcp.GetPromptRequest{Params: &mcp.GetPromptParams{Name: p.Name, Arguments: args}})
 	if err != nil {
-		return errorResult("Getting prompt %s: %v", name, err)
+		return surface.Errorf("Getting prompt %s: %v", name, err)
 	}
 	out := &mcp.CallToolResult{}
 	if res.Description != "" {

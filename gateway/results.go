@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/spill"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -32,14 +33,14 @@ func (s *Server) saveResult(data []byte, mimeType string) (string, string, error
 // result, at most the output limit, saying where the next one starts.
 func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp.CallToolResult {
 	if s.results == nil {
-		return errorResult("This daemon keeps no saved results.")
+		return surface.Errorf("This daemon keeps no saved results.")
 	}
 	if !strings.HasSuffix(id, ".txt") && !strings.HasSuffix(id, ".json") {
 		if strings.HasPrefix(id, "r-") && !strings.Contains(id, "/") {
-			return errorResult("%s is binary data: read the file %s/%s with a tool that handles its type.", id, s.results.Dir(), id)
+			return surface.Errorf("%s is binary data: read the file %s/%s with a tool that handles its type.", id, s.results.Dir(), id)
 		}
 	}
-	most := outputLimit(v.Config.Settings.MaxOutputBytes)
+	most := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
 	if most <= 0 {
 		most = registry.DefaultMaxOutputBytes
 	}
@@ -49,9 +50,9 @@ func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp
 	data, size, err := s.results.Read(id, int64(offset), int64(limit))
 	switch {
 	case errors.Is(err, spill.ErrNotFound):
-		return errorResult("No saved result %q: saved results are kept for a while (settings.savedResultsMaxAge), then removed.", id)
+		return surface.Errorf("No saved result %q: saved results are kept for a while (settings.savedResultsMaxAge), then removed.", id)
 	case err != nil:
-		return errorResult("Reading %s: %v", id, err)
+		return surface.Errorf("Reading %s: %v", id, err)
 	}
 	// Whole characters only: a range that ends inside one stops before it.
 	if int64(offset+len(data)) < size {
@@ -66,5 +67,5 @@ func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp
 	if next := int64(offset + len(data)); next < size {
 		head += fmt.Sprintf("; read on with mcp({read: %q, offset: %d})", id, next)
 	}
-	return textResult(head + "]\n" + string(data))
+	return surface.Text(head + "]\n" + string(data))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -129,7 +130,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	ss.direct = parseDirectSpec(spec)
 	ss.overlay.Store(ov)
 
-	instructions := sessionInstructions(v, ss.mode)
+	instructions := surface.SessionInstructions(v, ss.mode)
 	ss.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
@@ -155,7 +156,7 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware)
 	switch ss.mode {
 	case ModeProxy:
-		ss.server.AddTool(proxyTool(), ss.handleProxy)
+		ss.server.AddTool(surface.MCPTool(), ss.handleProxy)
 	}
 	ss.syncTools(v)
 	if ov != nil {
@@ -190,9 +191,9 @@ func sessionMode(requested, configured registry.Mode) registry.Mode {
 	return ModeProxy
 }
 
-// naming is how the session's client names mcpgw's tools (see namingFor);
+// naming is how the session's client names mcpgw's tools (see surface.NamingFor);
 // known once the client has initialized.
-func (ss *session) naming() clientNaming {
+func (ss *session) naming() surface.Naming {
 	ss.mu.Lock()
 	sess := ss.ss
 	ss.mu.Unlock()
@@ -202,7 +203,7 @@ func (ss *session) naming() clientNaming {
 			info = p.ClientInfo
 		}
 	}
-	return namingFor(ss.opts.ClientPrefix, info)
+	return surface.NamingFor(ss.opts.ClientPrefix, info)
 }
 
 // resolveName returns mcpgw's name for a tool the model named either way.
@@ -210,7 +211,7 @@ func (ss *session) resolveName(v *registry.View, name string) string {
 	if _, ok := v.Lookup(name); ok {
 		return name
 	}
-	if t, ok := ss.naming().lookup(v, name); ok {
+	if t, ok := ss.naming().Lookup(v, name); ok {
 		return t.Name
 	}
 	return name
@@ -369,20 +370,20 @@ func (ss *session) syncTools(v *registry.View) {
 		ss.registered[name] = t
 	}
 	ss.syncPromptsLocked(v)
-	if on := ss.mode != ModeProxy && scriptsOn(v, ss.mode); on != ss.scriptTool {
+	if on := ss.mode != ModeProxy && surface.ScriptsOn(v, ss.mode); on != ss.scriptTool {
 		ss.scriptTool = on
 		if on {
-			ss.server.AddTool(scriptTool(), ss.handleScriptTool)
+			ss.server.AddTool(surface.ScriptTool(), ss.handleScriptTool)
 		} else {
-			ss.server.RemoveTools(scriptToolName)
+			ss.server.RemoveTools(surface.ScriptToolName)
 		}
 	}
 	if ss.mode == ModeToolSearch {
 		// Its description names the servers and their tool counts: keep it
 		// in step with the catalogue (the first one may predate discovery).
-		if d := toolSearchDescription(v); d != ss.toolSearch {
+		if d := surface.ToolSearchDescription(v); d != ss.toolSearch {
 			ss.toolSearch = d
-			ss.server.AddTool(toolSearchTool(v), ss.handleToolSearch)
+			ss.server.AddTool(surface.ToolSearchTool(v), ss.handleToolSearch)
 		}
 	}
 }
@@ -411,13 +412,13 @@ func (ss *session) forward(name string) mcp.ToolHandler {
 // hasTool reports whether name is on the session's tool list.
 func (ss *session) hasTool(name string) bool {
 	switch {
-	case ss.mode == ModeProxy && name == "mcp", ss.mode == ModeToolSearch && name == toolSearchName:
+	case ss.mode == ModeProxy && name == "mcp", ss.mode == ModeToolSearch && name == surface.ToolSearchName:
 		return true
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	_, ok := ss.registered[name]
-	return ok || (name == scriptToolName && ss.scriptTool)
+	return ok || (name == surface.ScriptToolName && ss.scriptTool)
 }
 
 // unknownToolMiddleware answers a call of a tool the session does not list
@@ -448,7 +449,7 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			msg = fmt.Sprintf("Unknown tool %q.", name)
 			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
 				if ss.mode != ModeProxy {
-					sugg = ss.naming().names(sugg)
+					sugg = ss.naming().Names(sugg)
 				}
 				msg += " Did you mean: " + strings.Join(sugg, ", ") + "?"
 			}
@@ -456,7 +457,7 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			// (failed, or needs a login): say which and why.
 			msg += ss.gw.discoveryNote(v)
 		}
-		return errorResult("%s", msg), nil
+		return surface.Errorf("%s", msg), nil
 	}
 }
 

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"strings"
@@ -19,39 +19,39 @@ const (
 	maxAllInstructions    = 16 << 10
 )
 
-// instructionsOf returns sv's instructions, trimmed and bounded; "" when
+// Instructions returns sv's instructions, trimmed and bounded; "" when
 // it has none (or it is disabled).
-func instructionsOf(sv *registry.ServerView) string {
+func Instructions(sv *registry.ServerView) string {
 	if sv == nil || !sv.Server.Enabled || sv.Listing == nil {
 		return ""
 	}
 	text := strings.TrimSpace(sv.Listing.Instructions)
 	if len(text) > maxServerInstructions {
-		text = truncateText(text, maxServerInstructions) + " [cut]"
+		text = Truncate(text, maxServerInstructions) + " [cut]"
 	}
 	return text
 }
 
-// withInstructions lists the servers of v that have instructions, in
+// WithInstructions lists the servers of v that have instructions, in
 // v's order (by name).
-func withInstructions(v *registry.View) []string {
+func WithInstructions(v *registry.View) []string {
 	var out []string
 	for _, sv := range v.Servers {
-		if instructionsOf(sv) != "" {
+		if Instructions(sv) != "" {
 			out = append(out, sv.Server.Name)
 		}
 	}
 	return out
 }
 
-// allInstructions renders every server's instructions under its name, in
+// AllInstructions renders every server's instructions under its name, in
 // a stable order, within maxAllInstructions; those that do not fit are
 // named with where to read them.
-func allInstructions(v *registry.View) string {
+func AllInstructions(v *registry.View) string {
 	var b strings.Builder
 	var left []string
 	for _, sv := range v.Servers {
-		text := instructionsOf(sv)
+		text := Instructions(sv)
 		if text == "" {
 			continue
 		}
@@ -68,21 +68,21 @@ func allInstructions(v *registry.View) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// sessionInstructions is what a new session's initialize says, by mode.
-func sessionInstructions(v *registry.View, mode registry.Mode) string {
+// SessionInstructions is what a new session's initialize says, by mode.
+func SessionInstructions(v *registry.View, mode registry.Mode) string {
 	var head string
 	switch mode {
-	case ModeToolSearch:
+	case registry.ModeToolSearch:
 		head = "More tools than those listed are available: use ToolSearch to find and activate them."
-	case ModeDirect:
-		if all := allInstructions(v); all != "" {
+	case registry.ModeDirect:
+		if all := AllInstructions(v); all != "" {
 			return "Instructions of the MCP servers behind this gateway, each under its name:\n\n" + all
 		}
 		return ""
 	default:
 		head = "Tools of many MCP servers are reachable through the `mcp` tool: search them, describe one, then call it."
 	}
-	if names := withInstructions(v); len(names) > 0 {
+	if names := WithInstructions(v); len(names) > 0 {
 		head += " Servers with usage instructions, shown with their tools: " + strings.Join(names, ", ") + "."
 	}
 	return head

@@ -1,4 +1,4 @@
-package gateway
+package surface
 
 import (
 	"crypto/sha256"
@@ -16,11 +16,11 @@ import (
 // after it.
 const DefaultClientKey = "mcpgw"
 
-// clientNaming is how a session's client names the tools mcpgw lists: what
+// Naming is how a session's client names the tools mcpgw lists: what
 // the model sees, and so what it must be told to call. Clients that list
 // tools from several servers prefix each with the server's key:
 // pi-mcp-adapter as "KEY_tool", Pi 1.x as "mcp__KEY__tool".
-type clientNaming struct {
+type Naming struct {
 	style int    // namingPlain, namingAdapter, namingPi
 	key   string // the key mcpgw has in the client's config
 }
@@ -31,7 +31,7 @@ const (
 	namingPi             // Pi 1.x built-in MCP: mcp__KEY__tool
 )
 
-// namingFor picks a session's naming: override when set (the shim's
+// NamingFor picks a session's naming: override when set (the shim's
 // --client-prefix, the HTTP client's header or query parameter), else from
 // the client's initialize. override is "none", "mcp__KEY__" (Pi 1.x) or
 // "KEY_" (pi-mcp-adapter).
@@ -39,31 +39,31 @@ const (
 // pi-mcp-adapter names its client "pi-mcp-KEY", so the key is known
 // exactly; Pi 1.x names its client "pi", and the key is assumed to be
 // DefaultClientKey.
-func namingFor(override string, info *mcp.Implementation) clientNaming {
+func NamingFor(override string, info *mcp.Implementation) Naming {
 	switch {
 	case override == "none":
-		return clientNaming{}
+		return Naming{}
 	case strings.HasPrefix(override, "mcp__") && strings.HasSuffix(override, "__") && len(override) > len("mcp____"):
-		return clientNaming{style: namingPi, key: strings.TrimSuffix(strings.TrimPrefix(override, "mcp__"), "__")}
+		return Naming{style: namingPi, key: strings.TrimSuffix(strings.TrimPrefix(override, "mcp__"), "__")}
 	case strings.HasSuffix(override, "_") && len(override) > 1:
-		return clientNaming{style: namingAdapter, key: strings.TrimSuffix(override, "_")}
+		return Naming{style: namingAdapter, key: strings.TrimSuffix(override, "_")}
 	case override != "":
-		return clientNaming{style: namingAdapter, key: override}
+		return Naming{style: namingAdapter, key: override}
 	}
 	if info == nil {
-		return clientNaming{}
+		return Naming{}
 	}
 	switch name := info.Name; {
 	case name == "pi":
-		return clientNaming{style: namingPi, key: DefaultClientKey}
+		return Naming{style: namingPi, key: DefaultClientKey}
 	case strings.HasPrefix(name, "pi-mcp-") && name != "pi-mcp-adapter" && name != "pi-mcp-probe":
-		return clientNaming{style: namingAdapter, key: strings.TrimPrefix(name, "pi-mcp-")}
+		return Naming{style: namingAdapter, key: strings.TrimPrefix(name, "pi-mcp-")}
 	}
-	return clientNaming{}
+	return Naming{}
 }
 
 // name is the name the client shows for mcpgw's tool gw.
-func (n clientNaming) name(gw string) string {
+func (n Naming) Name(gw string) string {
 	switch n.style {
 	case namingAdapter:
 		// pi-mcp-adapter's formatToolName with the "server" prefix mode.
@@ -108,12 +108,12 @@ func adapterPrefix(key string) string {
 
 // lookup finds a tool by mcpgw's name or by the name the client shows for
 // it, so that a model may use either.
-func (n clientNaming) lookup(v *registry.View, name string) (*registry.Tool, bool) {
+func (n Naming) Lookup(v *registry.View, name string) (*registry.Tool, bool) {
 	if t, ok := v.Lookup(name); ok || n.style == namingPlain {
 		return t, ok
 	}
 	for _, t := range v.Tools {
-		if n.name(t.Name) == name {
+		if n.Name(t.Name) == name {
 			return t, true
 		}
 	}
@@ -121,13 +121,13 @@ func (n clientNaming) lookup(v *registry.View, name string) (*registry.Tool, boo
 }
 
 // names maps names through n.
-func (n clientNaming) names(in []string) []string {
+func (n Naming) Names(in []string) []string {
 	if n.style == namingPlain {
 		return in
 	}
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = n.name(s)
+		out[i] = n.Name(s)
 	}
 	return out
 }
