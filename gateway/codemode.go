@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/script"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry/search"
@@ -21,7 +22,7 @@ import (
 // Code mode: a script (gateway/script) makes many tool calls and returns
 // one answer. The mcp tool runs one with its script action; in toolsearch
 // (and, when settings.scripts is true, direct) mode the session lists the
-// mcp_script tool. Every call a script makes is a toolCall through
+// mcp_script tool. Every call a script makes is a dispatch.Call through
 // dispatch — policy, approvals (asked of the calling session), audit
 // (with the script's ID), metrics — like any other.
 
@@ -42,7 +43,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 // runScript runs src for the session that req came from and renders what
 // it did as the tool's result.
 func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
-	v := ss.view()
+	v := ss.View()
 	if !surface.ScriptsOn(v, ss.mode) {
 		return surface.Errorf("Scripts are turned off (settings.scripts is false).")
 	}
@@ -118,13 +119,13 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 			h.progress(name + ": " + p.Message)
 		}
 	}
-	c := &toolCall{session: h.ss, name: name, args: args, route: viaScript, opts: opts, protocol: h.protocol, script: h.id}
-	res := h.gw.callResult(ctx, c)
+	c := &dispatch.Call{Caller: h.ss, Name: name, Args: args, Route: dispatch.ViaScript, Opts: opts, Protocol: h.protocol, Script: h.id}
+	res := h.gw.calls.Result(ctx, c)
 	if h.progress != nil {
-		h.progress(name + ": " + c.outcome)
+		h.progress(name + ": " + c.Outcome)
 	}
-	if c.outcome != "ok" {
-		code := c.outcome
+	if c.Outcome != "ok" {
+		code := c.Outcome
 		if code == "" {
 			code = "error"
 		}
@@ -141,7 +142,7 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 }
 
 func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
-	v := h.ss.view()
+	v := h.ss.View()
 	hits, err := v.Search(query, search.Options{Limit: offset + limit})
 	if err != nil {
 		return nil
@@ -155,8 +156,8 @@ func (h *scriptHost) Search(query string, offset, limit int) []script.Tool {
 }
 
 func (h *scriptHost) Describe(name string) (script.Tool, bool) {
-	v := h.ss.view()
-	t, ok := v.Lookup(h.ss.resolveName(v, name))
+	v := h.ss.View()
+	t, ok := v.Lookup(h.ss.ResolveName(v, name))
 	if !ok || t.AppOnly() {
 		return script.Tool{}, false
 	}
@@ -180,7 +181,7 @@ func (r *recentScripts) add(res *script.Result, ss *session) {
 		Outcome:    res.Outcome(),
 		Source:     surface.Truncate(res.Source, 4<<10),
 	}
-	rep.Session, rep.Client = ss.identity()
+	rep.Session, rep.Client = ss.Identity()
 	if res.Error != nil {
 		rep.Error = surface.Shorten(res.Error.Message, 300)
 	}

@@ -124,11 +124,11 @@ func TestScriptCallsPassTheGate(t *testing.T) {
 	if p.Tool != "delete_thing" {
 		t.Fatalf("waiting approval = %+v", p)
 	}
-	if _, err := gw.Decide(p.ID, grantOnce, byCLI); err != nil {
+	if _, err := gw.Decide(p.ID, "once", "cli"); err != nil {
 		t.Fatal(err)
 	}
 	p2 := waitApproval(t, gw)
-	if _, err := gw.Decide(p2.ID, grantDeny, byCLI); err != nil {
+	if _, err := gw.Decide(p2.ID, "deny", "cli"); err != nil {
 		t.Fatal(err)
 	}
 	r := <-res

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -12,7 +13,7 @@ import (
 
 // The session's side of fast calls (the transports' side, and why there
 // is one, is in gateway/transport's fast.go): a tools/call read from its
-// envelope becomes a toolCall here and goes through the one dispatcher,
+// envelope becomes a dispatch.Call here and goes through the one dispatcher,
 // and the upstream's result is relayed as bytes where nothing in it has
 // to change (content.Relayable).
 
@@ -37,12 +38,12 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 	if !ok || !ss.hasTool(name) {
 		return nil, false
 	}
-	c := &toolCall{session: ss, name: name, route: viaExposed, protocol: protocol, relay: true, opts: &upstream.CallOptions{}}
+	c := &dispatch.Call{Caller: ss, Name: name, Route: dispatch.ViaExposed, Protocol: protocol, Relay: true, Opts: &upstream.CallOptions{}}
 	if raw, has := jsonwire.Member(params, "_meta"); has {
 		if _, progress := jsonwire.Member(raw, "progressToken"); progress {
 			return nil, false
 		}
-		if err := json.Unmarshal(raw, &c.opts.Meta); err != nil {
+		if err := json.Unmarshal(raw, &c.Opts.Meta); err != nil {
 			return nil, false
 		}
 	}
@@ -51,19 +52,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			return nil, false // the SDK's business
 		}
 	}
-	c.args = member(params, "arguments")
+	c.Args = member(params, "arguments")
 	switch {
 	case ss.mode == ModeProxy && name == "mcp":
 		var a surface.MCPArgs
-		if len(c.args) > 0 && string(c.args) != "null" {
-			if err := json.Unmarshal(c.args, &a); err != nil {
+		if len(c.Args) > 0 && string(c.Args) != "null" {
+			if err := json.Unmarshal(c.Args, &a); err != nil {
 				return nil, false
 			}
 		}
 		if a.Tool == "" {
 			return nil, false // the mcp tool's other actions: the SDK's path
 		}
-		c.name, c.args, c.route = a.Tool, a.Args, viaProxy
+		c.Name, c.Args, c.Route = a.Tool, a.Args, dispatch.ViaProxy
 	case ss.mode == ModeToolSearch && name == surface.ToolSearchName, name == surface.ScriptToolName && ss.hasTool(name):
 		return nil, false
 	}
@@ -87,7 +88,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			delete(ss.fastCalls, key)
 			ss.mu.Unlock()
 		}()
-		res, raw := ss.gw.dispatch(ctx, c)
+		res, raw := ss.gw.calls.Dispatch(ctx, c)
 		if raw != nil {
 			ss.gw.relayedCalls.Add(1)
 			return raw

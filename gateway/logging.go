@@ -64,7 +64,7 @@ func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 	data, _ := json.Marshal(msg.Data)
 	size := len(data) + len(msg.Logger) + 64
 	for _, ss := range s.sessionList() {
-		if !hasServer(ss.view(), srv.Hash) {
+		if !hasServer(ss.View(), srv.Hash) {
 			continue
 		}
 		ss.mu.Lock()

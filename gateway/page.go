@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
@@ -72,7 +73,7 @@ func (p pageDaemon) Reconnect(ctx context.Context, name string) error {
 	if _, ok := v.Server(name); !ok {
 		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
 	}
-	srv, err := usableServer(v, name)
+	srv, err := dispatch.UsableServer(v, name)
 	if err != nil {
 		return statuspage.Errorf(http.StatusConflict, "%v", err)
 	}

@@ -141,7 +141,7 @@ func (s *Server) rootsFor(ctx context.Context, srv *registry.Server) []*mcp.Root
 		wg   sync.WaitGroup
 	)
 	for _, ss := range sessions {
-		if !usesServer(ss.view().Config, srv.Hash) {
+		if !usesServer(ss.View().Config, srv.Hash) {
 			continue
 		}
 		wg.Add(1)

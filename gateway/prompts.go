@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -97,37 +98,12 @@ func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 // upstreamFor returns the server called name in v, refusing one that may
 // not run (untrusted, disabled) with the reason a person needs.
 func (ss *session) upstreamFor(v *registry.View, name string) (*registry.Server, error) {
-	return usableServer(v, name)
+	return dispatch.UsableServer(v, name)
 }
-
-func usableServer(v *registry.View, name string) (*registry.Server, error) {
-	sv, ok := v.Server(name)
-	if !ok {
-		return nil, refusal(fmt.Sprintf("Server %q is no longer configured.", name))
-	}
-	srv := sv.Server
-	switch {
-	case srv.Untrusted:
-		return nil, untrustedError(srv)
-	case !srv.Enabled:
-		return nil, refusal(fmt.Sprintf("Server %q is disabled in %s.", srv.Name, srv.Source))
-	}
-	return srv, nil
-}
-
-func untrustedError(srv *registry.Server) error {
-	return refusal(fmt.Sprintf("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source))
-}
-
-// refusal is why a server may not be used, in sentences written for the
-// person or model that asked.
-type refusal string
-
-func (r refusal) Error() string { return string(r) }
 
 func (ss *session) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		v := ss.view()
+		v := ss.View()
 		p, ok := v.Prompt(name)
 		if !ok {
 			return nil, fmt.Errorf("unknown prompt %q", name)
@@ -141,7 +117,7 @@ func (ss *session) getPrompt(name string) mcp.PromptHandler {
 }
 
 func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	v := ss.view()
+	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
@@ -151,7 +127,7 @@ func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceReques
 
 func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		v := ss.view()
+		v := ss.View()
 		t, uri, ok := v.TemplateFor(tmpl, req.Params.URI)
 		if !ok {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
@@ -183,7 +159,7 @@ func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwUR
 // complete forwards completion/complete to the server whose prompt or
 // resource template the reference names.
 func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	v := ss.view()
+	v := ss.View()
 	ref := req.Params.Ref
 	if ref == nil {
 		return nil, fmt.Errorf("completion without a reference")

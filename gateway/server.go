@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
@@ -85,7 +86,7 @@ type Server struct {
 	logins      map[string]*pageLogin // status-page logins in progress, by server
 	pool        *upstream.Pool
 	metrics     *metrics
-	approvals   approvals // calls waiting for the page or the CLI
+	calls       *dispatch.Dispatcher // the one dispatcher; it keeps the calls waiting for the page or the CLI
 	scripts     recentScripts
 	results     *spill.Store  // nil: results are cut, not saved
 	saver       content.Saver // saveResult, made once; nil with results
@@ -161,6 +162,9 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
 		s.saver = s.saveResult
 	}
+	s.calls = dispatch.New(dispatch.Options{
+		Logger: s.log, Resolve: s.findTool, Observer: s, Audit: s.opts.Audit, Saver: s.saver,
+	})
 	s.transports = transport.New(s, transport.Options{
 		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,
 	})
@@ -298,7 +302,7 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 // catalogue; sessions whose list changed are told so.
 func (s *Server) toolsChanged() {
 	for _, ss := range s.sessionList() {
-		ss.syncTools(ss.view())
+		ss.syncTools(ss.View())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -206,8 +207,8 @@ func (ss *session) naming() surface.Naming {
 	return surface.NamingFor(ss.opts.ClientPrefix, info)
 }
 
-// resolveName returns mcpgw's name for a tool the model named either way.
-func (ss *session) resolveName(v *registry.View, name string) string {
+// ResolveName implements dispatch.Caller: it returns mcpgw's name for a tool the model named either way.
+func (ss *session) ResolveName(v *registry.View, name string) string {
 	if _, ok := v.Lookup(name); ok {
 		return name
 	}
@@ -219,7 +220,7 @@ func (ss *session) resolveName(v *registry.View, name string) string {
 
 // view is the catalogue as this session sees it: the daemon's, or its
 // project overlay's.
-func (ss *session) view() *registry.View { return ss.gw.catalog.ViewFor(ss.overlay.Load()) }
+func (ss *session) View() *registry.View { return ss.gw.catalog.ViewFor(ss.overlay.Load()) }
 
 // register tracks an initialised session until it ends.
 func (s *Server) register(ss *session, sess *mcp.ServerSession) {
@@ -250,7 +251,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	s.metrics.sessions.Inc()
 	// Catalogue changes between the session's creation and now were not
 	// sent to it: catch up.
-	ss.syncTools(ss.view())
+	ss.syncTools(ss.View())
 	overlay := ss.overlay.Load() != nil
 	if overlay {
 		s.reconcile() // its project's servers join the pool
@@ -277,7 +278,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 }
 
 // used notes that the session called a tool of server.
-func (ss *session) used(server string) {
+func (ss *session) Used(server string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.servers == nil {
@@ -405,7 +406,7 @@ func (ss *session) addTool(t *registry.Tool, name string) (err error) {
 // time so that a reload in between is honoured.
 func (ss *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return ss.gw.callResult(ctx, ss.sdkToolCall(ctx, req, name, req.Params.Arguments, viaExposed)), nil
+		return ss.gw.calls.Result(ctx, ss.sdkToolCall(ctx, req, name, req.Params.Arguments, dispatch.ViaExposed)), nil
 	}
 }
 
@@ -475,12 +476,12 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 					ss.mu.Lock()
 					ss.uiClient = true
 					ss.mu.Unlock()
-					ss.syncTools(ss.view())
+					ss.syncTools(ss.View())
 				}
 			}
 		case "resources/read":
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
-				v := ss.view()
+				v := ss.View()
 				if r, ok := v.Resource(rr.Params.URI); ok && r.Unlisted {
 					return ss.read(ctx, v, r.Server, r.Original, r.URI)
 				}
@@ -515,7 +516,7 @@ func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/list" {
 			return next(ctx, method, req)
 		}
-		if v := ss.view(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
+		if v := ss.View(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
 			ss.syncTools(ss.gw.awaitDiscovery(ctx, ss.overlay.Load()))
 		}
 		res, err := next(ctx, method, req)

@@ -43,7 +43,7 @@ func (s *Server) Status() *api.Report {
 		LastReload: s.reloadInfo(),
 		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
-		Approvals:  s.approvals.list(),
+		Approvals:  s.calls.Approvals(),
 		Scripts:    s.scripts.snapshot(),
 	}
 	if s.opts.Cache != nil {

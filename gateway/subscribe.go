@@ -19,7 +19,7 @@ type subKey struct{ hash, uri string }
 
 // subscribe is the session's resources/subscribe.
 func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	v := ss.view()
+	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
 		return mcp.ResourceNotFoundError(req.Params.URI)
@@ -52,7 +52,7 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 
 // unsubscribe is the session's resources/unsubscribe.
 func (ss *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	v := ss.view()
+	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
 		return nil

@@ -98,7 +98,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 // firstInstructed returns the servers of tools that have instructions the
 // session has not been given yet, in order, and notes them as given.
 func (ss *session) firstInstructed(tools []*registry.Tool) []string {
-	v := ss.view()
+	v := ss.View()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	var out []string

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -129,56 +129,55 @@ func (a *approvals) decide(id string, d decision) (api.PendingApproval, error) {
 
 // Approvals lists the calls waiting for a decision from the status page
 // or `mcpgw approve`.
-func (s *Server) Approvals() []api.PendingApproval { return s.approvals.list() }
+func (d *Dispatcher) Approvals() []api.PendingApproval { return d.approvals.list() }
 
 // Decide allows (grant once, tool or server) or denies the pending
 // approval id; by says who: "page" or "cli".
-func (s *Server) Decide(id, grant, by string) (api.PendingApproval, error) {
+func (d *Dispatcher) Decide(id, grant, by string) (api.PendingApproval, error) {
 	switch grant {
 	case grantOnce, grantTool, grantServer, grantDeny:
 	default:
 		return api.PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
 	}
-	return s.approvals.decide(id, decision{grant: grant, by: by})
+	return d.approvals.decide(id, decision{grant: grant, by: by})
 }
 
 // gate decides whether the call c of t on srv may go on; it returns the
 // answer to give instead when it may not. rec is the call's audit record,
 // given the approval's outcome.
-func (s *Server) gate(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
+func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
 	rule, need := v.NeedsApproval(t)
 	if !need {
 		return nil
 	}
 	rec.Rule = rule.Field + " = " + rule.Value
-	ss := c.session
-	d := ss.granted(t, srv)
-	if !d.allowed() {
-		d = s.ask(ctx, c, v, t, srv, rec)
+	dec := granted(c.Caller, t, srv)
+	if !dec.allowed() {
+		dec = d.ask(ctx, c, v, t, srv, rec)
 	}
-	rec.Approval, rec.DecidedBy = d.auditWord(), d.by
-	s.metrics.approval(srv.Name, rec.Approval)
-	if d.by != bySession {
-		s.auditWrite(v, audit.Record{
+	rec.Approval, rec.DecidedBy = dec.auditWord(), dec.by
+	d.o.Observer.Decided(srv.Name, rec.Approval)
+	if dec.by != bySession {
+		d.auditWrite(v, audit.Record{
 			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: t.Original,
-			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: d.by, Rule: rec.Rule,
+			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: dec.by, Rule: rec.Rule,
 		})
 	}
 	switch {
-	case d.allowed():
-		ss.grant(t, srv, d.grant)
+	case dec.allowed():
+		grant(c.Caller, t, srv, dec.grant)
 		return nil
 	case ctx.Err() != nil:
 		rec.Outcome = "canceled"
 		return surface.Errorf("The call of %s was cancelled while it waited for approval.", t.Name)
-	case d.grant == "":
+	case dec.grant == "":
 		rec.Outcome = "approval_required"
 		return surface.Errorf("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
 			"The user can approve waiting calls on mcpgw's status page or with `mcpgw approve --list` and `mcpgw approve ID`; ask them to, then call again.",
 			t.Original, srv.Name, rec.Rule, approvalTimeout(v))
 	default:
 		rec.Outcome = "denied"
-		return surface.Errorf("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, d.by)
+		return surface.Errorf("The user denied the call of %s on server %s (decided by %s). Do not retry it unless the user asks.", t.Original, srv.Name, dec.by)
 	}
 }
 
@@ -193,11 +192,10 @@ func approvalTimeout(v *registry.View) time.Duration {
 // ask gets a decision on the call: from the session's client, when it
 // can answer an elicitation form; else from the page or the CLI, waiting
 // up to the approval timeout (a zero decision: none came).
-func (s *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
-	ss := c.session
-	summary := argsSummary(c.args)
-	if ss.canElicitForm() {
-		res, err := ss.Elicit(ctx, approvalForm(srv.Name, t.Original, summary, rec.Rule))
+func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
+	summary := argsSummary(c.Args)
+	if c.Caller.CanElicitForm() {
+		res, err := c.Caller.Elicit(ctx, approvalForm(srv.Name, t.Original, summary, rec.Rule))
 		switch {
 		case err == nil && res.Action == "accept":
 			g, _ := res.Content["decision"].(string)
@@ -210,7 +208,7 @@ func (s *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *regi
 		case ctx.Err() != nil:
 			return decision{grant: grantDeny, by: byElicitation}
 		}
-		s.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
+		d.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
 	}
 	wait := approvalTimeout(v)
 	p := &pendingCall{PendingApproval: api.PendingApproval{
@@ -224,29 +222,29 @@ func (s *Server) ask(ctx context.Context, c *toolCall, v *registry.View, t *regi
 		Since:   time.Now(),
 	}, decided: make(chan decision, 1)}
 	p.Deadline = p.Since.Add(wait)
-	s.approvals.add(p)
-	defer s.approvals.remove(p.ID)
-	s.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
+	d.approvals.add(p)
+	defer d.approvals.remove(p.ID)
+	d.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
 		"id", p.ID, "server", srv.Name, "tool", t.Original, "session", rec.Session, "timeout", wait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	var tick <-chan time.Time
-	if c.opts != nil && c.opts.OnProgress != nil {
+	if c.Opts != nil && c.Opts.OnProgress != nil {
 		t := time.NewTicker(approvalProgressEvery)
 		defer t.Stop()
 		tick = t.C
-		c.opts.OnProgress(ctx, approvalProgress(p, 0))
+		c.Opts.OnProgress(ctx, approvalProgress(p, 0))
 	}
 	for n := 1; ; n++ {
 		select {
-		case d := <-p.decided:
-			return d
+		case dec := <-p.decided:
+			return dec
 		case <-timer.C:
 			return decision{by: byTimeout}
 		case <-ctx.Done():
 			return decision{grant: grantDeny, by: "client"}
 		case <-tick:
-			c.opts.OnProgress(ctx, approvalProgress(p, n))
+			c.Opts.OnProgress(ctx, approvalProgress(p, n))
 		}
 	}
 }
@@ -291,46 +289,24 @@ func approvalForm(server, tool, args, rule string) *mcp.ElicitParams {
 	}
 }
 
-// canElicitForm reports whether the session's client can answer an
-// elicitation form.
-func (ss *session) canElicitForm() bool {
-	_, err := ss.client("elicitation", func(c *mcp.ClientCapabilities) bool {
-		e := c.Elicitation
-		return e != nil && (e.Form != nil || e.URL == nil)
-	})
-	return err == nil
-}
-
-// granted returns the session's standing grant for calls of t on srv, if
+// granted returns the caller's standing grant for calls of t on srv, if
 // it has one.
-func (ss *session) granted(t *registry.Tool, srv *registry.Server) decision {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.grants[grantServer+":"+srv.Name] || ss.grants[grantTool+":"+srv.Name+"/"+t.Original] {
+func granted(c Caller, t *registry.Tool, srv *registry.Server) decision {
+	if c.Granted(grantServer+":"+srv.Name) || c.Granted(grantTool+":"+srv.Name+"/"+t.Original) {
 		return decision{grant: grantOnce, by: bySession}
 	}
 	return decision{}
 }
 
-// grant records a session-wide grant (kept with the session's state, so
-// it survives a daemon restart as the session does).
-func (ss *session) grant(t *registry.Tool, srv *registry.Server, g string) {
-	var key string
+// grant gives the caller a session-wide grant g (tool or server) for t on
+// srv; once is not kept.
+func grant(c Caller, t *registry.Tool, srv *registry.Server, g string) {
 	switch g {
 	case grantTool:
-		key = grantTool + ":" + srv.Name + "/" + t.Original
+		c.Grant(grantTool + ":" + srv.Name + "/" + t.Original)
 	case grantServer:
-		key = grantServer + ":" + srv.Name
-	default:
-		return
+		c.Grant(grantServer + ":" + srv.Name)
 	}
-	ss.mu.Lock()
-	if ss.grants == nil {
-		ss.grants = make(map[string]bool)
-	}
-	ss.grants[key] = true
-	ss.mu.Unlock()
-	ss.gw.saveSessionState(ss)
 }
 
 // secretWords mark argument names whose values are never shown.

@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// The session as a caller of the one dispatcher (gateway/dispatch): the
+// Call an SDK request is read into, and what the dispatcher asks of the
+// session (dispatch.Caller) and of the daemon (Resolve, Observer).
+
+var (
+	_ dispatch.Caller   = (*session)(nil)
+	_ dispatch.Observer = (*Server)(nil)
+)
+
+// sdkToolCall is the Call of a request the SDK delivered for a tool the
+// session lists (ViaExposed) or for the mcp tool's tool+args (ViaProxy,
+// with name and args read from its arguments).
+func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage, r dispatch.Route) *dispatch.Call {
+	return &dispatch.Call{
+		Caller:   ss,
+		Name:     name,
+		Args:     args,
+		Route:    r,
+		Opts:     progressTo(ctx, req),
+		Protocol: sessionProtocol(req),
+	}
+}
+
+// Upstream implements dispatch.Caller: the upstream that serves srv for
+// the session.
+func (ss *session) Upstream(srv *registry.Server) *upstream.Upstream {
+	return ss.gw.upstreamFor(ss, srv)
+}
+
+// Called implements dispatch.Observer.
+func (s *Server) Called(server, outcome string, d time.Duration) {
+	s.metrics.call(server, outcome, d)
+	s.latency.add(server, d)
+}
+
+// Decided implements dispatch.Observer.
+func (s *Server) Decided(server, approval string) { s.metrics.approval(server, approval) }
+
+// upstreamFor returns the upstream that serves srv for ss: its own, for a
+// server with "isolation": "session", else the shared one.
+func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
+	if srv.Isolation == registry.IsolationSession && ss != nil {
+		return s.pool.SessionUpstream(srv, ss.key)
+	}
+	return s.pool.Upstream(srv)
+}
+
+// Identity implements dispatch.Caller: it names the session and its client on the audit log and the
+// approvals list: the shim's session ID, else the HTTP session's, else
+// the daemon's own key for it.
+func (ss *session) Identity() (id, client string) {
+	ss.mu.Lock()
+	sess := ss.ss
+	ss.mu.Unlock()
+	id = ss.opts.ID
+	if sess != nil {
+		if id == "" {
+			id = sess.ID()
+		}
+		if init := sess.InitializeParams(); init != nil && init.ClientInfo != nil {
+			client = init.ClientInfo.Name
+		}
+	}
+	if id == "" {
+		id = ss.key
+	}
+	return id, client
+}
+
+// sessionProtocol is the protocol version the calling session negotiated,
+// or "" when unknown.
+func sessionProtocol(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	if p := req.Session.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
+}
+
+// CanElicitForm implements dispatch.Caller: whether the session's client
+// can answer an elicitation form.
+func (ss *session) CanElicitForm() bool {
+	_, err := ss.client("elicitation", func(c *mcp.ClientCapabilities) bool {
+		e := c.Elicitation
+		return e != nil && (e.Form != nil || e.URL == nil)
+	})
+	return err == nil
+}
+
+// Granted implements dispatch.Caller: whether the session holds grant
+// key.
+func (ss *session) Granted(key string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.grants[key]
+}
+
+// Grant implements dispatch.Caller: it records a session-wide grant, kept
+// with the session's state, so it survives a daemon restart as the
+// session does.
+func (ss *session) Grant(key string) {
+	ss.mu.Lock()
+	if ss.grants == nil {
+		ss.grants = make(map[string]bool)
+	}
+	ss.grants[key] = true
+	ss.mu.Unlock()
+	ss.gw.saveSessionState(ss)
+}
+
+// findTool looks up the tool behind a gateway name, waiting for servers
+// being discovered and connecting those whose tools are not known yet if
+// it has to; failed is the answer when there is no such tool.
+func (s *Server) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
+	t, ok := v.Lookup(name)
+	if !ok {
+		// Servers being discovered may have it.
+		v = s.awaitDiscovery(ctx, v.Config)
+		t, ok = v.Lookup(name)
+	}
+	if !ok {
+		// The tool may belong to a server whose tools are not known yet
+		// (never connected, nothing cached): connect it, as the call needs it.
+		cands, untrusted := serversFor(v, name)
+		if len(cands) == 0 && untrusted != nil {
+			return nil, v, surface.Errorf("%v", dispatch.Untrusted(untrusted))
+		}
+		if len(cands) > 0 {
+			s.connectAll(ctx, cands, name)
+			v = s.catalog.ViewFor(v.Config)
+			t, ok = v.Lookup(name)
+		}
+	}
+	if !ok {
+		return nil, v, surface.UnknownTool(v, name)
+	}
+	return t, v, nil
+}
+
+// progressTo forwards the upstream's progress for a call to the client,
+// under the client's own progress token, when it asked for progress.
+func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOptions {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	opts := &upstream.CallOptions{Meta: req.Params.Meta}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return opts
+	}
+	opts.OnProgress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+		})
+	}
+	return opts
+}
+
+// connectNow connects srv (bypassing any backoff). What it lists is in
+// the catalogue when it returns (through onUpdate, the one way listings
+// arrive), so the caller's next lookup sees it.
+func (s *Server) connectNow(ctx context.Context, srv *registry.Server) error {
+	_, err := s.pool.Upstream(srv).Connect(ctx)
+	return err
+}
+
+// serversFor returns the enabled servers with no known tools whose tool
+// prefix fits name, and an untrusted server whose prefix fits, if any.
+func serversFor(v *registry.View, name string) (cands []*registry.Server, untrusted *registry.Server) {
+	for _, sv := range v.Servers {
+		if sv.Listing != nil {
+			continue
+		}
+		p := strings.TrimSuffix(registry.ToolName(v.Config.Settings.PrefixOf(sv.Server), sv.Server.Name, "x"), "x")
+		if !strings.HasPrefix(name, p) && !strings.HasPrefix(name, sv.Server.Name+"/") {
+			continue
+		}
+		switch {
+		case sv.Server.Untrusted:
+			untrusted = sv.Server
+		case sv.Server.Enabled:
+			cands = append(cands, sv.Server)
+		}
+	}
+	return cands, untrusted
+}
+
+// connectAll connects servers at once, for a call of tool that needs one
+// of them.
+func (s *Server) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.connectNow(ctx, srv); err != nil {
+				s.log.Debug("connecting for an unknown tool", "server", srv.Name, "tool", tool, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Approvals lists the calls waiting for a decision from the status page
+// or `mcpgw approve`.
+func (s *Server) Approvals() []api.PendingApproval { return s.calls.Approvals() }
+
+// Decide allows (grant once, tool or server) or denies the pending
+// approval id; by says who: "page" or "cli".
+func (s *Server) Decide(id, grant, by string) (api.PendingApproval, error) {
+	return s.calls.Decide(id, grant, by)
+}
+
+// ErrNoApproval is the error of a decision on an approval that is not
+// (or no longer) pending.
+var ErrNoApproval = dispatch.ErrNoApproval

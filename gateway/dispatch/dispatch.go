@@ -1,0 +1,296 @@
+// Package dispatch is where a tool call is decided: every call of an
+// upstream tool, whatever brought it — a tool the client lists itself
+// (direct, ToolSearch-activated), the mcp tool, a code-mode script, the
+// status page's and the CLI's (sessions of the mcp tool) — is one Call,
+// read once from its request by the transport or handler that received
+// it and passed to Dispatcher.Dispatch, the one place where a call is
+// resolved against the caller's view of the catalogue, checked against
+// the policy (the gate, gate.go: approveTools, session grants, the
+// caller's elicitation, the page or `mcpgw approve`), written to the
+// audit log, routed to its upstream and its result shaped for the route.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
+)
+
+// Route says how the caller reached a tool, which decides the shape of
+// its result.
+type Route int
+
+const (
+	// ViaProxy: through the mcp tool, whose results any model can read
+	// (structured content made text).
+	ViaProxy Route = iota
+	// ViaExposed: the client lists the tool itself; its result passes
+	// through as its output schema promises.
+	ViaExposed
+	// ViaScript: a code-mode script's call (names resolved as through
+	// the mcp tool); the script reads the structured content.
+	ViaScript
+)
+
+// Call is one call of an upstream tool.
+type Call struct {
+	Caller   Caller                // the session; its client is asked for approvals and gets the call's messages
+	Name     string                // the tool's gateway name, as the caller wrote it
+	Args     json.RawMessage       // as the client sent them (object, JSON string holding one, or nothing)
+	Route    Route                 // how the caller reached the tool
+	Opts     *upstream.CallOptions // the client's _meta, and where progress goes
+	Protocol string                // the protocol version the session negotiated ("" unknown)
+	// Relay: the caller can send the upstream's result bytes on as they
+	// are, when nothing in them has to change (see content.Relayable).
+	Relay bool
+	// Script is the ID of the code-mode script that made the call.
+	Script string
+
+	// Outcome is set by Dispatch: ok, tool_error, error, timeout,
+	// canceled, denied, approval_required, unknown_tool, invalid_args.
+	Outcome string
+}
+
+// Caller is the session a call comes from.
+type Caller interface {
+	// View is the catalogue as the session sees it.
+	View() *registry.View
+	// ResolveName returns mcpgw's name for a tool the model named the
+	// way its client shows mcpgw's tools, or mcpgw's way.
+	ResolveName(v *registry.View, name string) string
+	// Identity names the session and its client on the audit log and
+	// the approvals list.
+	Identity() (id, client string)
+	// Upstream is the upstream that serves srv for the session.
+	Upstream(srv *registry.Server) *upstream.Upstream
+	// Used notes that the session called a tool of server.
+	Used(server string)
+	// Granted reports whether the session holds the grant key
+	// ("tool:server/tool", "server:server"); Grant adds one, kept with
+	// the session's state.
+	Granted(key string) bool
+	Grant(key string)
+	// CanElicitForm reports whether the session's client can answer an
+	// elicitation form, and Elicit asks it one.
+	CanElicitForm() bool
+	Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+}
+
+// Resolver finds the tool behind a gateway name, waiting for servers
+// being discovered and connecting those whose tools are not known yet if
+// it has to; failed is the answer when there is no such tool.
+type Resolver func(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult)
+
+// Observer is told of each call's outcome and each approval decision
+// (the daemon's metrics and latencies).
+type Observer interface {
+	Called(server, outcome string, d time.Duration)
+	Decided(server, approval string)
+}
+
+// Options configure a Dispatcher.
+type Options struct {
+	Logger   *slog.Logger
+	Resolve  Resolver
+	Observer Observer
+	// Audit records each call and decision (settings.audit false turns
+	// it off); nil records nothing.
+	Audit *audit.Log
+	// Saver keeps the whole of results cut at maxOutputBytes; nil cuts
+	// without keeping.
+	Saver content.Saver
+}
+
+// Dispatcher makes calls; it also keeps the calls waiting for an
+// approval from the page or the CLI.
+type Dispatcher struct {
+	o         Options
+	log       *slog.Logger
+	approvals approvals
+}
+
+// New returns a Dispatcher.
+func New(o Options) *Dispatcher {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Dispatcher{o: o, log: log}
+}
+
+// Dispatch makes the call c. With c.Relay, a result that may reach the
+// client exactly as the upstream wrote it is returned as that JSON (raw),
+// and res is nil; otherwise res is the result and raw nil. Failures are
+// results (IsError) the model can read, never Go errors.
+func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolResult, raw json.RawMessage) {
+	// The call's duration counts what the caller waits for: discovery and
+	// the connect of a server whose tools were not known yet too.
+	start := time.Now()
+	v := c.Caller.View()
+	name := c.Name
+	if c.Route != ViaExposed {
+		name = c.Caller.ResolveName(v, name)
+	}
+	t, v, failed := d.o.Resolve(ctx, v, name)
+	if failed == nil && t.AppOnly() && c.Route != ViaExposed {
+		// Only the app of an MCP Apps host calls it, as a listed tool.
+		failed = surface.UnknownTool(v, name)
+	}
+	if failed != nil {
+		c.Outcome = "unknown_tool"
+		return failed, nil
+	}
+	args, problem := surface.CheckArgs(t, c.Args)
+	if problem != "" {
+		c.Outcome = "invalid_args"
+		return surface.Errorf("%s\n\n%s", problem, surface.Params(t)), nil
+	}
+	srv, err := UsableServer(v, t.Server)
+	if err != nil {
+		c.Outcome = "error"
+		return surface.Errorf("%v", err), nil
+	}
+	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original, Script: c.Script}
+	rec.Session, rec.Client = c.Caller.Identity()
+	auditing := d.auditing(v)
+	if auditing {
+		rec.Args = d.o.Audit.Digest(args)
+	}
+	if refused := d.gate(ctx, c, v, t, srv, &rec); refused != nil {
+		c.Outcome = rec.Outcome
+		rec.DurationMs = msSince(start)
+		d.auditWrite(v, rec)
+		return refused, nil
+	}
+	exposed := c.Route != ViaProxy
+	u := c.Caller.Upstream(srv)
+	c.Caller.Used(srv.Name)
+	limit := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
+	if c.Route == ViaScript {
+		limit = -1 // a script has its own budget for what it reads
+	}
+	opts := c.Opts
+	if opts == nil {
+		opts = &upstream.CallOptions{}
+	}
+	// The entry called through decides: two entries for one upstream
+	// share its process, not their timeouts.
+	opts.Timeout = srv.RequestTimeout
+	switch {
+	case t.Resource != nil:
+		var rr *mcp.ReadResourceResult
+		rr, err = u.ReadResource(ctx, t.Resource.URI)
+		if err == nil {
+			res = content.FromResource(rr)
+		}
+	case c.Relay:
+		raw, err = u.CallRaw(ctx, t.Original, args, opts)
+		if err == nil && !content.Relayable(raw, c.Protocol, limit, exposed) {
+			res = new(mcp.CallToolResult)
+			err = upstream.DecodeResult(raw, res)
+			raw = nil
+		}
+	default:
+		res, err = u.Call(ctx, t.Original, args, opts)
+	}
+	elapsed := time.Since(start)
+	outcome := callOutcome(ctx, res, err)
+	c.Outcome = outcome
+	d.o.Observer.Called(srv.Name, outcome, elapsed)
+	if auditing {
+		rec.Outcome, rec.DurationMs = outcome, msSince(start)
+		d.auditWrite(v, rec)
+	}
+	if err != nil {
+		d.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		return surface.Errorf("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, surface.Params(t)), nil
+	}
+	if raw != nil {
+		// As DecodeResult does: the client's protocol has no resultType.
+		return nil, jsonwire.Without(raw, "resultType")
+	}
+	return surface.Shape(res, t, c.Protocol, exposed, limit, d.o.Saver), nil
+}
+
+// auditing reports whether calls are recorded: a log, and settings.audit
+// not false.
+func (d *Dispatcher) auditing(v *registry.View) bool {
+	return d.o.Audit != nil && (v.Config.Settings.Audit == nil || *v.Config.Settings.Audit)
+}
+
+// auditWrite records r, if calls are recorded.
+func (d *Dispatcher) auditWrite(v *registry.View, r audit.Record) {
+	if !d.auditing(v) {
+		return
+	}
+	if err := d.o.Audit.Write(r); err != nil {
+		d.log.Error("writing the audit log", "err", err)
+	}
+}
+
+func msSince(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
+}
+
+// Result is Dispatch for a caller that takes a result value.
+func (d *Dispatcher) Result(ctx context.Context, c *Call) *mcp.CallToolResult {
+	c.Relay = false
+	res, _ := d.Dispatch(ctx, c)
+	return res
+}
+
+// callOutcome is a call's outcome label on the call metric.
+func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string {
+	var te *upstream.TimeoutError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "canceled"
+	case errors.As(err, &te):
+		return "timeout"
+	case err != nil:
+		return "error"
+	case res != nil && res.IsError:
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// UsableServer returns the server name of v, or why it may not be used:
+// no longer configured, from an untrusted project, or disabled.
+func UsableServer(v *registry.View, name string) (*registry.Server, error) {
+	sv, ok := v.Server(name)
+	if !ok {
+		return nil, refusal(fmt.Sprintf("Server %q is no longer configured.", name))
+	}
+	srv := sv.Server
+	switch {
+	case srv.Untrusted:
+		return nil, Untrusted(srv)
+	case !srv.Enabled:
+		return nil, refusal(fmt.Sprintf("Server %q is disabled in %s.", srv.Name, srv.Source))
+	}
+	return srv, nil
+}
+
+// Untrusted is why a server of an untrusted project is not used.
+func Untrusted(srv *registry.Server) error {
+	return refusal(fmt.Sprintf("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source))
+}
+
+// refusal is why a server may not be used, in sentences written for the
+// person or model that asked.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
