@@ -1,31 +1,39 @@
-// Package gateway is mcpgw's downstream side: the MCP endpoint agent
-// sessions connect to, one go-sdk Server per session, and the glue that
-// keeps the catalogue and the upstream pool in step.
+// Package gateway is the daemon's hub: Server holds the catalogue, the
+// upstream pool and the sessions, and ties the sub-packages together.
+// A session is one downstream MCP session with its own go-sdk Server
+// (what it lists differs from another's: mode, activated tools, project
+// overlay); its handlers read a request, act, and answer with package
+// surface's texts.
 //
 // Where things are, by job:
 //
-//   - A tool call enters by http.go (Streamable HTTP; fastcall.go answers
-//     calls without the SDK), socket.go and socket_pipes.go (the stdio
-//     shim's unix socket; linefilter.go is its fast path), or the SDK's
-//     handlers (session.forward, proxy.go's handleProxy).
-//   - It is decided in dispatch.go, the one dispatcher: resolved, checked,
-//     passed through the policy gate (approve.go), recorded (package
-//     audit), and sent to its upstream (package upstream).
-//   - Sessions: session.go (each session's Server and tool list),
-//     delivery.go and logging.go (what reaches one session), peer.go
-//     (sampling, elicitation and roots for the session whose call caused
-//     them), sessionstate.go (state kept across daemon restarts),
-//     subscribe.go (resource subscriptions).
-//   - What the model sees: proxy.go and proxyinfo.go (the mcp tool),
-//     toolsearch.go (ToolSearch), prompts.go and proxyprompts.go; results
-//     are shaped for the client by package content.
-//   - The daemon: server.go (Server: reload, reconcile, listings),
-//     daemon.go and serve.go (the run loop and listeners), discovery.go
-//     (first connections), status.go and page.go (what `mcpgw status` and
-//     the status page, package statuspage, show), metrics.go.
+//   - A request enters, and its answer leaves, through package transport:
+//     Streamable HTTP on /mcp and the shim's unix socket. A tools/call
+//     that needs nothing of the go-sdk is read there from its envelope
+//     and made by the session (fastcall.go); the rest reaches the
+//     session's handlers through the go-sdk (session.go's forward for a
+//     listed tool, proxy.go for the mcp tool, toolsearch.go, codemode.go
+//     for mcp_script).
+//   - A call is decided in package dispatch, the one dispatcher:
+//     resolved against the caller's view, checked, passed through the
+//     approval gate, recorded (package audit), and sent to its upstream
+//     (package upstream). calls.go is the session's side of it.
+//   - What the model sees — the mcp tool, ToolSearch, mcp_script, their
+//     answers, results shaped for the route — is package surface (and
+//     package content for results' blocks).
+//   - Sessions: session.go (each session's Server and tool list), hub.go
+//     (what the transports ask of the hub), delivery.go and logging.go
+//     (what reaches one session), peer.go (sampling, elicitation and
+//     roots for the session whose call caused them), sessionstate.go
+//     (state kept across daemon restarts), subscribe.go (resource
+//     subscriptions), prompts.go (prompts and resources).
+//   - The daemon: server.go (reload, reconcile, listings), daemon.go and
+//     serve.go (the run loop and listeners), discovery.go (first
+//     connections), status.go and page.go (what `mcpgw status` and the
+//     status page, package statuspage, show), metrics.go, memory.go.
 //
-// Sub-packages: api (the control API's types), control (the CLI's client
-// of a daemon), statuspage, audit, content, shim and shim/wire (`mcpgw
-// stdio`).
+// Other sub-packages: api (the control API's types), control (the CLI's
+// client of a daemon), script (code mode's sandbox), spill (big results
+// kept whole), shim and shim/wire (`mcpgw stdio`).
 // docs/architecture.md walks one call through all of it.
 package gateway
