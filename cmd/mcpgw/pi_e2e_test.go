@@ -90,7 +90,15 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 	e.env = append(os.Environ(), "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
 		"XDG_STATE_HOME="+filepath.Join(e.home, "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, "config"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
-	t.Cleanup(func() { stopDaemonAt(t, e.url) })
+	t.Cleanup(func() {
+		stopDaemonAt(t, e.url)
+		if t.Failed() {
+			// What the daemon the shim started said, for the failure's why.
+			if log, err := os.ReadFile(filepath.Join(e.home, "state", "mcpgw", "mcpgw.log")); err == nil {
+				t.Logf("daemon log:\n%s", log)
+			}
+		}
+	})
 	return e
 }
 
