@@ -525,6 +525,7 @@ func (b *benchRun) measure(ctx context.Context, d *benchDaemon, latency []*bench
 		for _, p := range throughput {
 			rep.Throughput = append(rep.Throughput, p.figure())
 			rep.LoadRSSKB = max(rep.LoadRSSKB, p.rssPeakKB)
+			rep.LoadAnonKB = max(rep.LoadAnonKB, p.anonPeakKB)
 		}
 		if m, err := benchProcMemory(d.pid); err == nil {
 			rep.LoadHWMKB = m.HWM

@@ -55,15 +55,16 @@ type benchPath struct {
 	procs    map[string]int // role → PID of the processes whose CPU counts
 	metrics  string         // the daemon's /metrics URL, on daemon paths
 
-	lat       []time.Duration // of successful calls
-	calls     int             // successful
-	errs      int
-	firstErr  error
-	elapsed   time.Duration
-	ticks     map[string]int64
-	rssPeakKB int64 // the daemon's, sampled while running
-	allocs    float64
-	gcs       float64
+	lat        []time.Duration // of successful calls
+	calls      int             // successful
+	errs       int
+	firstErr   error
+	elapsed    time.Duration
+	ticks      map[string]int64
+	rssPeakKB  int64 // the daemon's, sampled while running
+	anonPeakKB int64 // its RssAnon, likewise
+	allocs     float64
+	gcs        float64
 }
 
 func newBenchPath(name string, call benchCall, sessions []*mcp.ClientSession, procs map[string]int) *benchPath {
@@ -209,6 +210,7 @@ func (p *benchPath) sampleRSS(pid int) (stop func()) {
 		for {
 			if m, err := benchProcMemory(pid); err == nil {
 				p.rssPeakKB = max(p.rssPeakKB, m.RSS)
+				p.anonPeakKB = max(p.anonPeakKB, m.Anon)
 			}
 			select {
 			case <-done:

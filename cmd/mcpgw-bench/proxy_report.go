@@ -29,9 +29,12 @@ type benchReport struct {
 	// Throughput: direct HTTP and daemon HTTP at 16 and 64 sessions.
 	Throughput []*benchFigure `json:"throughput,omitempty"`
 	// LoadRSSKB is the daemon's largest VmRSS seen during the throughput
-	// phase; LoadHWMKB its VmHWM at the end of it.
-	LoadRSSKB int64 `json:"loadRssKB,omitempty"`
-	LoadHWMKB int64 `json:"loadHwmKB,omitempty"`
+	// phase, LoadAnonKB its largest RssAnon (VmRSS less the pages of the
+	// executable and other files, which the kernel can take back and
+	// other mcpgw processes share); LoadHWMKB its VmHWM at the end of it.
+	LoadRSSKB  int64 `json:"loadRssKB,omitempty"`
+	LoadAnonKB int64 `json:"loadAnonKB,omitempty"`
+	LoadHWMKB  int64 `json:"loadHwmKB,omitempty"`
 	// StartRSSKB is the daemon's VmRSS with its server and no session;
 	// SessionsRSSKB with Sessions warmed-up sessions open, before the
 	// measured load; AfterRSSKB benchAfterLoad after they all closed.
@@ -329,7 +332,7 @@ func (r *benchReport) writeCalls(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(w, "daemon / direct calls/s: %s\n", strings.Join(parts, ", "))
-		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s, VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadHWMKB))
+		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s (RssAnon up to %s), VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadAnonKB), benchMB(r.LoadHWMKB))
 		if r.StartRSSKB > 0 {
 			fmt.Fprintf(w, "daemon VmRSS: %s idle with its server before any session", benchMB(r.StartRSSKB))
 			if r.Sessions > 0 {

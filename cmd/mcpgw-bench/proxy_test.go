@@ -94,8 +94,8 @@ func TestBenchProxy(t *testing.T) {
 	})
 	// VmHWM and VmRSS are read one after the other while the daemon still
 	// works, so only their presence is checked.
-	if r.LoadRSSKB <= 0 || r.LoadHWMKB <= 0 {
-		t.Errorf("memory under load: VmRSS %d KiB, VmHWM %d KiB", r.LoadRSSKB, r.LoadHWMKB)
+	if r.LoadRSSKB <= 0 || r.LoadHWMKB <= 0 || r.LoadAnonKB <= 0 || r.LoadAnonKB > r.LoadRSSKB {
+		t.Errorf("memory under load: VmRSS %d KiB, RssAnon %d KiB, VmHWM %d KiB; want all > 0, RssAnon ≤ VmRSS", r.LoadRSSKB, r.LoadAnonKB, r.LoadHWMKB)
 	}
 
 	wantTools := benchIdleServers * len(fakeupstream.ToolNames)
