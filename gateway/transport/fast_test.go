@@ -1,0 +1,109 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeHub knows one initialized session, "s1".
+type fakeHub struct{ ss *fakeSession }
+
+func (h *fakeHub) ServeSession(context.Context, mcp.Transport, SessionOptions, func(Session)) error {
+	return nil
+}
+func (h *fakeHub) OpenHTTPSession(SessionOptions) *mcp.Server { return nil }
+func (h *fakeHub) CancelHTTPSession(string)                   {}
+func (h *fakeHub) HTTPSession(id string) (Session, bool) {
+	if id != "s1" {
+		return nil, false
+	}
+	return h.ss, true
+}
+
+type fakeSession struct {
+	protocol  string
+	seen      time.Time
+	fast      bool     // Fast takes the call
+	calls     []string // params of the calls made
+	cancelled []string
+}
+
+func (s *fakeSession) Context() context.Context { return context.Background() }
+func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMessage, bool) {
+	if !s.fast {
+		return nil, false
+	}
+	return func(context.Context) json.RawMessage {
+		s.calls = append(s.calls, string(params))
+		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+	}, true
+}
+func (s *fakeSession) CancelFast(id []byte)           { s.cancelled = append(s.cancelled, string(id)) }
+func (s *fakeSession) HTTPState() (string, time.Time) { return s.protocol, s.seen }
+func (s *fakeSession) SawSDK()                        {}
+func (s *fakeSession) OnHangup(func())                {}
+
+// serveFast answers a tools/call of a known, initialized session with
+// the session's result in a JSON-RPC response, and leaves everything
+// else to the go-sdk, untouched.
+func TestServeFast(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	for _, tc := range []struct {
+		name, session, accept, protocolHeader, body string
+		protocol                                    string
+		seenAgo                                     time.Duration
+		fast                                        bool
+		want                                        string // the response body; "" = left to the go-sdk
+		cancelled                                   string
+	}{
+		{name: "answered", session: "s1", protocol: "2025-11-25", fast: true, body: call,
+			want: `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+		{name: "unknown session", session: "s2", protocol: "2025-11-25", fast: true, body: call},
+		{name: "no session ID", protocol: "2025-11-25", fast: true, body: call},
+		{name: "not initialized", session: "s1", fast: true, body: call},
+		{name: "the session's handler declines", session: "s1", protocol: "2025-11-25", body: call},
+		{name: "another protocol version", session: "s1", protocol: "2025-11-25", protocolHeader: "2025-06-18", fast: true, body: call},
+		{name: "not seen by the go-sdk for half its idle timeout", session: "s1", protocol: "2025-11-25", seenAgo: time.Hour, fast: true, body: call},
+		{name: "accepts JSON only", session: "s1", protocol: "2025-11-25", accept: "application/json", fast: true, body: call},
+		{name: "another method", session: "s1", protocol: "2025-11-25", fast: true, body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`},
+		{name: "a batch", session: "s1", protocol: "2025-11-25", fast: true, body: "[" + call + "]"},
+		{name: "a cancellation", session: "s1", protocol: "2025-11-25", fast: true,
+			body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-5"}}`, cancelled: `"r-5"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := &fakeSession{protocol: tc.protocol, seen: time.Now().Add(-tc.seenAgo), fast: tc.fast}
+			tr := New(&fakeHub{ss: ss}, Options{})
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(tc.body))
+			if tc.session != "" {
+				r.Header.Set("Mcp-Session-Id", tc.session)
+			}
+			accept := tc.accept
+			if accept == "" {
+				accept = "application/json, text/event-stream"
+			}
+			r.Header.Set("Accept", accept)
+			r.Header.Set("Content-Type", "application/json")
+			if tc.protocolHeader != "" {
+				r.Header.Set("Mcp-Protocol-Version", tc.protocolHeader)
+			}
+			w := httptest.NewRecorder()
+			answered := tr.serveFast(w, r, []byte(tc.body), 10*time.Minute)
+			switch {
+			case tc.want == "" && (answered || w.Body.Len() > 0 || len(ss.calls) > 0):
+				t.Errorf("answered %v (%q), calls %v; want it left to the go-sdk", answered, w.Body.String(), ss.calls)
+			case tc.want != "" && (!answered || w.Body.String() != tc.want || w.Header().Get("Content-Type") != "application/json"):
+				t.Errorf("answered %v: %q (%s); want %q", answered, w.Body.String(), w.Header().Get("Content-Type"), tc.want)
+			}
+			if got := strings.Join(ss.cancelled, ","); got != tc.cancelled {
+				t.Errorf("cancelled %q, want %q", got, tc.cancelled)
+			}
+		})
+	}
+}
