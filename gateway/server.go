@@ -55,7 +55,7 @@ type Options struct {
 	// in addition to servers' directTools settings.
 	DirectTools string
 	// NoFastPath sends every request through the SDK, tool calls included
-	// (see fastcall.go): for comparing the two paths.
+	// (see gateway/transport): for comparing the two paths.
 	NoFastPath bool
 	// ResultsDir keeps the whole of results cut at maxOutputBytes, for the
 	// mcp tool's read action and clients that read files; "" keeps none.
