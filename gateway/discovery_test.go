@@ -107,6 +107,31 @@ func TestColdDirectListWaits(t *testing.T) {
 	}
 }
 
+// A tools/list answers with the catalogue as it is when the list is asked
+// for, also when a listing reached the catalogue but not yet the session's
+// tools: the discovery that published it had already ended, so nothing
+// was pending to wait for (the real Pi 1.5 listed no tools this way
+// under load, once in a few starts).
+func TestDirectListHasWhatTheCatalogueHas(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
+	c := connect(t, gw, SessionOptions{})
+	if got := c.tools(t); len(got) != 0 {
+		t.Fatalf("tools before alpha is known: %v", got)
+	}
+	// The listing reaches the catalogue the way a connection's does, but
+	// the sessions are not told of it (as when it lands between a
+	// session's creation and its joining the daemon's list).
+	srv := gw.Catalog().View().Config.Servers["alpha"]
+	if _, err := gw.Catalog().Publish(srv, &registry.Listing{Source: registry.SourceLive, Tools: []*mcp.Tool{
+		{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.tools(t); !slices.Equal(got, []string{"alpha_echo"}) {
+		t.Errorf("tools/list after the listing was published: %v, want [alpha_echo]", got)
+	}
+}
+
 // A call of a tool whose server is still being discovered waits for it.
 func TestColdCallOfUnknownNameWaits(t *testing.T) {
 	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"late": 400}, nil)

@@ -509,15 +509,22 @@ func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // listMiddleware makes a session's tools/list wait, bounded, for servers
 // still being discovered, so that a client that lists tools once (many do)
-// sees them; later arrivals are announced with list_changed. It also
-// records each answered tools/list, for holdForRelist.
+// sees them; later arrivals are announced with list_changed. The answer
+// is the catalogue as it is then: a listing published a moment earlier
+// may not have reached the session's tools yet (the session is synced
+// from the daemon's list of sessions, which it joins only once its
+// client has initialized). It also records each answered tools/list, for
+// holdForRelist.
 func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" {
 			return next(ctx, method, req)
 		}
-		if v := ss.View(); (ss.mode != ModeProxy || ss.direct.selectsAny(v)) && len(ss.gw.pendingFor(v)) > 0 {
-			ss.syncTools(ss.gw.awaitDiscovery(ctx, ss.overlay.Load()))
+		if v := ss.View(); ss.mode != ModeProxy || ss.direct.selectsAny(v) {
+			if len(ss.gw.pendingFor(v)) > 0 {
+				v = ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
+			}
+			ss.syncTools(v)
 		}
 		res, err := next(ctx, method, req)
 		ss.mu.Lock()
