@@ -14,13 +14,13 @@ import (
 // 32 KiB decoder; goroutine hand-offs per message) costs more than the
 // rest of the gateway. A call that needs nothing of the SDK is answered
 // here instead, over HTTP (serveFast) and on the shim's socket
-// (lineFilter): its envelope is read without decoding the message, the
-// call goes through the same dispatcher (dispatch), and the upstream's
-// result is relayed as bytes where nothing in it has to change
-// (content.Relayable). Everything else goes to the SDK as before: other methods,
-// calls with a progress token, ToolSearch and the mcp tool's other
-// actions, unknown tools (for the SDK path's explanations), sessions not
-// yet initialized.
+// (lineFilter): its envelope is read without decoding the message and
+// given to its session (Session.Fast), which makes it through the same
+// dispatcher as any call (gateway/dispatch) and may relay the upstream's
+// result as bytes where nothing in it has to change (content.Relayable).
+// Everything else goes to the SDK as before: other methods, calls with a
+// progress token, ToolSearch and the mcp tool's other actions, unknown
+// tools (for the SDK path's explanations), sessions not yet initialized.
 //
 // Nothing is lost by answering outside the SDK: messages related to a
 // call (log messages, sampling, elicitation, roots requests) reach the
