@@ -34,7 +34,8 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 	if protocol == "" {
 		return nil, false // not initialized yet
 	}
-	name, ok := jsonwire.String(member(params, "name"))
+	rawName, _ := jsonwire.Member(params, "name")
+	name, ok := jsonwire.String(rawName)
 	if !ok || !ss.hasTool(name) {
 		return nil, false
 	}
@@ -52,7 +53,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			return nil, false // the SDK's business
 		}
 	}
-	c.Args = member(params, "arguments")
+	c.Args, _ = jsonwire.Member(params, "arguments")
 	switch {
 	case ss.mode == ModeProxy && name == "mcp":
 		var a surface.MCPArgs
@@ -110,10 +111,4 @@ func (ss *session) CancelFast(id []byte) {
 	if cancel != nil {
 		cancel()
 	}
-}
-
-// member is jsonwire.Member without the flag.
-func member(obj []byte, key string) []byte {
-	v, _ := jsonwire.Member(obj, key)
-	return v
 }
