@@ -56,6 +56,7 @@ const (
 	benchMaxAllocKB         = 32.0
 	benchMaxShimCPUUS       = 30.0
 	benchMaxIdleRSSKB       = 20 * 1024
+	benchMaxLoadRSSKB       = 25 * 1024 // at benchModeSessions sessions of one mode
 	benchIdleServers        = 100
 	benchFanServers         = 10
 	benchFanSessions        = 10
@@ -310,6 +311,9 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 		}
 		if m, err := benchProcMemory(c.d.pid); err == nil {
 			b.rep.AfterRSSKB = m.RSS
+		}
+		if err := c.modesPhase(ctx); err != nil {
+			return err
 		}
 	}
 	return ctx.Err()

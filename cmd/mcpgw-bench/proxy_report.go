@@ -42,6 +42,9 @@ type benchReport struct {
 	Sessions      int   `json:"sessions,omitempty"`
 	SessionsRSSKB int64 `json:"sessionsRssKB,omitempty"`
 	AfterRSSKB    int64 `json:"afterRssKB,omitempty"`
+	// Modes is the daemon's memory under benchModeSessions sessions of
+	// one mode at a time, after the throughput phase.
+	Modes []*benchModeMemory `json:"modes,omitempty"`
 
 	Idle      *benchIdle      `json:"idle,omitempty"`
 	Processes *benchProcesses `json:"processes,omitempty"`
@@ -152,6 +155,14 @@ func benchFind(figs []*benchFigure, path string) *benchFigure {
 
 func benchTargets(r *benchReport) []benchTarget {
 	out := slices.Concat(latencyTargets(r), loadTargets(r))
+	for _, m := range r.Modes {
+		out = append(out, benchTarget{
+			Name: fmt.Sprintf("daemon peak VmRSS, %d sessions, %s", m.Sessions, m.Mode),
+			Want: fmt.Sprintf("≤ %d MB", benchMaxLoadRSSKB/1024),
+			Got:  benchMB(m.PeakRSSKB),
+			Pass: m.PeakRSSKB > 0 && m.PeakRSSKB <= benchMaxLoadRSSKB,
+		})
+	}
 	if r.Idle != nil {
 		out = append(out, benchTarget{
 			Name: fmt.Sprintf("idle RSS with %d cached servers", r.Idle.Servers),
@@ -344,6 +355,15 @@ func (r *benchReport) writeCalls(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	if len(r.Modes) > 0 {
+		fmt.Fprintf(w, "\ndaemon memory with %d sessions of one mode calling, nothing else open\n", benchModeSessions)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "mode\tsessions\tcalls\terrors\tpeak VmRSS\tpeak RssAnon\tVmRSS at the end\t")
+		for _, m := range r.Modes {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", m.Mode, m.Sessions, m.Calls, m.Errors, benchMB(m.PeakRSSKB), benchMB(m.PeakAnonKB), benchMB(m.EndRSSKB))
+		}
+		tw.Flush()
 	}
 }
 

@@ -105,7 +105,9 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Re
 		src = io.MultiReader(strings.NewReader(b.String()), in)
 	}
 	ps.out = &lockedWriter{w: out, pass: ps.toClient}
-	ps.lf = &lineFilter{br: bufio.NewReaderSize(src, 64<<10), c: in, w: ps.out, seen: ps.fromClient}
+	// bufio's default size: ReadBytes takes longer lines in pieces, and a
+	// quiet session (most of them) holds no more than that.
+	ps.lf = &lineFilter{br: bufio.NewReader(src), c: in, w: ps.out, seen: ps.fromClient}
 
 	// When the daemon stops, the session is drained first (see drain),
 	// and the pipes are let go only then.
@@ -120,7 +122,7 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Re
 	// means the shim is gone (the client stopped it, or it was killed),
 	// and with it the session, as when a server process exits.
 	go func() {
-		_, _ = io.Copy(io.Discard, br)
+		awaitEOF(br)
 		cancel()
 	}()
 
@@ -237,4 +239,15 @@ func requestID(line []byte) (id []byte, isRequest bool) {
 		id = nil
 	}
 	return id, isRequest
+}
+
+// awaitEOF reads r until it ends. Into a small buffer of its own: io.Copy
+// to io.Discard would hold one of 8 KB for as long as the session lasts.
+func awaitEOF(r io.Reader) {
+	var b [64]byte
+	for {
+		if _, err := r.Read(b[:]); err != nil {
+			return
+		}
+	}
 }
