@@ -76,6 +76,7 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 	stop := context.AfterFunc(ctx, ss.close)
 	defer stop()
 	err = sess.Wait()
+	s.unregister(ss)
 	if ctx.Err() == nil && s.ctx.Err() == nil {
 		// The client ended the session (not a daemon shutdown, after which
 		// the shim resumes it): its state is no longer needed.
@@ -106,6 +107,18 @@ func (s *Server) HTTPSession(id string) (transport.Session, bool) {
 	defer s.mu.Unlock()
 	ss, ok := s.byHTTPID[id]
 	return ss, ok
+}
+
+// HTTPSessionClosed implements transport.Hub: the session leaves the
+// daemon. (A session that ended before its client initialized it never
+// joined.)
+func (s *Server) HTTPSessionClosed(id string) {
+	s.mu.Lock()
+	ss, ok := s.byHTTPID[id]
+	s.mu.Unlock()
+	if ok {
+		s.unregister(ss)
+	}
 }
 
 // CancelHTTPSession implements transport.Hub: it ends the requests of the

@@ -35,6 +35,7 @@ const (
 type session struct {
 	gw     *Server
 	key    string // names its private upstreams (Pool.SessionUpstream)
+	httpID string // its Streamable HTTP session ID, once registered; s.mu
 	opts   SessionOptions
 	mode   registry.Mode
 	direct directSpec
@@ -242,9 +243,9 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		return
 	}
 	s.sessions[ss] = struct{}{}
-	httpID := sess.ID()
-	if httpID != "" {
-		s.byHTTPID[httpID] = ss
+	if id := sess.ID(); id != "" {
+		ss.httpID = id
+		s.byHTTPID[id] = ss
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -252,29 +253,36 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	// Catalogue changes between the session's creation and now were not
 	// sent to it: catch up.
 	ss.syncTools(ss.View())
-	overlay := ss.overlay.Load() != nil
-	if overlay {
+	if ss.overlay.Load() != nil {
 		s.reconcile() // its project's servers join the pool
 	}
-	go func() {
-		defer s.wg.Done()
-		_ = sess.Wait()
-		ss.cancel()
-		s.pool.EndSession(ss.key)
-		s.dropSessionSubscriptions(ss)
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		if httpID != "" {
-			delete(s.byHTTPID, httpID)
-			s.transports.Events().Forget(httpID)
-		}
-		closed := s.closed
+}
+
+// unregister is the end of a registered session: its transport says when
+// (ServeSession once the session's Wait returns, HTTPSessionClosed for
+// HTTP sessions), so that no goroutine waits on each session for it. A
+// session not registered, or already gone, is left alone.
+func (s *Server) unregister(ss *session) {
+	s.mu.Lock()
+	if _, ok := s.sessions[ss]; !ok {
 		s.mu.Unlock()
-		s.metrics.sessions.Dec()
-		if overlay && !closed {
-			s.reconcile() // servers only it used close
-		}
-	}()
+		return
+	}
+	delete(s.sessions, ss)
+	if ss.httpID != "" {
+		delete(s.byHTTPID, ss.httpID)
+		s.transports.Events().Forget(ss.httpID)
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	defer s.wg.Done()
+	ss.cancel()
+	s.pool.EndSession(ss.key)
+	s.dropSessionSubscriptions(ss)
+	s.metrics.sessions.Dec()
+	if ss.overlay.Load() != nil && !closed {
+		s.reconcile() // servers only it used close
+	}
 }
 
 // used notes that the session called a tool of server.

@@ -38,6 +38,9 @@ var errLive = errors.New("not kept for replay")
 type EarlyEvents struct {
 	mu       sync.Mutex
 	sessions map[string]*earlySession
+	// closed, if set, is told (on a goroutine of its own) of each session
+	// the SDK has closed.
+	closed func(sessionID string)
 }
 
 // earlySession is what EarlyEvents knows of one HTTP session.
@@ -50,8 +53,10 @@ type earlySession struct {
 
 var _ mcp.EventStore = (*EarlyEvents)(nil)
 
-func NewEarlyEvents() *EarlyEvents {
-	return &EarlyEvents{sessions: make(map[string]*earlySession)}
+// NewEarlyEvents returns an empty store; closed, if not nil, is told of
+// each session the SDK has closed.
+func NewEarlyEvents(closed func(sessionID string)) *EarlyEvents {
+	return &EarlyEvents{sessions: make(map[string]*earlySession), closed: closed}
 }
 
 // session returns the state of session id, creating it. e.mu is held.
@@ -110,9 +115,15 @@ func (e *EarlyEvents) After(_ context.Context, sessionID, streamID string, _ int
 	}
 }
 
-// SessionClosed forgets the session.
+// SessionClosed forgets the session and says it has ended. The SDK calls
+// it as the session's connection closes, once no handler of the session
+// runs any more, with the connection's locks held: what follows runs on
+// a goroutine of its own.
 func (e *EarlyEvents) SessionClosed(_ context.Context, sessionID string) error {
 	e.Forget(sessionID)
+	if e.closed != nil {
+		go e.closed(sessionID)
+	}
 	return nil
 }
 

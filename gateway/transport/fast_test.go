@@ -20,6 +20,7 @@ func (h *fakeHub) ServeSession(context.Context, mcp.Transport, SessionOptions, f
 }
 func (h *fakeHub) OpenHTTPSession(SessionOptions) *mcp.Server { return nil }
 func (h *fakeHub) CancelHTTPSession(string)                   {}
+func (h *fakeHub) HTTPSessionClosed(string)                   {}
 func (h *fakeHub) HTTPSession(id string) (Session, bool) {
 	if id != "s1" {
 		return nil, false

@@ -52,6 +52,9 @@ type Hub interface {
 	// CancelHTTPSession ends the requests in flight of session id (its
 	// client has left).
 	CancelHTTPSession(id string)
+	// HTTPSessionClosed says the go-sdk has ended session id: its
+	// connection is closed and none of its handlers runs any more.
+	HTTPSessionClosed(id string)
 }
 
 // Session is one session as its transport sees it.
@@ -101,7 +104,7 @@ func New(hub Hub, o Options) *Transports {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents()}
+	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents(hub.HTTPSessionClosed)}
 }
 
 // Events is what HTTP sessions' clients are sent before they listen.
