@@ -98,6 +98,18 @@ func TestBenchProxy(t *testing.T) {
 		t.Errorf("memory under load: VmRSS %d KiB, RssAnon %d KiB, VmHWM %d KiB; want all > 0, RssAnon ≤ VmRSS", r.LoadRSSKB, r.LoadAnonKB, r.LoadHWMKB)
 	}
 
+	// Each mode alone, one after the other.
+	var modes []string
+	for _, m := range r.Modes {
+		modes = append(modes, m.Mode)
+		if m.Sessions != benchModeSessions || m.Calls <= 0 || m.Errors != 0 || m.PeakAnonKB <= 0 || m.PeakAnonKB > m.PeakRSSKB || m.EndRSSKB <= 0 {
+			t.Errorf("memory, %s = %+v; want %d sessions, calls, no errors, 0 < RssAnon ≤ VmRSS", m.Mode, *m, benchModeSessions)
+		}
+	}
+	if want := []string{"HTTP, direct tools", "HTTP, mcp tool", "stdio shim, direct tools"}; !slices.Equal(modes, want) {
+		t.Errorf("memory measured in modes %q, want %q", modes, want)
+	}
+
 	wantTools := benchIdleServers * len(fakeupstream.ToolNames)
 	if i := r.Idle; i == nil {
 		t.Error("no idle figures")
@@ -129,6 +141,8 @@ func TestBenchProxy(t *testing.T) {
 		"shim CPU per call",
 		"daemon CPU per call at 64 sessions, daemon HTTP", "throughput at 64 sessions, daemon HTTP vs",
 		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool", "throughput at 64 sessions, daemon HTTP, mcp tool vs",
+		"daemon peak VmRSS, 64 sessions, HTTP, direct tools", "daemon peak VmRSS, 64 sessions, HTTP, mcp tool",
+		"daemon peak VmRSS, 64 sessions, stdio shim, direct tools",
 		"idle RSS", "10 sessions × 10 servers",
 	}
 	if len(names) != len(prefixes) {
