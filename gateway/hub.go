@@ -91,7 +91,10 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 // OpenHTTPSession implements transport.Hub.
 func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 	ss := s.newSession(opts)
-	time.AfterFunc(initTimeout, ss.expireUninitialized)
+	t := time.AfterFunc(initTimeout, ss.expireUninitialized)
+	ss.mu.Lock()
+	ss.initTimer = t
+	ss.mu.Unlock()
 	return ss.server
 }
 

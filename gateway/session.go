@@ -68,6 +68,7 @@ type session struct {
 
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
+	initTimer  *time.Timer                   // an HTTP session's expireUninitialized, until it is initialized
 	protocol   string                        // the protocol version ss negotiated
 	sdkSeen    time.Time                     // HTTP: when the SDK last handled a request of the session (see serveFast)
 	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
@@ -232,6 +233,12 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 		ss.protocol = p.ProtocolVersion
 	}
 	ss.sdkSeen = time.Now()
+	if ss.initTimer != nil {
+		// Initialized: nothing to expire, and the timer would hold the
+		// session (and its server) for initTimeout after it ends.
+		ss.initTimer.Stop()
+		ss.initTimer = nil
+	}
 	ss.mu.Unlock()
 	if already {
 		return

@@ -6,9 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,4 +104,51 @@ func TestSessionsLeaveWhenTheyEnd(t *testing.T) {
 
 	connect("c") // left open: the daemon's Close ends it
 	waitFor("a session open at Close", 1, 1)
+}
+
+// A session that has ended is garbage: nothing the daemon keeps (a timer,
+// a map, the SDK's handler) holds it, so a burst of sessions leaves no
+// memory behind once they close.
+func TestEndedSessionsAreGarbage(t *testing.T) {
+	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, &Options{NoBootstrap: true})
+	defer gw.Close()
+	ts := httptest.NewServer(gw.Handler(&HTTPOptions{SessionTimeout: time.Hour}))
+	defer ts.Close()
+
+	var clients []*mcp.ClientSession
+	for i := range 8 {
+		c := mcp.NewClient(&mcp.Implementation{Name: "c" + strconv.Itoa(i), Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cs)
+	}
+	var sessions []weak.Pointer[session]
+	for _, ss := range gw.sessionList() {
+		sessions = append(sessions, weak.Make(ss))
+	}
+	if len(sessions) != len(clients) {
+		t.Fatalf("%d sessions registered, want %d", len(sessions), len(clients))
+	}
+	for _, cs := range clients {
+		cs.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		alive := 0
+		for _, p := range sessions {
+			if p.Value() != nil {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d ended sessions are still reachable 10 s after their clients closed them", alive, len(sessions))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

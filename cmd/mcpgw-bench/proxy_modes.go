@@ -65,6 +65,9 @@ func (c *callBench) modesPhase(ctx context.Context) error {
 			for _, cs := range sessions {
 				_ = cs.Close()
 			}
+			// Their keep-alive connections too, or the next mode would
+			// be measured with them open.
+			c.b.httpClient().CloseIdleConnections()
 		}
 		if err != nil {
 			closeAll()
