@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"time"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,7 +92,14 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 // OpenHTTPSession implements transport.Hub.
 func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 	ss := s.newSession(opts)
-	t := time.AfterFunc(initTimeout, ss.expireUninitialized)
+	// The timer holds the session weakly: one its client closed before
+	// initializing it is garbage at once, not after initTimeout.
+	wp := weak.Make(ss)
+	t := time.AfterFunc(initTimeout, func() {
+		if ss := wp.Value(); ss != nil {
+			ss.expireUninitialized()
+		}
+	})
 	ss.mu.Lock()
 	ss.initTimer = t
 	ss.mu.Unlock()

@@ -6,12 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +33,7 @@ func TestSessionsLeaveWhenTheyEnd(t *testing.T) {
 			t.Error("Close still waits for sessions after 10 s")
 		}
 	}()
-	h := gw.Handler(&HTTPOptions{SessionTimeout: 2 * time.Second, Gatherer: reg})
+	h := gw.Handler(&HTTPOptions{SessionTimeout: 3 * time.Second, Gatherer: reg})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 
@@ -70,17 +67,20 @@ func TestSessionsLeaveWhenTheyEnd(t *testing.T) {
 		return cs
 	}
 
-	a, b := connect("a"), connect("b")
-	waitFor("two HTTP sessions open", 2, 2)
+	a := connect("a")
+	waitFor("an HTTP session open", 1, 1)
 	if err := a.Close(); err != nil { // DELETE
 		t.Fatal(err)
 	}
-	waitFor("one closed by its client", 1, 1)
-	if err := b.Ping(context.Background(), nil); err != nil {
-		t.Fatalf("the other session: %v", err)
-	}
-	// b says nothing more: the idle timeout ends it.
+	waitFor("closed by its client", 0, 0)
+	// b says nothing after it initialized: the idle timeout ends it.
+	b := connect("b")
+	defer b.Close()
+	waitFor("another HTTP session open", 1, 1)
 	waitFor("the other timed out", 0, 0)
+	if err := b.Ping(context.Background(), nil); err == nil {
+		t.Error("the timed-out session still answers a ping")
+	}
 
 	client, daemon := net.Pipe()
 	done := make(chan struct{})
@@ -104,51 +104,4 @@ func TestSessionsLeaveWhenTheyEnd(t *testing.T) {
 
 	connect("c") // left open: the daemon's Close ends it
 	waitFor("a session open at Close", 1, 1)
-}
-
-// A session that has ended is garbage: nothing the daemon keeps (a timer,
-// a map, the SDK's handler) holds it, so a burst of sessions leaves no
-// memory behind once they close.
-func TestEndedSessionsAreGarbage(t *testing.T) {
-	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, &Options{NoBootstrap: true})
-	defer gw.Close()
-	ts := httptest.NewServer(gw.Handler(&HTTPOptions{SessionTimeout: time.Hour}))
-	defer ts.Close()
-
-	var clients []*mcp.ClientSession
-	for i := range 8 {
-		c := mcp.NewClient(&mcp.Implementation{Name: "c" + strconv.Itoa(i), Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, cs)
-	}
-	var sessions []weak.Pointer[session]
-	for _, ss := range gw.sessionList() {
-		sessions = append(sessions, weak.Make(ss))
-	}
-	if len(sessions) != len(clients) {
-		t.Fatalf("%d sessions registered, want %d", len(sessions), len(clients))
-	}
-	for _, cs := range clients {
-		cs.Close()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC()
-		alive := 0
-		for _, p := range sessions {
-			if p.Value() != nil {
-				alive++
-			}
-		}
-		if alive == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d ended sessions are still reachable 10 s after their clients closed them", alive, len(sessions))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
