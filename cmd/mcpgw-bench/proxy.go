@@ -405,6 +405,12 @@ func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession
 	return cs, cmd.Process.Pid, nil
 }
 
+// shimSession starts a stdio shim of the daemon, in direct mode, and opens
+// a session through it.
+func (c *callBench) shimSession() (*mcp.ClientSession, int, error) {
+	return c.stdioSession(c.b.o.Mcpgw, "stdio", "--socket", c.d.socket, "--mode", "direct", "--no-start")
+}
+
 func (c *callBench) daemonURL(mode string) string { return c.d.url + "/mcp?mode=" + mode }
 
 // latencyPaths are the concurrency-1 paths: the upstream over stdio and
@@ -428,7 +434,7 @@ func (c *callBench) latencyPaths() ([]*benchPath, error) {
 	if err != nil {
 		return nil, err
 	}
-	shim, shimPID, err := c.stdioSession(c.b.o.Mcpgw, "stdio", "--socket", c.d.socket, "--mode", "direct", "--no-start")
+	shim, shimPID, err := c.shimSession()
 	if err != nil {
 		return nil, err
 	}

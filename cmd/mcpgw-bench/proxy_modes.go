@@ -49,7 +49,7 @@ func (c *callBench) modesPhase(ctx context.Context) error {
 		{"stdio shim, direct tools", c.viaDaemon, func() ([]*mcp.ClientSession, error) {
 			var out []*mcp.ClientSession
 			for range benchModeSessions {
-				cs, _, err := c.stdioSession(c.b.o.Mcpgw, "stdio", "--socket", c.d.socket, "--mode", "direct", "--no-start")
+				cs, _, err := c.shimSession()
 				if err != nil {
 					return out, err
 				}
