@@ -224,7 +224,7 @@ func (r *run) fail(code, format string, a ...any) {
 func (r *run) exec(ctx context.Context, src string) {
 	vm, err := quickjs.NewVM()
 	if err != nil {
-		r.fail(ErrEngine, "starting the engine: %v", err)
+		r.setupError(ctx, "starting the engine", err)
 		return
 	}
 	defer vm.Close()
@@ -232,11 +232,11 @@ func (r *run) exec(ctx context.Context, src string) {
 	stop := context.AfterFunc(ctx, vm.Interrupt)
 	defer stop()
 	if err := r.register(vm); err != nil {
-		r.fail(ErrEngine, "setting up the script's API: %v", err)
+		r.setupError(ctx, "setting up the script's API", err)
 		return
 	}
 	if err := r.eval(vm, prelude); err != nil {
-		r.fail(ErrEngine, "setting up the script's API: %v", err)
+		r.setupError(ctx, "setting up the script's API", err)
 		return
 	}
 	if err := r.eval(vm, "__mcpgw_run(async () => {\n"+src+"\n})"); err != nil {
@@ -294,6 +294,17 @@ func (r *run) arm(vm *quickjs.VM) error {
 		return vm.SetEvalTimeout(max(time.Until(dl), time.Millisecond))
 	}
 	return nil
+}
+
+// setupError reports a failure before the script's own code ran. Once ctx
+// is done, whatever the engine said (an interrupt, a context error) is the
+// cancellation or the deadline, whenever in the setup it came.
+func (r *run) setupError(ctx context.Context, doing string, err error) {
+	if ctx.Err() != nil {
+		r.ctxError(ctx)
+		return
+	}
+	r.fail(ErrEngine, "%s: %v", doing, err)
 }
 
 // engineError classifies an error out of the engine: the deadline, the

@@ -209,6 +209,24 @@ func TestCancelStopsTheScriptAndItsCalls(t *testing.T) {
 	wantErr(t, Run(ctx, "s-c2", `while (true) {}`, h, Limits{Timeout: time.Minute}), ErrCanceled, "canceled")
 }
 
+// TestCancelBeforeTheScriptRuns cancels while the engine and the script's
+// API are still being set up: the result is canceled, not an engine error
+// ("setting up the script's API: InternalError: interrupted" before).
+func TestCancelBeforeTheScriptRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := &fakeHost{}
+	r := Run(ctx, "s-c0", `return await tools.call("echo", {})`, h, Limits{Timeout: time.Minute})
+	wantErr(t, r, ErrCanceled, "canceled")
+	if len(r.Trace) != 0 {
+		t.Errorf("a canceled script made %d calls: %+v", len(r.Trace), r.Trace)
+	}
+	// A deadline already passed is a timeout, not an engine error.
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	wantErr(t, Run(ctx, "s-t0", `return 1`, h, Limits{Timeout: time.Minute}), ErrTimeout, "deadline")
+}
+
 func TestSearchAndDescribe(t *testing.T) {
 	r := runJS(t, nil, Limits{}, `
 		const hits = tools.search("echo things", {limit: 1});
