@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -210,16 +210,16 @@ func TestBenchProcReaders(t *testing.T) {
 	}
 }
 
-// buildBinaries builds mcpgw and this command into a temporary directory.
+// buildBinaries builds mcpgw and this command (without -race: the bench
+// measures them), once per test process.
 func buildBinaries(t *testing.T) (mcpgw, bench string) {
 	t.Helper()
-	dir := t.TempDir()
-	mcpgw, bench = filepath.Join(dir, "mcpgw"), filepath.Join(dir, "mcpgw-bench")
-	for out, pkg := range map[string]string{mcpgw: "../mcpgw", bench: "."} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		if data, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, data)
-		}
+	var err error
+	if mcpgw, err = proctest.Build("../mcpgw", false); err != nil {
+		t.Fatalf("building mcpgw: %v", err)
+	}
+	if bench, err = proctest.Build(".", false); err != nil {
+		t.Fatalf("building mcpgw-bench: %v", err)
 	}
 	return mcpgw, bench
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestBenchSearch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	catalog := filepath.Join(dir, "catalog.json")
 	queries := filepath.Join(dir, "queries.jsonl")
@@ -45,6 +46,7 @@ func TestBenchSearch(t *testing.T) {
 // TestBenchSearchExplain: --explain shows a missed query with why its
 // first result and the relevant tool scored as they did.
 func TestBenchSearchExplain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	catalog := filepath.Join(dir, "catalog.json")
 	queries := filepath.Join(dir, "queries.jsonl")

@@ -11,6 +11,7 @@ import (
 // servers, says why (status, metric), and serves the file once it is fixed,
 // rather than exiting into a systemd restart loop.
 func TestBrokenConfigAtStart(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")

@@ -42,6 +42,7 @@ func decodeScriptOutput(t *testing.T, text string) scriptOutput {
 // very session whose script made the call. Then `mcpgw script` runs one
 // from the command line, and `mcpgw audit` names the scripts' calls.
 func TestCodeModeE2E(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := t.TempDir()
 	node, args := everythingStdioCommand()

@@ -16,6 +16,7 @@ import (
 //
 //	MCPGW_FIGURES=1 go test ./cmd/mcpgw -run TestCodemodeFigures -v
 func TestCodemodeFigures(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}

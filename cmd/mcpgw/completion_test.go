@@ -13,6 +13,7 @@ import (
 // TestBashCompletion sources the bash completion script and completes a
 // subcommand and, from the config, server names.
 func TestBashCompletion(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")

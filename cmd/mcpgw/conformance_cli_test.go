@@ -51,11 +51,11 @@ var conformanceAuthScenarios = []string{
 // server wants more scope and which command to run, that command and the
 // call once more.
 func TestConformanceAuthThroughCLI(t *testing.T) {
+	t.Parallel()
 	node22, cli := needConformance(t)
 	bin := buildMcpgw(t)
-	t.Setenv(envConformanceMcpgw, bin)
-	dir := t.TempDir()
-	runConformanceCmd(t, dir, conformanceAuthScenarios, true, func(sc string) []string {
+	run := conformanceRun{wantPass: true, env: []string{envConformanceMcpgw + "=" + bin}}
+	runConformanceScenarios(t, run, conformanceAuthScenarios, func(sc string) []string {
 		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc}
 	})
 }

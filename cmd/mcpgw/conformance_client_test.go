@@ -36,9 +36,9 @@ var conformanceClientScenarios = append([]string{
 // binary as the client (conformanceClientMain), which connects with an
 // upstream.Pool as the daemon does.
 func TestConformanceClient(t *testing.T) {
+	t.Parallel()
 	node22, cli := needConformance(t)
-	dir := t.TempDir()
-	runConformanceCmd(t, dir, conformanceClientScenarios, true, func(sc string) []string {
+	runConformanceScenarios(t, conformanceRun{wantPass: true}, conformanceClientScenarios, func(sc string) []string {
 		return []string{node22, cli, "client", "--command", testServerBin + " conformance-client", "--scenario", sc}
 	})
 }

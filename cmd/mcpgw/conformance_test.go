@@ -50,6 +50,7 @@ var conformanceAll = []string{
 // behind it (its tools under their own names). The suite needs Node 22,
 // which the e2e package installs (npm package node@22).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	node22, cli := needConformance(t)
 	node, args := everythingStdioCommand()
 	dir := t.TempDir()
@@ -57,7 +58,7 @@ func TestConformance(t *testing.T) {
 		"everything": map[string]any{"command": node, "args": args},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
-	runConformance(t, node22, cli, d, dir, conformanceScenarios)
+	runConformance(t, node22, cli, d, conformanceScenarios)
 }
 
 // needConformance returns Node 22 and the suite's CLI, skipping (or
@@ -86,6 +87,7 @@ func needConformance(t *testing.T) (node22, cli string) {
 // scenarios that call or list a fixture tool by name fail there by design;
 // the test checks that exactly those fail, so the list stays true.
 func TestConformanceSuite(t *testing.T) {
+	t.Parallel()
 	node22, cli := needConformance(t)
 	byTool := "by design: the scenario calls a fixture tool by its own name, which this mode reaches through %s"
 	for _, mode := range []struct {
@@ -111,8 +113,8 @@ func TestConformanceSuite(t *testing.T) {
 					pass = append(pass, sc)
 				}
 			}
-			runConformance(t, node22, cli, d, dir, pass)
-			runConformanceCmd(t, dir, fail, false, func(sc string) []string {
+			runConformance(t, node22, cli, d, pass)
+			runConformanceScenarios(t, conformanceRun{}, fail, func(sc string) []string {
 				return []string{node22, cli, "server", "--url", d.mcpURL(), "--scenario", sc}
 			})
 		})
@@ -153,41 +155,53 @@ var conformanceClientRequests = []string{
 // one asks for them in the call's result, as TestConformanceSuite
 // shows).
 func TestConformanceClientRequestsOlderUpstream(t *testing.T) {
+	t.Parallel()
 	node22, cli := needConformance(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
-	runConformance(t, node22, cli, d, dir, conformanceClientRequests)
+	runConformance(t, node22, cli, d, conformanceClientRequests)
 }
 
-func runConformance(t *testing.T, node22, cli string, d *daemon, dir string, scenarios []string) {
-	runConformanceCmd(t, dir, scenarios, true, func(sc string) []string {
+// runConformance runs server scenarios against the daemon d.
+func runConformance(t *testing.T, node22, cli string, d *daemon, scenarios []string) {
+	runConformanceScenarios(t, conformanceRun{wantPass: true}, scenarios, func(sc string) []string {
 		return []string{node22, cli, "server", "--url", d.mcpURL(), "--scenario", sc}
 	})
 }
 
-// runConformanceCmd runs the suite's command for each scenario in a
-// subtest, which passes when every check of the scenario passed (or, if
-// !wantPass, when one failed).
-func runConformanceCmd(t *testing.T, dir string, scenarios []string, wantPass bool, command func(scenario string) []string) {
+// conformanceRun says how runConformanceScenarios runs the suite's command.
+type conformanceRun struct {
+	wantPass bool     // every check passes, or (false) one fails
+	env      []string // added to the test's environment
+}
+
+// runConformanceScenarios runs the suite's command for each scenario in a
+// parallel subtest, in a directory of its own; a subtest passes when every
+// check of its scenario passed (or, if !wantPass, when one failed). A client
+// scenario's server is the suite's own, on a port of its own; server
+// scenarios share the daemon under test, each as a client with a session
+// of its own.
+func runConformanceScenarios(t *testing.T, run conformanceRun, scenarios []string, command func(scenario string) []string) {
 	passed := regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			args := command(sc)
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), run.env...)
 			out, err := cmd.CombinedOutput()
 			m := passed.FindSubmatch(out)
 			ok := err == nil && m != nil && string(m[1]) == string(m[2])
 			switch {
-			case wantPass && !ok:
+			case run.wantPass && !ok:
 				t.Errorf("scenario %s: %v\n%s", sc, err, out)
-			case !wantPass && ok:
+			case !run.wantPass && ok:
 				t.Errorf("scenario %s passes, but is listed as failing by design: take it off the list\n%s", sc, out)
 			}
 		})

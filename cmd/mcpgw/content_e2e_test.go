@@ -23,13 +23,14 @@ import (
 // arrives byte for byte, as does the result's _meta, and the text output
 // limit (maxOutputBytes, here 64 KiB) leaves binary content alone.
 func TestLargeBinaryContentByteExact(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct", "maxOutputBytes": 65536})
 	d := startDaemonProc(t, dir, config)
 	cs := connectGateway(t, d).cs
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_large_content"})
 	if err != nil {
@@ -66,6 +67,7 @@ func TestLargeBinaryContentByteExact(t *testing.T) {
 // structuredContent, through the mcp tool: the text the model reads holds
 // the data once, and the bytes that saves are logged.
 func TestStructuredContentNotRepeated(t *testing.T) {
+	t.Parallel()
 	node := needNode(t)
 	dir := t.TempDir()
 	files := filepath.Join(dir, "files")

@@ -11,6 +11,7 @@ import (
 // cache only through the registry: layering that a stray import would
 // silently undo.
 func TestImportBoundaries(t *testing.T) {
+	t.Parallel()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go not on PATH")

@@ -26,6 +26,7 @@ import (
 )
 
 func TestDockerHealthcheck(t *testing.T) {
+	t.Parallel()
 	healthy := true
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" || r.Method != http.MethodGet {
@@ -214,6 +215,7 @@ func readDockerfile(t *testing.T) ([]stage, []instruction) {
 }
 
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	stages, global := readDockerfile(t)
 	var names []string
 	byName := map[string]stage{}
@@ -336,6 +338,7 @@ func containsInst(insts []instruction, args string) bool {
 
 // TestDockerParse: the parser used above sees what the builder sees.
 func TestDockerParse(t *testing.T) {
+	t.Parallel()
 	stages, global, err := parseDockerfile("# syntax=docker/dockerfile:1\nARG V=1\nFROM --platform=$P a:b AS one\n# c\nRUN echo a \\\n# inside\n    && echo b\nCOPY --from=one --chown=x:y /a /b\nFROM c\n")
 	if err != nil {
 		t.Fatal(err)
@@ -410,6 +413,7 @@ func readDockerignore(t *testing.T) []string {
 }
 
 func TestDockerignore(t *testing.T) {
+	t.Parallel()
 	patterns := readDockerignore(t)
 	for _, p := range []string{
 		"cmd/mcpgw/testdata/e2e/node_modules/ajv/package.json",
@@ -454,6 +458,7 @@ func TestDockerignore(t *testing.T) {
 }
 
 func TestDockerignoreMatching(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		patterns []string
 		path     string
@@ -479,6 +484,7 @@ func TestDockerignoreMatching(t *testing.T) {
 // the binary they make: static, stripped, free of local paths, stamped
 // with the version. It compiles everything once more, so -short skips it.
 func TestDockerBuildSteps(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("compiles the release binary")
 	}

@@ -31,18 +31,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,6 +54,13 @@ import (
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
+
+// waitLimit bounds every wait for something a working daemon does (a
+// process up, a call answered, a notification sent, a file reloaded): the
+// waits end on the event, so only a broken daemon reaches the limit. It is
+// long because with every CPU busy, and the package's tests running at
+// once, starting a process under -race alone can take tens of seconds.
+const waitLimit = 2 * time.Minute
 
 // e2eDir holds the node package of the end-to-end tests, relative to this
 // package's directory (the working directory of its tests).
@@ -137,7 +144,7 @@ func startEverything(t testing.TB, mode string) (url string) {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 		p := startProcess(t, cmd)
 		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		if lastErr = waitHTTPOrExit(base+"/", p.exited, 30*time.Second); lastErr == nil {
+		if lastErr = waitHTTPOrExit(base+"/", p.exited, waitLimit); lastErr == nil {
 			return base + path
 		}
 		p.stop()
@@ -158,11 +165,11 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// waitHTTP waits up to 30 seconds until url answers any HTTP response (a 404
+// waitHTTP waits up to waitLimit until url answers any HTTP response (a 404
 // or 400 counts: the server accepts connections and speaks HTTP).
 func waitHTTP(t testing.TB, url string) {
 	t.Helper()
-	if err := waitHTTPOrExit(url, nil, 30*time.Second); err != nil {
+	if err := waitHTTPOrExit(url, nil, waitLimit); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -244,71 +251,15 @@ func (p *process) stop() {
 	})
 }
 
-var mcpgwBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildMcpgw builds this package's binary once per test process and returns
-// its path. It is built with -race when the test binary was. The binary is
-// replaced atomically in a per-user directory keyed by this package's
-// location, so repeated runs reuse one file instead of leaving one each.
+// buildMcpgw returns this package's binary, built once per test process,
+// with -race when the test binary was (proctest.Build).
 func buildMcpgw(t testing.TB) string {
 	t.Helper()
-	mcpgwBuild.once.Do(func() {
-		mcpgwBuild.path, mcpgwBuild.err = build()
-	})
-	if mcpgwBuild.err != nil {
-		t.Fatalf("building mcpgw: %v", mcpgwBuild.err)
-	}
-	return mcpgwBuild.path
-}
-
-func build() (string, error) {
-	pkgDir, err := filepath.Abs(".")
+	path, err := proctest.Build(".", proctest.RaceEnabled())
 	if err != nil {
-		return "", err
+		t.Fatalf("building mcpgw: %v", err)
 	}
-	sum := sha256.Sum256([]byte(pkgDir))
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mcpgw-e2e-%d", os.Getuid()), hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	name, flags := "mcpgw", []string{"build"}
-	if testRace() {
-		name, flags = "mcpgw-race", append(flags, "-race")
-	}
-	tmp, err := os.CreateTemp(dir, name+".tmp*")
-	if err != nil {
-		return "", err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(goTool, append(flags, "-o", tmp.Name(), ".")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %w\n%s", cmd, err, out)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-// testRace reports whether the test binary was built with -race.
-func testRace() bool {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	return slices.ContainsFunc(info.Settings, func(s debug.BuildSetting) bool {
-		return s.Key == "-race" && s.Value == "true"
-	})
+	return path
 }
 
 // Target says how client.mjs reaches the MCP server under test: a URL or a
@@ -440,6 +391,49 @@ func runClient(t testing.TB, target Target, steps []Step) []StepResult {
 	return results
 }
 
+// clientRun is what a client.mjs run started by goClient printed.
+type clientRun struct {
+	results []StepResult
+	stderr  string
+	err     error
+}
+
+// goClient runs steps through client.mjs in a goroutine, for a test that
+// acts while the client waits (approves its call, restarts the daemon).
+// Receive the run on the test's goroutine and call its results method
+// there: only that goroutine may fail the test. The run is ended, and
+// waited for, when the test ends.
+func goClient(t testing.TB, target Target, steps []Step) <-chan clientRun {
+	t.Helper()
+	needNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ch := make(chan clientRun, 1)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		results, stderr, err := tryClient(ctx, target, steps)
+		ch <- clientRun{results, stderr, err}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-ended
+	})
+	return ch
+}
+
+// check returns the run's results, failing the test as runClient does on
+// a transport failure. Call it on the test's goroutine.
+func (r clientRun) check(t testing.TB) []StepResult {
+	t.Helper()
+	if r.stderr != "" {
+		t.Logf("client.mjs stderr:\n%s", r.stderr)
+	}
+	if r.err != nil {
+		t.Fatalf("client.mjs: %v\nresults: %v", r.err, r.results)
+	}
+	return r.results
+}
+
 // tryClient runs steps through client.mjs against target and returns the
 // results it printed and its stderr. err is non-nil when client.mjs exits
 // non-zero (a transport failure or a bad script) or prints a line per step
@@ -496,6 +490,7 @@ func tryClient(ctx context.Context, target Target, steps []Step) (results []Step
 // TestE2EHarness checks the harness itself: server-everything over each
 // transport, driven through client.mjs.
 func TestE2EHarness(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	echo := func(msg string) Step {
 		return Step{Op: "callTool", Name: "echo", Arguments: map[string]any{"message": msg}}
@@ -602,5 +597,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	flag.Parse()
+	parallelByDefault()
 	os.Exit(m.Run())
+}
+
+// parallelByDefault lets four tests per CPU run at once unless -parallel
+// was given. The end-to-end tests spend most of their time waiting on the
+// processes they start (node, daemons, browsers), so go test's default of
+// one per CPU leaves the machine idle while the package runs past its
+// time limit; each test has its own ports, directories and daemons.
+func parallelByDefault() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }

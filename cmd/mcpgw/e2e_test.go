@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -77,6 +76,7 @@ func mcpCall(args map[string]any) Step { return call("mcp", args) }
 // server-everything over stdio, Streamable HTTP and SSE, and mcpgw's own
 // test server over stdio.
 func TestDaemonEndToEnd(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	httpURL := startEverything(t, "streamableHttp")
@@ -193,6 +193,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 // TestConcurrentSessionsShareOneUpstream: two downstream sessions calling
 // the same lazy server at once start exactly one upstream process.
 func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	dir := t.TempDir()
@@ -203,17 +204,14 @@ func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
 	}, nil)
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")
 
-	var wg sync.WaitGroup
-	pids := make([]string, 4)
-	for i := range pids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "go_pid"})})
-			pids[i] = res[0].Text()
-		}()
+	runs := make([]<-chan clientRun, 4)
+	for i := range runs {
+		runs[i] = goClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "go_pid"})})
 	}
-	wg.Wait()
+	pids := make([]string, len(runs))
+	for i, run := range runs {
+		pids[i] = (<-run).check(t)[0].Text()
+	}
 	data, err := os.ReadFile(pidfile)
 	if err != nil {
 		t.Fatalf("upstream never started: %v", err)

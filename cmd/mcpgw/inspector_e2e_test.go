@@ -4,17 +4,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestInspectorCLI drives the daemon with the MCP Inspector's CLI, over
 // Streamable HTTP and through `mcpgw stdio`: it lists and gets an
 // upstream's prompts, and lists and reads its resources and templates.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	node22, _ := needConformance(t)
 	cli := e2ePath("node_modules/@modelcontextprotocol/inspector-cli/build/index.js")
 	if _, err := os.Stat(cli); err != nil {
@@ -29,13 +30,26 @@ func TestInspectorCLI(t *testing.T) {
 		"http":  {d.mcpURL()},
 		"stdio": {buildMcpgw(t), "stdio", "--socket", d.socket, "--no-start"},
 	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--method", "prompts/list"}, []string{`"fixtures_test_simple_prompt"`, `"fixtures_test_prompt_with_arguments"`, `"arg1"`}},
+		{[]string{"--method", "prompts/get", "--prompt-name", "fixtures_test_prompt_with_arguments", "--prompt-args", "arg1=one", "arg2=two"},
+			[]string{`Prompt with arguments: arg1='one', arg2='two'`}},
+		{[]string{"--method", "resources/list"}, []string{`"test://static-text"`, `"test://static-binary"`}},
+		{[]string{"--method", "resources/read", "--uri", "test://static-text"}, []string{"This is the content of the static text resource."}},
+		{[]string{"--method", "resources/templates/list"}, []string{`"test://template/{id}/data"`}},
+		{[]string{"--method", "resources/read", "--uri", "test://template/42/data"}, []string{`Data for ID: 42`}},
+	}
 	for name, target := range targets {
-		t.Run(name, func(t *testing.T) {
-			inspect := func(args ...string) string {
-				t.Helper()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		for i, c := range cases {
+			// Each run is a client of its own: they go at once.
+			t.Run(fmt.Sprintf("%s/%d-%s", name, i, c.args[1]), func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 				defer cancel()
-				cmd := exec.CommandContext(ctx, node22, append(append([]string{cli}, target...), args...)...)
+				cmd := exec.CommandContext(ctx, node22, append(append([]string{cli}, target...), c.args...)...)
 				cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_RUNTIME_DIR="+dir+"/run")
 				// The CLI finds its own package.json by testing a path
 				// relative to the working directory and importing it
@@ -43,29 +57,14 @@ func TestInspectorCLI(t *testing.T) {
 				cmd.Dir = e2ePath("node_modules")
 				out, err := cmd.CombinedOutput()
 				if err != nil {
-					t.Fatalf("inspector %s: %v\n%s", strings.Join(args, " "), err, out)
+					t.Fatalf("inspector %s: %v\n%s", strings.Join(c.args, " "), err, out)
 				}
-				return string(out)
-			}
-			for _, c := range []struct {
-				args []string
-				want []string
-			}{
-				{[]string{"--method", "prompts/list"}, []string{`"fixtures_test_simple_prompt"`, `"fixtures_test_prompt_with_arguments"`, `"arg1"`}},
-				{[]string{"--method", "prompts/get", "--prompt-name", "fixtures_test_prompt_with_arguments", "--prompt-args", "arg1=one", "arg2=two"},
-					[]string{`Prompt with arguments: arg1='one', arg2='two'`}},
-				{[]string{"--method", "resources/list"}, []string{`"test://static-text"`, `"test://static-binary"`}},
-				{[]string{"--method", "resources/read", "--uri", "test://static-text"}, []string{"This is the content of the static text resource."}},
-				{[]string{"--method", "resources/templates/list"}, []string{`"test://template/{id}/data"`}},
-				{[]string{"--method", "resources/read", "--uri", "test://template/42/data"}, []string{`Data for ID: 42`}},
-			} {
-				out := inspect(c.args...)
 				for _, w := range c.want {
-					if !strings.Contains(out, w) {
+					if !strings.Contains(string(out), w) {
 						t.Errorf("inspector %s: output lacks %s:\n%s", strings.Join(c.args, " "), w, out)
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 // TestLogFile: serve --log-file writes the daemon's log to that file (the
 // shim passes it for the daemons it starts), bounded and rotated by size.
 func TestLogFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpgw.log")
 	config := filepath.Join(dir, "mcp.json")

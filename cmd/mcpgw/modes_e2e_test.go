@@ -33,6 +33,7 @@ func toolNamesOf(t *testing.T, r StepResult) []string {
 // clear error calling one. Both over HTTP with the TypeScript SDK client,
 // choosing the mode by query parameter (A) and by header (B).
 func TestToolSearchTwoSessions(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	dir := t.TempDir()
@@ -142,6 +143,7 @@ func children(pid int) []int {
 // TestWarmCacheStartsNothing: a daemon started with a warm cache answers
 // status, list, search and describe with zero child processes.
 func TestWarmCacheStartsNothing(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	node, args := everythingStdioCommand()
@@ -186,6 +188,7 @@ func TestWarmCacheStartsNothing(t *testing.T) {
 // TestKillDaemonLeavesNoUpstream: kill -9 of the daemon takes its upstream
 // processes (and their children) with it.
 func TestKillDaemonLeavesNoUpstream(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	dir := t.TempDir()
@@ -212,7 +215,7 @@ func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for {
 		var alive []int
 		for _, k := range kids {

@@ -25,6 +25,7 @@ import (
 // login; a refused access token is refreshed silently; a revoked refresh
 // token makes the server need a login again, without a browser.
 func TestOAuthLoginThroughDaemon(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}
@@ -48,7 +49,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 			return "connecting: " + err.Error(), true
 		}
 		defer cs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remote_echo", Arguments: map[string]any{"message": "through oauth"}})
 		if err != nil {

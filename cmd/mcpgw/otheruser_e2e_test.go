@@ -15,6 +15,7 @@ import (
 // holds its owner's credentials); /healthz and /metrics stay open to local
 // scrapers. Runs as root, which can act as the nobody account.
 func TestOtherUserRefused(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to connect as another user")
 	}
@@ -96,6 +97,7 @@ func TestServeHelpHidesToken(t *testing.T) {
 
 // `mcpgw help CMD` shows that command's flags, as `mcpgw CMD -h` does.
 func TestHelpCommand(t *testing.T) {
+	t.Parallel()
 	out, _, err := runCmd(t, "help", "stdio")
 	if err != nil || !strings.Contains(out, "-client-prefix") || strings.Contains(out, "mcpgw serve [--config FILE]") {
 		t.Errorf("help stdio: %v\n%s", err, out)

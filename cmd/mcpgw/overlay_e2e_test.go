@@ -15,6 +15,7 @@ import (
 // never see it, and an untrusted project's server is listed but never
 // started.
 func TestProjectOverlay(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	buildMcpgw(t)
 	dir := t.TempDir()

@@ -156,6 +156,7 @@ func (e *piEnv) runPiIn(dir, prompt string) string {
 }
 
 func TestPiProxySearchThenCall(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
@@ -176,6 +177,7 @@ func TestPiProxySearchThenCall(t *testing.T) {
 // activates a tool with ToolSearch and calls it, by the name the result
 // gives, in the very next turn.
 func TestPiToolSearchActivatesForNextTurn(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"disableProxyTool": true, "scriptMode": false},
@@ -226,6 +228,7 @@ func (e *piEnv) metric(name string) string {
 // "exposure": "deferred" and mcpgw in direct mode: Pi's tool_search finds
 // the tool from a cold daemon and the model calls it by Pi's name.
 func TestPi15DeferredToolSearch(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
@@ -246,6 +249,7 @@ func TestPi15DeferredToolSearch(t *testing.T) {
 // the result names tools as Pi calls them (mcp__mcpgw__...), and the tool
 // is there in the next turn.
 func TestPi15ToolSearchMode(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"pi15Exposure": "direct"},
@@ -267,6 +271,7 @@ func TestPi15ToolSearchMode(t *testing.T) {
 // turns of one Pi session; the next call works, through a daemon the shim
 // started again, without Pi noticing.
 func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	// The hook runs on the fake model's goroutine, which the race detector
 	// cannot see synchronised with this one through Pi's requests.
@@ -306,6 +311,7 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 // directories, each with its own .mcp.json server of the same name; each
 // session's server runs in its own project directory.
 func TestPiPerProjectServers(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{}, nil, nil, map[string]any{"disableProxyTool": true, "scriptMode": false},
 		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
@@ -347,6 +353,7 @@ func TestPiPerProjectServers(t *testing.T) {
 // that first tools/list waits for discovery, so the model's very first
 // request already offers the upstream's tools.
 func TestPi15DirectListsOnce(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
@@ -369,6 +376,7 @@ func TestPi15DirectListsOnce(t *testing.T) {
 // TestPi15SessionSurvivesDaemonRestart: the same restart as with the
 // adapter, with Pi 1.5's own MCP client.
 func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	var env atomic.Pointer[piEnv]
 	restart := func() { stopDaemonAt(t, env.Load().url) }
@@ -394,6 +402,7 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 // cold cache, the model is never offered it through mcpgw, and a call the
 // model makes of it anyway does not reach the upstream.
 func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, nil, nil, []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
 		modelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
@@ -432,6 +441,7 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 // script that searches, calls two mcpgw tools and combines them — the
 // structured result of one, the text of the other — in a single turn.
 func TestPi15Codemode(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	code := `const hits = await searchTools("echo a message", { limit: 5 });
 const echo = await tools.mcp__mcpgw__go_echo({ message: "from codemode" });
@@ -458,6 +468,7 @@ return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_ec
 // output schema): a script's call returns the structured content, not
 // the mcp tool's text.
 func TestPiAdapterScriptGetsStructuredResults(t *testing.T) {
+	t.Parallel()
 	needPi(t)
 	code := `const sum = await tools.call("mcpgw_go_add", { a: 20, b: 22 });
 const echo = await tools.call("mcpgw_go_echo", { message: "from mcpScript" });

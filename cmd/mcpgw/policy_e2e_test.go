@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -86,6 +85,7 @@ func waitPending(t *testing.T, d *daemon, tool string) api.PendingApproval {
 // upstream's own count proves a denied call never arrived; the audit log
 // records every call and decision without the arguments' values.
 func TestApprovalsE2E(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
@@ -98,23 +98,14 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 	// Two sessions at once, each asked about its own call: A allows the
 	// tool for its session (its second call is not asked), B declines.
-	var wg sync.WaitGroup
-	var a, b []StepResult
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		a = runClient(t, Target{URL: d.mcpURL(), Elicit: "accept:tool"}, []Step{
-			mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
-			del("alpha-one"), del("alpha-two"), {Op: "notifications"},
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		b = runClient(t, Target{URL: d.mcpURL(), Elicit: "decline"}, []Step{
-			del("bravo-one"), {Op: "notifications"},
-		})
-	}()
-	wg.Wait()
+	runA := goClient(t, Target{URL: d.mcpURL(), Elicit: "accept:tool"}, []Step{
+		mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+		del("alpha-one"), del("alpha-two"), {Op: "notifications"},
+	})
+	runB := goClient(t, Target{URL: d.mcpURL(), Elicit: "decline"}, []Step{
+		del("bravo-one"), {Op: "notifications"},
+	})
+	a, b := (<-runA).check(t), (<-runB).check(t)
 	if got := a[0].Text(); got != "read x" || a[0].IsError() {
 		t.Errorf("a read-only tool under \"destructive\": %q", got)
 	}
@@ -171,14 +162,13 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 	for _, rc := range release {
 		t.Run(rc.name, func(t *testing.T) {
-			done := make(chan []StepResult, 1)
-			go func() { done <- runClient(t, Target{URL: d.mcpURL()}, []Step{del("charlie")}) }()
+			done := goClient(t, Target{URL: d.mcpURL()}, []Step{del("charlie")})
 			p := waitPending(t, d, "delete_thing")
 			if p.Server != "p" || !strings.Contains(p.Args, `name: "charlie"`) || p.Rule != `mcpServers.p.approveTools = "destructive"` {
 				t.Errorf("pending approval: %+v", p)
 			}
 			rc.decide(p)
-			r := <-done
+			r := (<-done).check(t)
 			if got := r[0].Text(); !strings.Contains(got, rc.want) {
 				t.Errorf("released call: %q, want %q", got, rc.want)
 			}
@@ -247,6 +237,7 @@ func TestApprovalsE2E(t *testing.T) {
 // approval_required after settings.approvalTimeoutMs, with progress while
 // it waits; the upstream never sees it.
 func TestApprovalTimeoutFailsClosed(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"p": policyServer(nil)},
@@ -259,14 +250,19 @@ func TestApprovalTimeoutFailsClosed(t *testing.T) {
 	if got := r[0].Text(); !r[0].IsError() || !strings.Contains(got, "approval_required") || !strings.Contains(got, "mcpgw approve") {
 		t.Errorf("unanswered approval: %q", got)
 	}
-	var ns []struct {
+	type notification struct {
 		Method string `json:"method"`
 		Params struct {
 			Message string `json:"message"`
 		} `json:"params"`
 	}
+	var ns []notification
 	r[1].Decode(t, &ns)
-	if len(ns) == 0 || ns[0].Method != "notifications/progress" || !strings.Contains(ns[0].Params.Message, "mcpgw approve ") {
+	// The upstream's first connect may send list_changed notifications
+	// before or after it: look for the progress among them.
+	if !slices.ContainsFunc(ns, func(n notification) bool {
+		return n.Method == "notifications/progress" && strings.Contains(n.Params.Message, "mcpgw approve ")
+	}) {
 		t.Errorf("no progress while the call waited: %+v", ns)
 	}
 	if got := deleteCount(t, d); got != "0" {
@@ -278,6 +274,7 @@ func TestApprovalTimeoutFailsClosed(t *testing.T) {
 // token above all); with inheritEnv false a stdio server gets only the
 // default list of the daemon's environment, plus its env.
 func TestUpstreamEnvironment(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
@@ -325,6 +322,7 @@ func TestUpstreamEnvironment(t *testing.T) {
 // hidden whole ("exposure": "hidden") and tools hidden by toolExposure:
 // in every mode they are never listed, searched, described or callable.
 func TestPiHiddenToolsE2E(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := t.TempDir()
 	writeJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -416,6 +414,7 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 // waits for approval and how to give it; `mcpgw approve` from another
 // terminal lets it through.
 func TestCallWaitsForApprovalCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": []string{"delete_*"}})},
 		map[string]any{"approvalTimeoutMs": 120000})

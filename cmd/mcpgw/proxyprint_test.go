@@ -7,6 +7,7 @@ import (
 )
 
 func TestProxyArgs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cmd  string
 		rest []string

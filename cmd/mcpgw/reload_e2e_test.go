@@ -51,7 +51,7 @@ func connectGateway(t testing.TB, d *daemon) *gwClient {
 // mcp calls the daemon's mcp tool and returns the text of the answer.
 func (c *gwClient) mcp(args map[string]any) (text string, isError bool) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
 	if err != nil {
@@ -133,10 +133,10 @@ func (d *daemon) report(t testing.TB) *api.Report {
 // daemon from hanging the test.
 func pollUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after 30s", what)
+			t.Fatalf("waiting for %s: gave up after %v", what, waitLimit)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -198,6 +198,7 @@ func pidGone(pid int) bool {
 // recovers, an editor's atomic save is seen, a removed server's process
 // ends, and a server added to an imported tool's file appears.
 func TestReloadEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
@@ -383,6 +384,7 @@ func tsClientAvailable() string {
 //
 //	MCPGW_RELOAD_FIGURES=1 go test ./cmd/mcpgw -run TestReloadFigures -v
 func TestReloadFigures(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MCPGW_RELOAD_FIGURES") == "" {
 		t.Skip("set MCPGW_RELOAD_FIGURES=1 to measure")
 	}
@@ -414,8 +416,8 @@ func TestReloadFigures(t *testing.T) {
 			if _, isErr := c.mcp(map[string]any{"tool": name + "_pid"}); !isErr {
 				break
 			}
-			if time.Since(t0) > 30*time.Second {
-				t.Fatalf("%s_pid not callable 30s after the write", name)
+			if time.Since(t0) > waitLimit {
+				t.Fatalf("%s_pid not callable %v after the write", name, waitLimit)
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -473,6 +475,7 @@ func reportServer(r *api.Report, name string) *api.ServerReport {
 // finishes its in-flight call before its process ends, and an added one
 // starts only when first used.
 func TestReloadDiffSemantics(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
@@ -541,6 +544,7 @@ func TestReloadDiffSemantics(t *testing.T) {
 // (mode direct lists every tool) receives notifications/tools/list_changed
 // and then lists the new tools.
 func TestReloadNotifiesSessions(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
@@ -576,7 +580,7 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(30 * time.Second):
+	case <-time.After(waitLimit):
 		t.Fatal("no notifications/tools/list_changed after adding b")
 	}
 	pollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
@@ -584,7 +588,7 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(30 * time.Second):
+	case <-time.After(waitLimit):
 		t.Fatal("no notifications/tools/list_changed after removing a")
 	}
 	pollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })

@@ -141,6 +141,7 @@ func (c *lineClient) initialize(name string) {
 // socket; a call in flight at that moment fails with a clear error, and
 // the next call of the activated tool works, in the same session.
 func TestSessionSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
@@ -188,6 +189,7 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 // does, from the daemon's in-flight table, and the session resumes on the
 // next daemon.
 func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
@@ -216,6 +218,7 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 // TestMalformedLinesKeepTheSession: lines that are not JSON-RPC get a
 // JSON-RPC error, and the session goes on.
 func TestMalformedLinesKeepTheSession(t *testing.T) {
+	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{}, nil)
@@ -234,7 +237,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 			if code, _ := e["code"].(float64); code != -32700 && code != -32600 {
 				t.Errorf("answer to %q: %v, want a parse or invalid-request error", bad, m)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(waitLimit):
 			t.Fatalf("no answer to %q", bad)
 		}
 	}
@@ -246,6 +249,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 // TestHTTPRefusesInvalidUTF8: a POST to /mcp whose JSON is not UTF-8 gets
 // a parse error instead of reaching an upstream with U+FFFD in it.
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := startDaemonProc(t, dir, writeConfig(t, dir, map[string]any{}, nil))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + "\xff" + `","version":"1"}}}`

@@ -61,7 +61,7 @@ func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
 // error.
 func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -85,6 +85,7 @@ func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (st
 // upstream is refused, and neither session is asked, unless the server is
 // isolated per session.
 func TestClientRequestsReachTheirSession(t *testing.T) {
+	t.Parallel()
 	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		return fakeupstream.ConformanceServer("2025-11-25")
 	}, nil))
@@ -139,7 +140,7 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 				select {
 				case token := <-b.progress: // bob's call has reached the upstream
 					waiting = token != "bob-wait-"+server
-				case <-time.After(30 * time.Second):
+				case <-time.After(waitLimit):
 					t.Fatal("bob's waiting call never reported progress")
 				}
 			}
@@ -167,6 +168,7 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 // one session's call reach every session using the server, each filtered by
 // the level that session set.
 func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
@@ -182,7 +184,7 @@ func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
 	// waitLogs waits, bounded, until rc has n messages.
 	waitLogs := func(rc *routedClient, n int32) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(waitLimit)
 		for rc.logs.Load() < n && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

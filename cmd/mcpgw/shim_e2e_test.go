@@ -23,6 +23,7 @@ import (
 // from another working directory reaches the same daemon and the same
 // upstream process.
 func TestShimAutoStartSharedDaemon(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
@@ -82,16 +83,13 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	}
 
 	// Two shims at once from different directories: one daemon, one upstream.
-	type out struct {
-		res []StepResult
-	}
-	ch := make(chan out, 2)
+	var runs []<-chan clientRun
 	for _, p := range []string{projA, projB} {
-		go func() { ch <- out{runClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2])} }()
+		runs = append(runs, goClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2]))
 	}
-	for range 2 {
-		o := <-ch
-		if got := o.res[0].Text(); got != a[1].Text() {
+	for _, run := range runs {
+		res := (<-run).check(t)
+		if got := res[0].Text(); got != a[1].Text() {
 			t.Errorf("a later shim reached upstream pid %q, want the shared %q", got, a[1].Text())
 		}
 	}
@@ -106,6 +104,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 // shim of a later version (a higher protocol, fields this daemon does not
 // know) is served, and a line that is no handshake is refused clearly.
 func TestShimNewerHandshake(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{}, nil)
 	d := startDaemonProc(t, dir, config)
@@ -164,7 +163,7 @@ func stopDaemonAt(t *testing.T, base string) {
 		return
 	}
 	_ = syscall.Kill(r.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for processAlive(r.PID) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -90,7 +90,7 @@ func startWarm(t testing.TB) (elapsed time.Duration, text string, pid int) {
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	p := startProcess(t, cmd)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	for {
 		client := mcp.NewClient(&mcp.Implementation{Name: "startup", Version: "1"}, nil)
@@ -116,6 +116,7 @@ func startWarm(t testing.TB) (elapsed time.Duration, text string, pid int) {
 // TestStartupWarmCache50x40: a daemon with a warm cache of 50 servers and
 // 2,000 tools answers mcp({}) with all of them and starts no process.
 func TestStartupWarmCache50x40(t *testing.T) {
+	t.Parallel()
 	_, text, pid := startWarm(t)
 	if !strings.HasPrefix(text, "MCP: 0/50 servers, 2000 tools") {
 		t.Fatalf("first status = %q", firstLine(text))

@@ -23,6 +23,7 @@ import (
 // reloaded; the search box returns ranked tools. MCPGW_SCREENSHOT=FILE
 // saves a screenshot of the page.
 func TestStatusPageInChromium(t *testing.T) {
+	t.Parallel()
 	chromium := needChromium(t)
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
@@ -127,18 +128,16 @@ func TestStatusPageInChromium(t *testing.T) {
 // TestApprovalInChromium: a call that waits for approval is on the page;
 // the user clicks Allow once in a real browser, and the call goes through.
 func TestApprovalInChromium(t *testing.T) {
+	t.Parallel()
 	chromium := needChromium(t)
 	needNode(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": true})},
 		map[string]any{"approvalTimeoutMs": 120000})
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	done := make(chan []StepResult, 1)
-	go func() {
-		done <- runClient(t, Target{URL: d.mcpURL()}, []Step{
-			mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
-		})
-	}()
+	done := goClient(t, Target{URL: d.mcpURL()}, []Step{
+		mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
+	})
 	p := waitPending(t, d, "delete_thing")
 
 	ctx := newChromium(t, chromium)
@@ -156,8 +155,8 @@ func TestApprovalInChromium(t *testing.T) {
 		t.Fatalf("clicking Allow once: %v", err)
 	}
 	select {
-	case r := <-done:
-		if got := r[0].Text(); !strings.Contains(got, "deleted from-the-page") {
+	case run := <-done:
+		if got := run.check(t)[0].Text(); !strings.Contains(got, "deleted from-the-page") {
 			t.Errorf("the call after Allow once: %q", got)
 		}
 	case <-tctx.Done():

@@ -21,6 +21,7 @@ import (
 // reconnects a server and comes back to the page, a cross-origin one is
 // refused; /-/logs gives a server's lines as text.
 func TestStatusPage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
 		"good":   map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
@@ -41,7 +42,7 @@ func TestStatusPage(t *testing.T) {
 		return string(body)
 	}
 	var page string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
 		page = get("/")
 		if strings.Contains(page, `<tr class="state-ok" id="server-good">`) && strings.Contains(page, `<tr class="state-bad" id="server-broken">`) {
 			break
@@ -88,6 +89,7 @@ func TestStatusPage(t *testing.T) {
 }
 
 func TestNewLines(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ prev, cur, want []string }{
 		{nil, []string{"a", "b"}, []string{"a", "b"}},
 		{[]string{"a", "b"}, []string{"a", "b", "c"}, []string{"c"}},
@@ -104,6 +106,7 @@ func TestNewLines(t *testing.T) {
 // TestStatusPageInBrowser loads the page in headless Chromium: it renders,
 // and its script (which refreshes it in place) runs without breaking it.
 func TestStatusPageInBrowser(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -116,7 +119,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		"good": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
 	d := startDaemonProc(t, dir, config)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=7000", "--dump-dom", d.url+"/")

@@ -35,21 +35,12 @@ func TestMain(m *testing.M) {
 		serveHostile(mode)
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "mcpgw-torture-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	mcpgwBin = filepath.Join(dir, "mcpgw")
-	build := exec.Command("go", "build", "-o", mcpgwBin, "github.com/mcpgw/mcpgw/cmd/mcpgw")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	var err error
+	if mcpgwBin, err = proctest.Build("github.com/mcpgw/mcpgw/cmd/mcpgw", false); err != nil {
 		fmt.Fprintln(os.Stderr, "building mcpgw:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // daemon is a running `mcpgw serve` with its files in dir.
