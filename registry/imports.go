@@ -228,7 +228,7 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	}
 	cfg.Trust = trust
 	cfg.Servers = mergeSources(cfg.sources)
-	cfg.Warnings = append(cfg.Warnings, applyOverrides(cfg.Servers, cfg.sources)...)
+	cfg.Warnings = append(cfg.Warnings, applyOverrides(cfg.Servers, cfg.sources, &cfg.Settings)...)
 
 	names := []string{""}
 	data := [][]byte{[]byte(cfg.Hash)}
