@@ -262,7 +262,7 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 	if len(ov.Servers) == len(base.Servers) {
 		same := true
 		for name, srv := range ov.Servers {
-			if b, ok := base.Servers[name]; !ok || b.Hash != srv.Hash || b.Untrusted != srv.Untrusted {
+			if b, ok := base.Servers[name]; !ok || b.Hash != srv.Hash || b.Untrusted != srv.Untrusted || !b.SamePolicy(srv) {
 				same = false
 				break
 			}

@@ -384,12 +384,17 @@ func resourceTool(name string, r *mcp.Resource) *mcp.Tool {
 // (with its prefix) or as server/tool; `*` and `?` are globs that also match
 // across `/` and `_`.
 func (s *Server) toolAllowed(prefix, name string) bool {
-	if len(s.IncludeTools) == 0 && len(s.ExcludeTools) == 0 {
+	if len(s.IncludeTools) == 0 && len(s.ExcludeTools) == 0 && len(s.IncludeAlso) == 0 {
 		return true
 	}
 	cands := []string{name, ToolName(prefix, s.Name, name), s.Name + "/" + name}
 	if len(s.IncludeTools) > 0 && !matchAny(s.IncludeTools, cands) {
 		return false
+	}
+	for _, also := range s.IncludeAlso {
+		if !matchAny(also, cands) {
+			return false
+		}
 	}
 	return !matchAny(s.ExcludeTools, cands)
 }

@@ -211,7 +211,7 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 	p := &configParser{
 		file:   file,
 		dir:    filepath.Dir(file),
-		lookup: opts.lookup(),
+		lookup: withoutOwnVars(opts.lookup()),
 		home:   opts.home(),
 	}
 	p.data = data // errors say line and column
@@ -530,6 +530,10 @@ func (p *configParser) interpolateWith(f func(string, func(string) (string, bool
 	var missing []string
 	s = f(s, p.lookup, &missing)
 	for _, name := range missing {
+		if IsOwnVar(name) {
+			p.warnf(v, field, "%s is mcpgw's own variable, never given to an upstream; using \"\"", name)
+			continue
+		}
 		p.warnf(v, field, "environment variable %s is not set; using \"\"", name)
 	}
 	return s
@@ -554,6 +558,10 @@ func (p *configParser) url(v *hujson.Value, field, raw string) string {
 	}
 	var missing []string
 	s := interpolate(raw, p.lookup, &missing)
+	if i := slices.IndexFunc(missing, IsOwnVar); i >= 0 {
+		p.fail(v, field, raw, fmt.Errorf("%s is mcpgw's own variable, never given to an upstream", missing[i]))
+		return ""
+	}
 	switch len(missing) {
 	case 0:
 	case 1:

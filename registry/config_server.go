@@ -293,6 +293,9 @@ func (p *configParser) resolveTransport(st *serverParse) {
 	switch {
 	case st.bearer != nil:
 		s.BearerToken = p.interpolateSecret(st.bearer.value, joinField(field, "bearerToken"), hujsonString(*st.bearer.value))
+	case IsOwnVar(s.BearerTokenEnv):
+		p.warnf(st.bearerEnvV, joinField(field, "bearerTokenEnv"), "%s is mcpgw's own variable, never given to an upstream; ignored", s.BearerTokenEnv)
+		s.BearerTokenEnv = ""
 	case s.BearerTokenEnv != "":
 		// Read again at every connect (see upstream), so that a rotated
 		// token is used without a restart; here only checked.

@@ -228,7 +228,7 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 	}
 	cfg.Trust = trust
 	cfg.Servers = mergeSources(cfg.sources)
-	cfg.Warnings = append(cfg.Warnings, applyOverrides(cfg.Servers, cfg.sources)...)
+	cfg.Warnings = append(cfg.Warnings, applyOverrides(cfg.Servers, cfg.sources, &cfg.Settings)...)
 
 	names := []string{""}
 	data := [][]byte{[]byte(cfg.Hash)}
@@ -535,7 +535,7 @@ func (r *sourceReader) parseServers(file string, format sourceFormat, key string
 	if err != nil {
 		return nil, warns, fmt.Errorf("%s: %w", file, err) // not reached: data is JSON
 	}
-	lookup := r.opts.lookup()
+	lookup := withoutOwnVars(r.opts.lookup())
 	if r.untrusted {
 		// References stay as written: ${VAR} reads ${VAR}.
 		lookup = func(name string) (string, bool) { return "${" + name + "}", true }

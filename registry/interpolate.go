@@ -39,6 +39,30 @@ func interpolate(s string, lookup func(string) (string, bool), missing *[]string
 	return s
 }
 
+// ownVarPrefix starts the names of mcpgw's own environment variables: the
+// daemon's token, its listen address and the like. None of them is ever
+// interpolated into a server's definition, which its upstream receives
+// (env, args, headers, url), nor put in an upstream's environment (see
+// ServerEnv): they are the daemon's, never an upstream's.
+const ownVarPrefix = "MCPGW_"
+
+// IsOwnVar reports whether name is one of mcpgw's own variables. Case is
+// ignored: on Windows ${mcpgw_token} reads MCPGW_TOKEN.
+func IsOwnVar(name string) bool {
+	return len(name) >= len(ownVarPrefix) && strings.EqualFold(name[:len(ownVarPrefix)], ownVarPrefix)
+}
+
+// withoutOwnVars returns lookup with mcpgw's own variables unset, so that
+// interpolation reports them missing instead of expanding them.
+func withoutOwnVars(lookup func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if IsOwnVar(name) {
+			return "", false
+		}
+		return lookup(name)
+	}
+}
+
 // interpolateSecret interpolates an env or headers value (and bearerToken)
 // the way pi-mcp-adapter's interpolateSecretExpression does, except that the
 // registry never runs a command:

@@ -16,7 +16,7 @@ import (
 // cannot widen what another file allowed this way.
 
 // overrideFields are the fields an override entry may hold.
-var overrideFields = []string{"enabled", "disabled", "exposure", "toolExposure", "excludeTools", "approveTools"}
+var overrideFields = []string{"enabled", "disabled", "exposure", "toolExposure", "excludeTools", "includeTools", "approveTools"}
 
 // splitOverrides moves the override entries of servers (entries with no
 // transport and only overrideFields) out of it.
@@ -50,8 +50,9 @@ func splitOverrides(servers map[string]any) (defs, overrides map[string]any) {
 }
 
 // applyOverrides returns servers with the override entries of srcs
-// applied; a server changed is copied, never modified in place.
-func applyOverrides(servers map[string]*Server, srcs []*sourceFile) (warns []string) {
+// applied; a server changed is copied, never modified in place. settings
+// are the user's, whose approveTools an override's adds to.
+func applyOverrides(servers map[string]*Server, srcs []*sourceFile, settings *Settings) (warns []string) {
 	for _, sf := range srcs {
 		for _, name := range slices.Sorted(maps.Keys(sf.overrides)) {
 			s, ok := servers[name]
@@ -60,7 +61,7 @@ func applyOverrides(servers map[string]*Server, srcs []*sourceFile) (warns []str
 				continue
 			}
 			c := *s
-			warns = append(warns, overrideServer(&c, sf.path, name, sf.overrides[name].(map[string]any))...)
+			warns = append(warns, overrideServer(&c, sf.path, name, sf.overrides[name].(map[string]any), settings)...)
 			servers[name] = &c
 		}
 	}
@@ -68,7 +69,7 @@ func applyOverrides(servers map[string]*Server, srcs []*sourceFile) (warns []str
 }
 
 // overrideServer applies one override entry to s.
-func overrideServer(s *Server, file, name string, ov map[string]any) (warns []string) {
+func overrideServer(s *Server, file, name string, ov map[string]any, settings *Settings) (warns []string) {
 	field := func(k string) string { return fmt.Sprintf("%s: mcpServers.%s.%s", file, name, k) }
 	s.PolicyNotes = append(slices.Clip(s.PolicyNotes), fmt.Sprintf("restricted by %s: %s", file, compactJSON(ov)))
 	if b, ok := ov["enabled"].(bool); ok && !b {
@@ -91,13 +92,26 @@ func overrideServer(s *Server, file, name string, ov map[string]any) (warns []st
 			}
 		}
 	}
+	if list, ok := obj["includeTools"].([]any); ok && len(list) > 0 {
+		var globs []string
+		for _, v := range list {
+			if g, ok := v.(string); ok {
+				globs = append(globs, g)
+			}
+		}
+		s.IncludeAlso = append(slices.Clip(s.IncludeAlso), globs) // narrows: a tool must match it too
+	}
 	if v, ok := ov["approveTools"]; ok {
 		a, err := approvalOf(v, fmt.Sprintf("mcpServers.%s.approveTools (in %s)", name, file))
 		switch {
 		case err != nil:
 			warns = append(warns, field("approveTools")+": "+err.Error()+"; ignored")
-		case a.All || a.Destructive || len(a.Tools) > 0:
-			s.ApproveTools = a // a restriction: "false" would lift one, and is not taken
+		case asksForSome(a): // "false" would lift approvals, and is not taken
+			base := s.ApproveTools
+			if !base.Set {
+				base = settings.ApproveTools
+			}
+			s.ApproveTools = unionApproval(base, a) // adds to what was asked, never replaces it
 		}
 	}
 	return warns

@@ -188,7 +188,7 @@ func ServerEnv(srv *Server, base []string) []string {
 	out := make([]string, 0, len(base)+len(srv.Env))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "MCPGW_") {
+		if IsOwnVar(k) {
 			continue
 		}
 		if !srv.InheritsEnv() && !slices.Contains(DefaultInheritedEnv, k) {
@@ -206,6 +206,19 @@ func ServerEnv(srv *Server, base []string) []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		out = append(out, k+"="+srv.Env[k])
+	}
+	return out
+}
+
+// WithoutOwnVars returns env (KEY=value entries, as os.Environ gives them)
+// without mcpgw's own MCPGW_* variables: the environment of anything else
+// the daemon starts (a secret command, the reaper).
+func WithoutOwnVars(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !IsOwnVar(k) {
+			out = append(out, kv)
+		}
 	}
 	return out
 }

@@ -38,21 +38,23 @@ func (c *Config) ProjectFiles(dir string) []string {
 // WithProject returns the config a session whose working directory is dir
 // sees. c must come from Load (or Parse); it is not modified.
 //
-// Precedence, first definition of a name wins, whole definitions (never
-// merged field by field):
+// The user's servers come first, as c has them, plus the servers Claude
+// Code stored for dir in ~/.claude.json (the user wrote those). The
+// project's files then add to them, in this order, first definition of a
+// name winning among them:
 //
 //  1. dir/.pi/mcp.json, then dir/.mcp.json;
-//  2. mcpgw's own servers;
-//  3. the imports, in order; within an import, the project's own file of
-//     that tool first (dir/.vscode/mcp.json, dir/.cursor/mcp.json,
-//     dir/opencode.json(c), and for claude-code the servers `claude mcp
-//     add` stored for dir in ~/.claude.json), then its user-wide files.
+//  2. the project's own file of each import, in import order
+//     (dir/.vscode/mcp.json, dir/.cursor/mcp.json, dir/opencode.json(c)).
 //
-// All of these but the ~/.claude.json part come from the project, so they
-// count only when trust covers dir (see TrustStore). When it does not,
-// their servers are still listed, with Untrusted set and Enabled false,
-// under names no other server uses (an untrusted project cannot hide or
-// replace the user's servers), and a warning says how to trust dir.
+// They count only when trust covers dir (see TrustStore). A name the user
+// does not define is the project's server. A name the user defines stays
+// the user's server — its command, args, env, url, headers and every
+// other field — and the project's entries of that name only narrow it
+// (see narrowByProject): a project never widens what the user allowed.
+// When trust does not cover dir, the project's servers are listed, with
+// Untrusted set and Enabled false, under names no other server uses, and
+// a warning says how to trust dir.
 //
 // A stdio server from a project file without cwd runs in dir, as agents
 // run it; its identity hash includes dir, so sessions in the same
@@ -85,9 +87,9 @@ func (c *Config) WithProject(dir string, trust *TrustStore, opts *LoadOptions) (
 	if err := c.readProject(p, opts); err != nil {
 		return nil, err
 	}
-	userSrcs, repoSrcs := c.arrangeProject(p)
-	c.sameAsUser(userSrcs)
-	return c.projectConfig(p, userSrcs, repoSrcs), nil
+	userSrcs, projSrcs, repoSrcs := c.arrangeProject(p)
+	c.sameAsUser(append(slices.Clip(userSrcs), projSrcs...))
+	return c.projectConfig(p, userSrcs, projSrcs, repoSrcs), nil
 }
 
 // projectRead is what WithProject read for a project directory.
@@ -157,29 +159,21 @@ func (c *Config) readProject(p *projectRead, opts *LoadOptions) error {
 	return errors.Join(errs...)
 }
 
-// arrangeProject orders the sources: the user's, with the project's
-// import files in place (and the project's own files first) when the
-// project is trusted; else those go to repoSrcs, which only add names.
-func (c *Config) arrangeProject(p *projectRead) (userSrcs, repoSrcs []*sourceFile) {
+// arrangeProject orders the sources: the user's (with ~/.claude.json's
+// servers for dir among the claude-code import's); the project's files,
+// its own first, in projSrcs when it is trusted, else in repoSrcs.
+func (c *Config) arrangeProject(p *projectRead) (userSrcs, projSrcs, repoSrcs []*sourceFile) {
 	for i, sf := range c.sources {
 		if sf.kind == ImportClaudeCode && p.claudeLocal != nil && (i == 0 || c.sources[i-1].kind != ImportClaudeCode) {
 			userSrcs = append(userSrcs, p.claudeLocal)
 		}
-		if i == 0 || c.sources[i-1].kind != sf.kind {
-			if p.trusted {
-				userSrcs = append(userSrcs, p.projImports[sf.kind]...)
-			} else {
-				repoSrcs = append(repoSrcs, p.projImports[sf.kind]...)
-			}
-		}
 		userSrcs = append(userSrcs, sf)
 	}
+	proj := append(slices.Clip(p.overlays), flatten(c.Imports, p.projImports)...)
 	if p.trusted {
-		userSrcs = append(slices.Clip(p.overlays), userSrcs...)
-	} else {
-		repoSrcs = append(slices.Clip(p.overlays), repoSrcs...)
+		return userSrcs, proj, nil
 	}
-	return userSrcs, repoSrcs
+	return userSrcs, nil, proj
 }
 
 // sameAsUser makes project servers identical to a user server that server
@@ -203,11 +197,14 @@ func (c *Config) sameAsUser(userSrcs []*sourceFile) {
 }
 
 // projectConfig builds the merged configuration: user sources first, then
+// a trusted project's (narrowing the user's servers, adding its own), then
 // the names only untrusted sources define, listed but not started.
-func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile) *Config {
+func (c *Config) projectConfig(p *projectRead, userSrcs, projSrcs, repoSrcs []*sourceFile) *Config {
 	out := *c
 	out.Servers = mergeSources(userSrcs)
-	overrideWarns := applyOverrides(out.Servers, userSrcs)
+	narrowWarns := narrowByProject(out.Servers, projSrcs, &c.Settings)
+	allSrcs := append(slices.Clip(userSrcs), projSrcs...)
+	overrideWarns := applyOverrides(out.Servers, allSrcs, &c.Settings)
 	untrustedCount := 0
 	for _, sf := range repoSrcs {
 		for name, s := range sf.servers {
@@ -218,7 +215,7 @@ func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile)
 			untrustedCount++
 		}
 	}
-	out.sources = userSrcs
+	out.sources = allSrcs
 	out.Files = slices.Clone(c.Files)
 	names := []string{"", "", ""}
 	data := [][]byte{[]byte(c.Hash), []byte(p.dir), []byte(fmt.Sprint(p.trusted))}
@@ -231,6 +228,7 @@ func (c *Config) projectConfig(p *projectRead, userSrcs, repoSrcs []*sourceFile)
 	}
 	out.Hash = hashFiles(names, data)
 	out.Warnings = append(slices.Clip(c.Warnings), p.warns...)
+	out.Warnings = append(out.Warnings, narrowWarns...)
 	for _, w := range overrideWarns {
 		if !slices.Contains(c.Warnings, w) { // the user's own files' are there already
 			out.Warnings = append(out.Warnings, w)

@@ -41,7 +41,8 @@ func newProjectFixture(t *testing.T) *projectFixture {
 		"ctx7": {"type": "stdio", "command": "npx", "args": ["-y", "@upstash/context7-mcp"]},
 		"web": {"type": "http", "url": "https://example.com/mcp?k=${SECRET}"}
 	}}`)
-	writeFile(t, f.proj, ".vscode/mcp.json", `{"servers": {"vs": {"type": "stdio", "command": "from-vscode-project", "args": ["${workspaceFolder}"]}}}`)
+	writeFile(t, f.proj, ".vscode/mcp.json", `{"servers": {"vs": {"type": "stdio", "command": "from-vscode-project", "args": ["${workspaceFolder}"]},
+		"vsproj": {"type": "stdio", "command": "from-vscode-project", "args": ["${workspaceFolder}"]}}}`)
 	f.opts = &LoadOptions{Home: f.home, Getenv: func(k string) string { return map[string]string{"SECRET": "s3"}[k] },
 		TrustFile: filepath.Join(f.home, ".local/state/mcpgw/trust.json")}
 	f.base = f.load(t)
@@ -91,14 +92,15 @@ func TestWithProjectTrusted(t *testing.T) {
 	}
 	got := sourcesOf(cfg, f.proj, "PROJ", f.home, "HOME")
 	want := map[string]string{
-		"shared":   "PROJ/.pi/mcp.json", // the Pi project file wins over mcpgw's own
-		"both":     "PROJ/.pi/mcp.json", // and over .mcp.json
+		"shared":   "HOME/.config/mcpgw/mcp.json", // the user's: a project only restricts it
+		"both":     "PROJ/.pi/mcp.json",           // the Pi project file wins over .mcp.json
 		"tool":     "PROJ/.mcp.json",
-		"ctx7":     "PROJ/.mcp.json",
+		"ctx7":     "HOME/.config/mcpgw/mcp.json",
 		"web":      "PROJ/.mcp.json",
 		"local":    "HOME/.claude.json",     // claude mcp add, for this directory
 		"claude-a": "HOME/.claude.json",     // claude-code is imported first
-		"vs":       "PROJ/.vscode/mcp.json", // vscode before cursor; the project's file first
+		"vs":       "HOME/.cursor/mcp.json", // the user's, not the project's .vscode file's
+		"vsproj":   "PROJ/.vscode/mcp.json",
 		"cursor-a": "HOME/.cursor/mcp.json",
 	}
 	if !maps.Equal(got, want) {
@@ -113,14 +115,14 @@ func TestWithProjectTrusted(t *testing.T) {
 	// trusted project files (.pi/mcp.json, .mcp.json), never for other
 	// tools' files.
 	for name, want := range map[string]bool{"shared": true, "both": true, "tool": true, "ctx7": true, "web": true,
-		"local": false, "claude-a": false, "vs": false, "cursor-a": false} {
+		"local": false, "claude-a": false, "vs": false, "vsproj": false, "cursor-a": false} {
 		if got := cfg.Servers[name].SecretCommands; got != want {
 			t.Errorf("%s: SecretCommands %v, want %v", name, got, want)
 		}
 	}
 	// Project stdio servers run in the project unless identical to one of
 	// the user's servers, which they then are.
-	for name, wantCwd := range map[string]string{"tool": f.proj, "both": f.proj, "local": f.proj, "vs": f.proj, "ctx7": "", "cursor-a": ""} {
+	for name, wantCwd := range map[string]string{"tool": f.proj, "both": f.proj, "local": f.proj, "vsproj": f.proj, "vs": "", "ctx7": "", "cursor-a": ""} {
 		if s := cfg.Servers[name]; s.Cwd != wantCwd {
 			t.Errorf("%s: cwd %q, want %q", name, s.Cwd, wantCwd)
 		}
@@ -131,8 +133,11 @@ func TestWithProjectTrusted(t *testing.T) {
 	if cfg.Servers["cursor-a"] != base.Servers["cursor-a"] {
 		t.Error("cursor-a is not the base config's server")
 	}
-	if s := cfg.Servers["vs"]; !slices.Equal(s.Args, []string{f.proj}) {
-		t.Errorf("vs args %q, want the project directory", s.Args)
+	if s := cfg.Servers["vsproj"]; !slices.Equal(s.Args, []string{f.proj}) {
+		t.Errorf("vsproj args %q, want the project directory", s.Args)
+	}
+	if s := cfg.Servers["shared"]; s.Command != "own-shared" {
+		t.Errorf("shared runs %q, want the user's own-shared", s.Command)
 	}
 	if u := cfg.Servers["web"].URL; u != "https://example.com/mcp?k=s3" {
 		t.Errorf("web url %q", u)
@@ -146,10 +151,17 @@ func TestWithProjectTrusted(t *testing.T) {
 	if got := base.ProjectFiles(f.proj); !slices.Equal(got, wantFiles[len(base.Files):]) {
 		t.Errorf("ProjectFiles = %q, want %q", got, wantFiles[len(base.Files):])
 	}
-	if !slices.Equal(cfg.Warnings, base.Warnings) {
-		t.Errorf("warnings %q", cfg.Warnings)
+	ignored := func(file, name, fields, userFile string) string {
+		return filepath.Join(f.proj, file) + ": mcpServers." + name + ": " + fields + " ignored: the server is yours (" + filepath.Join(f.home, userFile) +
+			"), and a project only restricts a server you define (excludeTools, includeTools, approveTools, exposure, disabled); give the project's another name to run it as well"
 	}
-	if len(base.Servers) != 5 || base.Servers["shared"].Command != "own-shared" {
+	wantWarns := append(slices.Clone(base.Warnings), // ctx7 is written as the user's: nothing to say
+		ignored(".pi/mcp.json", "shared", "command", ".config/mcpgw/mcp.json"),
+		ignored(".vscode/mcp.json", "vs", "command, args", ".cursor/mcp.json"))
+	if !slices.Equal(cfg.Warnings, wantWarns) {
+		t.Errorf("warnings:\n got: %q\nwant: %q", cfg.Warnings, wantWarns)
+	}
+	if len(base.Servers) != 5 || base.Servers["shared"].Command != "own-shared" || len(base.Servers["shared"].PolicyNotes) != 0 {
 		t.Errorf("WithProject changed the base config: %v", sourcesOf(base))
 	}
 
@@ -228,6 +240,7 @@ func TestWithProjectUntrusted(t *testing.T) {
 		"local":    "HOME/.claude.json", // the user's own file: trusted
 		"claude-a": "HOME/.claude.json",
 		"vs":       "HOME/.cursor/mcp.json", // the project's .vscode file cannot shadow it
+		"vsproj":   "PROJ/.vscode/mcp.json",
 		"cursor-a": "HOME/.cursor/mcp.json",
 	}
 	if !maps.Equal(got, want) {
@@ -245,7 +258,7 @@ func TestWithProjectUntrusted(t *testing.T) {
 	if u := cfg.Servers["web"].URL; u != "https://example.com/mcp?k=${SECRET}" {
 		t.Errorf("untrusted web url %q: the environment must not be read for it", u)
 	}
-	wantWarn := f.proj + ": not trusted, so its 3 project server(s) are listed but not started; to allow them: mcpgw trust " + f.proj
+	wantWarn := f.proj + ": not trusted, so its 4 project server(s) are listed but not started; to allow them: mcpgw trust " + f.proj
 	if n := len(cfg.Warnings); n == 0 || cfg.Warnings[n-1] != wantWarn {
 		t.Errorf("warnings %q, want last %q", cfg.Warnings, wantWarn)
 	}
@@ -273,6 +286,7 @@ func TestWithProjectErrors(t *testing.T) {
 	wantWarns := []string{
 		filepath.Join(f.proj, ".pi/mcp.json") + ": mcpServers.b: needs command or url; server skipped",
 		mcpJSON + ":2:1: unexpected end of file; ignored",
+		f.proj + ": not trusted, so its 1 project server(s) are listed but not started; to allow them: mcpgw trust " + f.proj, // vsproj
 	}
 	if !slices.Equal(cfg.Warnings, wantWarns) {
 		t.Errorf("untrusted warnings:\n got: %q\nwant: %q", cfg.Warnings, wantWarns)

@@ -180,6 +180,10 @@ type Server struct {
 	ApproveTools Approval
 	AutoApprove  []string
 	InheritEnv   *bool
+	// IncludeAlso are includeTools lists of trusted project entries that
+	// narrow this server (see WithProject): a tool is shown only if it
+	// matches IncludeTools (when set) and every one of these.
+	IncludeAlso [][]string
 	// PolicyNotes say where restrictions written in another tool's terms
 	// came from, e.g. `toolExposure "delete_*": "hidden" → excludeTools`
 	// (for mcpgw check).

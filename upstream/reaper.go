@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // The reaper ends upstream process groups when mcpgw dies without closing
@@ -182,7 +184,10 @@ func (r *reaper) startLocked() error {
 		return err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), reaperEnv+"=1")
+	// Without mcpgw's own variables, the daemon's token first: the reaper
+	// is dumpable like any process the daemon starts, so any process of
+	// the user could read them in /proc/PID/environ.
+	cmd.Env = append(registry.WithoutOwnVars(os.Environ()), reaperEnv+"=1")
 	cmd.Stdin = pr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()

@@ -67,7 +67,8 @@ func (p *Pool) resolveSecrets(ctx context.Context, srv *registry.Server) (*regis
 		if out.BearerToken, err = resolve("bearerToken", srv.BearerToken); err != nil {
 			return nil, err
 		}
-	} else if srv.BearerTokenEnv != "" {
+	} else if srv.BearerTokenEnv != "" && !registry.IsOwnVar(srv.BearerTokenEnv) {
+		// Never mcpgw's own variables: the daemon's token is not an upstream's.
 		out.BearerToken, _ = p.getenv(srv.BearerTokenEnv)
 	}
 	return &out, nil
@@ -122,6 +123,7 @@ func runSecretCommand(ctx context.Context, line, dir string) (string, error) {
 			cmd.Dir = dir
 		}
 	}
+	cmd.Env = registry.WithoutOwnVars(os.Environ()) // the daemon's token is not the command's
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

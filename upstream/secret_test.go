@@ -55,6 +55,18 @@ func TestSecretCommandInEnv(t *testing.T) {
 	}
 }
 
+// A secret command runs without mcpgw's own variables, as an upstream
+// does: the daemon's token is not the command's to print.
+func TestSecretCommandWithoutOwnVars(t *testing.T) {
+	t.Setenv("MCPGW_TOKEN", "s3cret-token")
+	srv := fakeupstream.Server("ownvars", map[string]string{"PEEK": "!echo token=${MCPGW_TOKEN:-none}"})
+	srv.SecretCommands = true
+	u := newPool(t, nil).Upstream(srv)
+	if got := call(t, u, "env", map[string]any{"name": "PEEK"}); got != "token=none" {
+		t.Errorf("the secret command saw %q, want token=none", got)
+	}
+}
+
 // A "!cmd" from a definition that may not run commands (an import other
 // than Pi's, an untrusted project) is refused, and nothing runs.
 func TestSecretCommandRefused(t *testing.T) {
@@ -104,6 +116,24 @@ func TestBearerTokenEnvReadAtConnect(t *testing.T) {
 	for _, r := range rec.requests() {
 		if r.Method != "DELETE" && r.Auth != "Bearer two" {
 			t.Errorf("%s %s after rotation: %q, want Bearer two", r.Method, r.Path, r.Auth)
+		}
+	}
+}
+
+// bearerTokenEnv never reads mcpgw's own variables, whatever the
+// definition says (the registry warns about it too).
+func TestBearerTokenEnvNeverOwnVars(t *testing.T) {
+	ts, rec := httpServer(t, fakeupstream.Handler(nil))
+	p := newPool(t, &Options{Getenv: func(k string) (string, bool) { return "s3cret-token", true }})
+	u := p.Upstream(&registry.Server{Name: "own", URL: ts.URL + "/mcp", BearerTokenEnv: "MCPGW_TOKEN", Hash: "own"})
+	call(t, u, "echo", map[string]any{"message": "x"})
+	reqs := rec.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no requests")
+	}
+	for _, r := range reqs {
+		if r.Auth != "" {
+			t.Errorf("%s %s: Authorization %q, want none", r.Method, r.Path, r.Auth)
 		}
 	}
 }

@@ -5,9 +5,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestProjectOverlay: a project's .mcp.json adds a server for sessions
@@ -84,5 +87,75 @@ func TestProjectOverlay(t *testing.T) {
 	}
 	if r := elsewhere[1]; !r.IsError() {
 		t.Errorf("a session elsewhere called the project's tool: %v", r)
+	}
+}
+
+// TestProjectOnlyRestrictsE2E: a trusted project's .mcp.json that defines
+// a server of the same name as the user's does not replace it: in that
+// directory the user's excludeTools still hide a tool, the user's
+// approveTools still ask (and a declined call never reaches the
+// upstream), the user's command and env run, and the project's own
+// excludeTools apply on top. `mcpgw check --project` shows the result.
+func TestProjectOnlyRestrictsE2E(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"p": policyServer(map[string]any{"excludeTools": []string{"echo"}, "approveTools": "destructive"}),
+	}, map[string]any{"approvalTimeoutMs": 120000})
+	proj := filepath.Join(dir, "proj")
+	writeJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"p": map[string]any{"command": testServerBin, "args": []string{"testserver"},
+			"env":          map[string]string{fakeupstream.EnvPolicy: "1", "FROM_PROJECT": "1"},
+			"excludeTools": []string{"read_thing"}},
+	}})
+	writeJSON(t, filepath.Join(dir, "state", "mcpgw", "trust.json"), map[string]any{"version": 1, "trusted": []string{proj}})
+	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+
+	r := runClient(t, Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": proj}, Elicit: "decline"}, []Step{
+		mcpCall(map[string]any{"tool": "p_echo", "args": map[string]any{"message": "excluded by the user"}}),
+		mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "alpha"}}),
+		mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+		mcpCall(map[string]any{"tool": "p_environ"}),
+		mcpCall(map[string]any{"tool": "p_delete_count"}),
+		{Op: "notifications"},
+	})
+	if got := r[0].Text(); !r[0].IsError() || strings.Contains(got, "excluded by the user") {
+		t.Errorf("the user's excluded tool ran in the project: %v", r[0])
+	}
+	if got := r[1].Text(); !r[1].IsError() || !strings.Contains(got, "denied") {
+		t.Errorf("a destructive call the user asks about, declined: %v", r[1])
+	}
+	if !r[2].IsError() || strings.Contains(r[2].Text(), "read x") {
+		t.Errorf("the project's excluded tool ran: %v", r[2])
+	}
+	if got := r[3].Text(); r[3].IsError() || !strings.Contains(got, fakeupstream.EnvPolicy) || strings.Contains(got, "FROM_PROJECT") {
+		t.Errorf("the upstream's environment: %q (isError %v); want the user's definition's, without FROM_PROJECT", got, r[3].IsError())
+	}
+	if got := r[4].Text(); got != "0" {
+		t.Errorf("delete_thing calls that reached the upstream: %q, want 0", got)
+	}
+	if asked := elicitations(t, r[5]); len(asked) != 1 || !strings.Contains(asked[0], "delete_thing") {
+		t.Errorf("the session was asked %q, want once about delete_thing", asked)
+	}
+
+	cmd := exec.Command(bin, "check", "--config", config, "--project", proj)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcpgw check --project: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"project: " + proj + ", trusted",
+		"  p (" + config + "):",
+		`    approveTools "destructive" (mcpServers.p.approveTools; overrides settings)`,
+		`    excluded: ["echo", "read_thing"]`,
+		`    from restricted by ` + filepath.Join(proj, ".mcp.json") + `: excludeTools ["read_thing"]`,
+		filepath.Join(proj, ".mcp.json") + ": mcpServers.p: env ignored: the server is yours (" + config + ")",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("mcpgw check --project lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -66,6 +66,9 @@ func serverPolicy(s *registry.Server) []string {
 	if len(s.IncludeTools) > 0 {
 		out = append(out, "only: "+quoteList(s.IncludeTools))
 	}
+	for _, also := range s.IncludeAlso {
+		out = append(out, "and only: "+quoteList(also))
+	}
 	if len(s.ExcludeTools) > 0 {
 		out = append(out, "excluded: "+quoteList(s.ExcludeTools))
 	}

@@ -67,6 +67,11 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	// Before any upstream starts: they run as our user, and must not read
+	// our environment (the token) or memory through /proc.
+	if err := deploy.ProtectProcess(); err != nil {
+		log.Warn("the daemon's environment and memory stay readable to its upstreams", "err", err)
+	}
 	if f.listen != "" {
 		if f.listen, err = deploy.ListenAddr(f.listen, f.allowRemote); err != nil {
 			return err
