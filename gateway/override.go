@@ -19,7 +19,7 @@ import (
 // and takes its tools from every session; enabling restores what the
 // config says.
 func (s *Server) SetEnabled(name string, on bool) error {
-	if _, ok := s.base.Load().Servers[name]; !ok {
+	if base := s.base.Load(); base.Servers[name] == nil || base.Settings.Hidden(base.Servers[name]) {
 		return fmt.Errorf("no server %q", name)
 	}
 	s.overrideMu.Lock()

@@ -141,7 +141,7 @@ func (s *Server) rootsFor(ctx context.Context, srv *registry.Server) []*mcp.Root
 		wg   sync.WaitGroup
 	)
 	for _, ss := range sessions {
-		if !usesServer(ss.View().Config, srv.Hash) {
+		if !usesServer(ss.View(), srv.Hash) {
 			continue
 		}
 		wg.Add(1)
@@ -171,10 +171,11 @@ func (s *Server) rootsFor(ctx context.Context, srv *registry.Server) []*mcp.Root
 	return out
 }
 
-// usesServer reports whether cfg has a server of identity hash.
-func usesServer(cfg *registry.Config, hash string) bool {
-	for _, srv := range cfg.Servers {
-		if srv.Hash == hash {
+// usesServer reports whether v offers a server of identity hash (a
+// hidden one it does not).
+func usesServer(v *registry.View, hash string) bool {
+	for _, sv := range v.Servers {
+		if sv.Server.Hash == hash {
 			return true
 		}
 	}

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // Prompts, resources and resource templates of every server are offered in
@@ -95,34 +97,43 @@ func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 	return nil
 }
 
-// upstreamFor returns the server called name in v, refusing one that may
-// not run (untrusted, disabled) with the reason a person needs.
-func (ss *session) upstreamFor(v *registry.View, name string) (*registry.Server, error) {
-	return dispatch.UsableServer(v, name)
-}
+// Every request below reaches its upstream through the dispatcher
+// (dispatch.Forward): audited, whoever made it, and a resource read or a
+// prompt get asked about where approveTools covers it, as the mcp tool's
+// read of the same resource is.
 
 func (ss *session) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		v := ss.View()
-		p, ok := v.Prompt(name)
-		if !ok {
-			return nil, fmt.Errorf("unknown prompt %q", name)
-		}
-		srv, err := ss.upstreamFor(v, p.Server)
-		if err != nil {
-			return nil, err
-		}
-		return ss.gw.upstreamFor(ss, srv).GetPrompt(ctx, p.Original, req.Params.Arguments)
+		return ss.promptGet(ctx, ss.View(), name, req.Params.Arguments)
 	}
+}
+
+// promptGet gets prompt name of v with args, through the dispatcher.
+func (ss *session) promptGet(ctx context.Context, v *registry.View, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	raw, _ := json.Marshal(args)
+	p, ok := v.Prompt(name)
+	if !ok {
+		ss.gw.calls.Refused(ss, dispatch.MethodGetPrompt, name, raw, "unknown")
+		return nil, fmt.Errorf("unknown prompt %q", name)
+	}
+	var res *mcp.GetPromptResult
+	err := ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodGetPrompt,
+		Server: p.Server, Name: p.Original, Args: raw, Gate: v.PromptTool(p)},
+		func(ctx context.Context, u *upstream.Upstream) (err error) {
+			res, err = u.GetPrompt(ctx, p.Original, args)
+			return err
+		})
+	return res, err
 }
 
 func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
+		ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	return ss.read(ctx, v, r.Server, r.Original, r.URI)
+	return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, r.Def.Name, true)
 }
 
 func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
@@ -130,19 +141,29 @@ func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
 		v := ss.View()
 		t, uri, ok := v.TemplateFor(tmpl, req.Params.URI)
 		if !ok {
+			ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		return ss.read(ctx, v, t.Server, uri, req.Params.URI)
+		return ss.read(ctx, v, t.Server, uri, req.Params.URI, t.Original, t.Def.Name, true)
 	}
 }
 
-// read reads uri on server and reports its contents under gwURI.
-func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwURI string) (*mcp.ReadResourceResult, error) {
-	srv, err := ss.upstreamFor(v, server)
-	if err != nil {
-		return nil, err
+// read reads uri on server and reports its contents under gwURI. listed
+// is what the server lists (the resource's URI or the template), name
+// the resource's or template's name; gate says whether the read passes
+// the approval gate (an app's UI resource, which its host reads to show
+// a tool's result, does not).
+func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwURI, listed, name string, gate bool) (*mcp.ReadResourceResult, error) {
+	args, _ := json.Marshal(map[string]string{"uri": uri})
+	r := &dispatch.Request{Caller: ss, Method: dispatch.MethodReadResource, Server: server, Name: listed, Args: args}
+	if gate {
+		r.Gate = v.ResourceTool(server, name, uri)
 	}
-	res, err := ss.gw.upstreamFor(ss, srv).ReadResource(ctx, uri)
+	var res *mcp.ReadResourceResult
+	err := ss.gw.calls.Forward(ctx, r, func(ctx context.Context, u *upstream.Upstream) (err error) {
+		res, err = u.ReadResource(ctx, uri)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -168,10 +189,12 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	r := *ref
 	params.Ref = &r
 	var server string
+	arg, _ := json.Marshal(params.Argument)
 	switch ref.Type {
 	case "ref/prompt":
 		p, ok := v.Prompt(ref.Name)
 		if !ok {
+			ss.gw.calls.Refused(ss, dispatch.MethodComplete, ref.Name, arg, "unknown")
 			return nil, fmt.Errorf("unknown prompt %q", ref.Name)
 		}
 		server, r.Name = p.Server, p.Original
@@ -189,14 +212,21 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 			}
 		}
 		if !found {
+			ss.gw.calls.Refused(ss, dispatch.MethodComplete, ref.URI, arg, "unknown")
 			return nil, mcp.ResourceNotFoundError(ref.URI)
 		}
 	default:
 		return nil, fmt.Errorf("unknown reference type %q", ref.Type)
 	}
-	srv, err := ss.upstreamFor(v, server)
-	if err != nil {
-		return nil, err
+	name := r.Name
+	if ref.Type == "ref/resource" {
+		name = r.URI
 	}
-	return ss.gw.upstreamFor(ss, srv).Complete(ctx, &params)
+	var res *mcp.CompleteResult
+	err := ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodComplete, Server: server, Name: name, Args: arg},
+		func(ctx context.Context, u *upstream.Upstream) (err error) {
+			res, err = u.Complete(ctx, &params)
+			return err
+		})
+	return res, err
 }

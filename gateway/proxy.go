@@ -139,7 +139,7 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 			}
 		}
 	}
-	res, err := ss.getPrompt(p.Name)(ctx, &mcp.GetPromptRequest{Params: &mcp.GetPromptParams{Name: p.Name, Arguments: args}})
+	res, err := ss.promptGet(ctx, v, p.Name, args)
 	if err != nil {
 		return surface.Errorf("Getting prompt %s: %v", name, err)
 	}

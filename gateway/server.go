@@ -229,7 +229,9 @@ func (s *Server) reconcile() {
 		for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 			srv := cfg.Servers[name]
 			keep[srv.Hash] = true
-			if srv.Enabled && !srv.Untrusted && !seen[srv] {
+			// A hidden server is never started: nothing may reach it, and
+			// nothing it says (logs, requests) may reach a session.
+			if srv.Enabled && !srv.Untrusted && !seen[srv] && !cfg.Settings.Hidden(srv) {
 				seen[srv] = true
 				servers = append(servers, srv)
 			}

@@ -455,6 +455,7 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if ss.hasTool(name) {
 			return next(ctx, method, req)
 		}
+		ss.gw.calls.Refused(ss, method, name, ctr.Params.Arguments, "unknown_tool")
 		var msg string
 		switch t, found := v.Lookup(name); {
 		case found && ss.mode == ModeToolSearch:
@@ -498,7 +499,7 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
 				v := ss.View()
 				if r, ok := v.Resource(rr.Params.URI); ok && r.Unlisted {
-					return ss.read(ctx, v, r.Server, r.Original, r.URI)
+					return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, "", false)
 				}
 			}
 		}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // Resource subscriptions: a session subscribes to a resource under the URI
@@ -22,12 +24,19 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
+		ss.gw.calls.Refused(ss, dispatch.MethodSubscribe, req.Params.URI, nil, "unknown")
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	srv, err := ss.upstreamFor(v, r.Server)
-	if err != nil {
-		return err
-	}
+	return ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodSubscribe, Server: r.Server, Name: r.Original},
+		func(ctx context.Context, _ *upstream.Upstream) error {
+			sv, _ := v.Server(r.Server) // Forward found it usable
+			return ss.subscribeUpstream(ctx, sv.Server, r)
+		})
+}
+
+// subscribeUpstream adds the session to r's subscribers, subscribing the
+// upstream (shared by every session: one subscription) if it is the first.
+func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, r *registry.Resource) error {
 	gw := ss.gw
 	key := subKey{srv.Hash, r.Original}
 	gw.subMu.Lock()

@@ -91,9 +91,15 @@ func (sv *ServerView) Known() bool {
 
 // View is an immutable snapshot of the catalogue: the configuration plus
 // every known tool under its gateway name. Safe for concurrent use.
+//
+// A hidden server (see Settings.Hidden) is not in a View at all: not in
+// Servers, not found by Server, and none of its tools, prompts, resources
+// or templates are offered. Everything that answers a client, a model or
+// a person reads the View, so a hidden server is gone from every method
+// and every text; only Config still names it.
 type View struct {
 	Config  *Config
-	Servers []*ServerView // sorted by server name, disabled ones included
+	Servers []*ServerView // sorted by server name, disabled ones included, hidden ones not
 	Tools   []*Tool       // tools of enabled servers, ordered by server then name
 	// Prompts, Resources and Templates of enabled servers, in server order.
 	Prompts   []*Prompt
@@ -315,6 +321,7 @@ func buildView(cfg *Config, listings map[string]*Listing) *View {
 
 	var reqs []NameRequest
 	var pending []*Tool
+	names = slices.DeleteFunc(names, func(name string) bool { return cfg.Settings.Hidden(cfg.Servers[name]) })
 	for _, name := range names {
 		srv := cfg.Servers[name]
 		sv := &ServerView{Server: srv, Listing: listings[srv.Hash]}
@@ -407,6 +414,30 @@ func (s *Settings) excluded(srv *Server, prefix, name string) bool {
 	}
 	return matchAny(s.ExcludeTools, []string{ToolName(prefix, srv.Name, name), srv.Name + "/" + name})
 }
+
+// Hidden reports whether srv is hidden whole: its own excludeTools, or
+// settings', leave out every tool it could offer — `*`, as Pi's
+// "exposure": "hidden" is imported, or `SERVER/*`, `PREFIX_*`. Such a
+// server is offered nothing through: no tools, and none of its prompts,
+// resources, templates, instructions or log messages either (see View).
+// A narrower excludeTools hides the tools it names and nothing else.
+func (s *Settings) Hidden(srv *Server) bool {
+	if srv == nil || (len(srv.ExcludeTools) == 0 && len(s.ExcludeTools) == 0) {
+		return false
+	}
+	prefix := s.PrefixOf(srv)
+	for _, probe := range hiddenProbes {
+		cands := []string{probe, ToolName(prefix, srv.Name, probe), srv.Name + "/" + probe}
+		if !matchAny(srv.ExcludeTools, cands) && !s.excluded(srv, prefix, probe) {
+			return false
+		}
+	}
+	return true
+}
+
+// hiddenProbes are tool names unlike each other: an exclusion that leaves
+// out all of them leaves out any name.
+var hiddenProbes = []string{"a", "Z9", "q_x-y.z", "zz_read_zz"}
 
 func matchAny(patterns, cands []string) bool {
 	for _, p := range patterns {

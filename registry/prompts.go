@@ -134,3 +134,35 @@ func (v *View) TemplateFor(tmpl, uri string) (*Template, string, bool) {
 	}
 	return nil, "", false
 }
+
+// PromptTool is getting prompt p as the approval gate sees it: a tool of
+// the prompt's names, read-only (a prompt's messages change nothing), so
+// approveTools true, or a glob naming the prompt, asks about it and
+// "destructive" does not.
+func (v *View) PromptTool(p *Prompt) *Tool {
+	return &Tool{Name: p.Name, Server: p.Server, Original: p.Original, Def: &mcp.Tool{
+		Name: p.Original, Description: p.Def.Description, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}}
+}
+
+// ResourceTool is reading uri (a resource's or one of a template's) on
+// server as the approval gate sees it: the resource's read_ tool, the one
+// the mcp tool calls to read it, so one rule and one grant hold for both
+// ways to read it. name is the resource's or the template's name.
+func (v *View) ResourceTool(server, name, uri string) *Tool {
+	rname := ResourceToolName(name)
+	if sv, ok := v.byServer[server]; ok {
+		for _, t := range sv.Tools {
+			if t.Resource != nil && t.Resource.URI == uri {
+				return t
+			}
+		}
+	}
+	srv := v.Config.Servers[server]
+	prefix := ""
+	if srv != nil {
+		prefix = v.Config.Settings.PrefixOf(srv)
+	}
+	r := &mcp.Resource{Name: name, URI: uri}
+	return &Tool{Name: ToolName(prefix, server, rname), Server: server, Original: rname, Resource: r, Def: resourceTool(rname, r)}
+}

@@ -150,6 +150,9 @@ func auditLine(r audit.Record) string {
 	if r.Script != "" {
 		who += " script " + r.Script
 	}
+	if r.Method != "" {
+		what = r.Method + " " + what
+	}
 	dur := ""
 	if r.DurationMs > 0 {
 		dur = fmt.Sprintf("%.1fms", r.DurationMs)

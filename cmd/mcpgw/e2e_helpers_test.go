@@ -308,12 +308,16 @@ func (tg Target) args() ([]string, error) {
 // Step is one step of a client.mjs script; see client.mjs for the ops.
 type Step struct {
 	Op        string `json:"op"`
-	Name      string `json:"name,omitempty"`      // callTool
-	Arguments any    `json:"arguments,omitempty"` // callTool; map[string]any{} is sent as {}
+	Name      string `json:"name,omitempty"`      // callTool, getPrompt
+	Arguments any    `json:"arguments,omitempty"` // callTool, getPrompt; map[string]any{} is sent as {}
 	Progress  bool   `json:"progress,omitempty"`  // callTool: record progress notifications
 	Method    string `json:"method,omitempty"`    // waitNotification
 	TimeoutMs int    `json:"timeoutMs,omitempty"` // request or wait timeout
 	Ms        int    `json:"ms,omitempty"`        // sleep
+	URI       string `json:"uri,omitempty"`       // readResource, subscribe
+	Ref       any    `json:"ref,omitempty"`       // complete
+	Argument  any    `json:"argument,omitempty"`  // complete
+	Level     string `json:"level,omitempty"`     // setLoggingLevel
 }
 
 // StepResult is client.mjs's line for one step.

@@ -29,12 +29,22 @@ type Record struct {
 	Client  string    `json:"client,omitempty"`
 	Server  string    `json:"server"`
 	Tool    string    `json:"tool"`
+	// Method is the request, when it is not a tool call (tools/call):
+	// resources/read, prompts/get, completion/complete or
+	// resources/subscribe. Tool then names what it asked for as the
+	// server lists it — the prompt, the resource's URI, the template —
+	// and Args digests the rest (a prompt's arguments, the URI read
+	// through a template).
+	Method string `json:"method,omitempty"`
 	// Script is the ID of the code-mode script that made the call.
 	Script string `json:"script,omitempty"`
 	// Args is the keyed digest of the call's arguments (Log.Digest).
 	Args string `json:"args,omitempty"`
 	// Outcome of a call: ok, tool_error, error, timeout, canceled,
-	// denied, approval_required.
+	// denied, approval_required, or a refusal before any of those:
+	// unknown_tool (Tool is the name as the caller wrote it, Server
+	// empty), invalid_args, unknown (a prompt or resource no server
+	// offers the caller).
 	Outcome string `json:"outcome,omitempty"`
 	// Approval is the decision on a call that needed one: allowed
 	// (once), allowed_tool, allowed_server (for the session), denied,

@@ -15,6 +15,7 @@ import (
 func TestAppendRecordIsEncodingJSON(t *testing.T) {
 	for _, r := range []Record{
 		{Time: time.Date(2026, 11, 25, 10, 0, 0, 123456789, time.UTC), Event: EventCall, Server: "gh", Tool: "delete_repo"},
+		{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Server: "gh", Tool: "test://item/{id}", Method: "resources/read", Outcome: "ok"},
 		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Event: EventApproval, Session: "s1", Client: "pi <agent> & co", Script: "s-0a1b",
 			Server: "we\"ird\\", Tool: "t\n\x01\u2028é\xff", Args: "hmac-sha256:00", Outcome: "denied", Approval: "denied",
 			DecidedBy: "cli", Rule: `settings.approveTools = ["a"]`, DurationMs: 12.345},

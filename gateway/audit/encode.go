@@ -20,6 +20,7 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendString(b, r.Server)
 	b = append(b, `,"tool":`...)
 	b = appendString(b, r.Tool)
+	b = appendField(b, "method", r.Method)
 	b = appendField(b, "script", r.Script)
 	b = appendField(b, "args", r.Args)
 	b = appendField(b, "outcome", r.Outcome)

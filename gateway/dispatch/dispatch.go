@@ -148,23 +148,33 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		// Only the app of an MCP Apps host calls it, as a listed tool.
 		failed = surface.UnknownTool(v, name)
 	}
+	// A call refused here is audited too: what a model tried and was
+	// not allowed is as much the user's business as what it did.
+	auditing := d.auditing(v)
+	rec := audit.Record{Event: audit.EventCall, Tool: name, Script: c.Script}
+	rec.Session, rec.Client = c.Caller.Identity()
+	refuse := func(outcome string, args []byte) {
+		c.Outcome = outcome
+		if auditing {
+			rec.Outcome, rec.Args, rec.DurationMs = outcome, d.o.Audit.Digest(args), msSince(start)
+			d.auditWrite(v, rec)
+		}
+	}
 	if failed != nil {
-		c.Outcome = "unknown_tool"
+		refuse("unknown_tool", c.Args)
 		return failed, nil
 	}
+	rec.Server, rec.Tool = t.Server, t.Original
 	args, problem := surface.CheckArgs(t, c.Args)
 	if problem != "" {
-		c.Outcome = "invalid_args"
+		refuse("invalid_args", c.Args)
 		return surface.Errorf("%s\n\n%s", problem, surface.Params(t)), nil
 	}
 	srv, err := UsableServer(v, t.Server)
 	if err != nil {
-		c.Outcome = "error"
+		refuse("error", args)
 		return surface.Errorf("%v", err), nil
 	}
-	rec := audit.Record{Event: audit.EventCall, Server: srv.Name, Tool: t.Original, Script: c.Script}
-	rec.Session, rec.Client = c.Caller.Identity()
-	auditing := d.auditing(v)
 	if auditing {
 		rec.Args = d.o.Audit.Digest(args)
 	}

@@ -159,7 +159,7 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	d.o.Observer.Decided(srv.Name, rec.Approval)
 	if dec.by != bySession {
 		d.auditWrite(v, audit.Record{
-			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: t.Original,
+			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: rec.Tool, Method: rec.Method,
 			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: dec.by, Rule: rec.Rule,
 		})
 	}

@@ -51,6 +51,8 @@ const (
 	EnvPolicy = "MCPGW_TESTSERVER_POLICY"
 	// EnvApps sets Options.Apps to its value.
 	EnvApps = "MCPGW_TESTSERVER_APPS"
+	// EnvLogRequests, set to 1, sets Options.LogRequests.
+	EnvLogRequests = "MCPGW_TESTSERVER_LOG_REQUESTS"
 )
 
 // Options configures the test server. A nil *Options means defaults.
@@ -75,6 +77,10 @@ type Options struct {
 	// (visibility ["app"]); the UI is readable through the template
 	// ui://chart/{file}, not listed, and says Apps in its HTML.
 	Apps string
+	// LogRequests makes the server send a log message (info, its data
+	// "served METHOD") for each prompts/get, resources/read and
+	// completion/complete it answers, before the answer.
+	LogRequests bool
 	// Exit is called by the crash tool (nil = os.Exit). An in-process server
 	// shared by tests should set it, or never be sent crash.
 	Exit func(code int)
@@ -86,7 +92,8 @@ type Options struct {
 
 // OptionsFromEnv returns the Options the Env variables above set.
 func OptionsFromEnv() (*Options, error) {
-	opts := &Options{Instructions: os.Getenv(EnvInstructions), Policy: os.Getenv(EnvPolicy) == "1", Apps: os.Getenv(EnvApps)}
+	opts := &Options{Instructions: os.Getenv(EnvInstructions), Policy: os.Getenv(EnvPolicy) == "1", Apps: os.Getenv(EnvApps),
+		LogRequests: os.Getenv(EnvLogRequests) == "1"}
 	if v := os.Getenv(EnvPageSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -194,6 +201,17 @@ func NewServer(opts *Options) *mcp.Server {
 	}
 	if o.Apps != "" {
 		addApp(s, o.Apps)
+	}
+	if o.LogRequests {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && (method == "prompts/get" || method == "resources/read" || method == "completion/complete") {
+					//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
+					_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "served " + method})
+				}
+				return next(ctx, method, req)
+			}
+		})
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a messageArgs) (*mcp.CallToolResult, any, error) {

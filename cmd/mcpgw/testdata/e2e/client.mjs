@@ -25,6 +25,12 @@
 //   {"op":"ping"}
 //   {"op":"serverInfo"}           server version, capabilities, instructions
 //   {"op":"terminateSession"}     Streamable HTTP only: DELETE the session
+//   {"op":"listPrompts"} {"op":"listResources"} {"op":"listResourceTemplates"}
+//   {"op":"getPrompt","name":"p","arguments":{"k":"v"}}
+//   {"op":"readResource","uri":"test://x"}
+//   {"op":"subscribe","uri":"test://x"}
+//   {"op":"complete","ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"k","value":"v"}}
+//   {"op":"setLoggingLevel","level":"debug"}
 //
 // Output: one JSON line per step on stdout,
 //   {"step":N,"op":OP,"ok":true,"result":...}
@@ -201,6 +207,22 @@ async function runStep(client, transport, step) {
         await transport.terminateSession();
         return { sessionId };
       }
+    case "listPrompts":
+      return client.listPrompts(undefined, { timeout });
+    case "listResources":
+      return client.listResources(undefined, { timeout });
+    case "listResourceTemplates":
+      return client.listResourceTemplates(undefined, { timeout });
+    case "getPrompt":
+      return client.getPrompt({ name: step.name, arguments: step.arguments }, { timeout });
+    case "readResource":
+      return client.readResource({ uri: step.uri }, { timeout });
+    case "subscribe":
+      return client.subscribeResource({ uri: step.uri }, { timeout });
+    case "complete":
+      return client.complete({ ref: step.ref, argument: step.argument }, { timeout });
+    case "setLoggingLevel":
+      return client.setLoggingLevel(step.level, { timeout });
     default:
       throw new UsageError(`unknown op ${JSON.stringify(step.op)}`);
   }
