@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -102,8 +103,10 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintln(tw, auditLine(r))
 	}
-	// The rotated file first: it holds the older lines.
-	readAll(*file+".1", print)
+	// The rotated files first, oldest first: they hold the older lines.
+	for _, name := range slices.Backward(rotatedFiles(*file)) {
+		readAll(name, print)
+	}
 	offset, err := readAll(*file, print)
 	tw.Flush()
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -156,6 +159,19 @@ func auditLine(r audit.Record) string {
 	}
 	return fmt.Sprintf("%s\t%s/%s\t%s\t%s\tsession %s\t%s",
 		r.Time.Local().Format("2006-01-02 15:04:05"), r.Server, r.Tool, what, dur, who, r.Args)
+}
+
+// rotatedFiles are the rotated files of the audit log at path, newest
+// (path.1) first.
+func rotatedFiles(path string) []string {
+	var names []string
+	for i := 1; ; i++ {
+		name := audit.RotatedName(path, i)
+		if _, err := os.Stat(name); err != nil {
+			return names
+		}
+		names = append(names, name)
+	}
 }
 
 // readAll calls fn with each complete line of path; it returns the offset
