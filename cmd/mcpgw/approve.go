@@ -46,9 +46,10 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				who += " (" + p.Client + ")"
 			}
 			fmt.Fprintf(stdout, "%s  %s on %s  session %s  waiting %s, %s left  [%s]\n",
-				p.ID, p.Tool, p.Server, who, now.Sub(p.Since).Round(time.Second), time.Until(p.Deadline).Round(time.Second), p.Rule)
+				oneLine(p.ID), oneLine(p.Tool), oneLine(p.Server), oneLine(who),
+				now.Sub(p.Since).Round(time.Second), time.Until(p.Deadline).Round(time.Second), oneLine(p.Rule))
 			for _, line := range strings.Split(p.Args, "\n") {
-				fmt.Fprintf(stdout, "    %s\n", line)
+				fmt.Fprintf(stdout, "    %s\n", oneLine(line))
 			}
 		}
 		fmt.Fprintln(stdout, "\nmcpgw approve ID allows one; --deny ID denies it; --tool or --server allows it for the rest of its session.")
@@ -74,7 +75,7 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, msg)
+	fmt.Fprintln(stdout, lines(msg))
 	return nil
 }
 
@@ -98,7 +99,7 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return
 		}
 		if *asJSON {
-			fmt.Fprintf(tw, "%s\n", line)
+			fmt.Fprintf(tw, "%s\n", oneLine(string(line)))
 			return
 		}
 		fmt.Fprintln(tw, auditLine(r))
@@ -138,8 +139,12 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// auditLine is one record as `mcpgw audit` prints it.
+// auditLine is one record as `mcpgw audit` prints it, one line whatever
+// its fields hold.
 func auditLine(r audit.Record) string {
+	for _, f := range []*string{&r.Event, &r.Session, &r.Client, &r.Server, &r.Tool, &r.Script, &r.Args, &r.Outcome, &r.Approval, &r.DecidedBy, &r.Rule} {
+		*f = oneLine(*f)
+	}
 	who := r.Session
 	if r.Client != "" {
 		who += " (" + r.Client + ")"
