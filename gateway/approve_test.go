@@ -159,7 +159,7 @@ func TestUnguardedCallsAreNotAsked(t *testing.T) {
 func TestAuditSetting(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		dir := t.TempDir()
-		log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+		log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,7 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 	}
 	// The answer is the model's to read: cut (and saved whole) past the
 	// output limit like any result.
-	return content.Guard(surface.ScriptResult(res), surface.OutputLimit(v.Config.Settings.MaxOutputBytes), s.saver)
+	return content.Guard(surface.ScriptResult(res), surface.OutputLimit(v.Config.Settings.MaxOutputBytes), ss.saver)
 }
 
 // scriptHost is the gateway as one script sees it: the calling session's

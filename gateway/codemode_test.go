@@ -104,7 +104,7 @@ func TestScriptThroughTheMcpTool(t *testing.T) {
 // approval like any other call, and the audit log names the script.
 func TestScriptCallsPassTheGate(t *testing.T) {
 	dir := t.TempDir()
-	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	case a.Script != "":
 		return gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
 	case a.Read != "":
-		return gw.readResult(ss.View(), a.Read, a.Offset, a.Limit), nil
+		return gw.readResult(ss, a.Read, a.Offset, a.Limit), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
 		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil

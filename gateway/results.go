@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/content"
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
@@ -16,8 +19,68 @@ import (
 // Results too big for the model are saved whole (gateway/spill) rather
 // than thrown away: the cut answer says where, and mcp({read}) reads on.
 
-// saveResult is the content.Saver of results: nil when they are not kept.
-// The age and size limits are the daemon's settings as they are now.
+// A saved result is read through mcp({read}) only by the session it was
+// given to (its ID is in a cut result's text, which the model, a script
+// or a log may pass on; the file is the user's to read, by its path, as
+// `mcpgw call` users do). Which results a session was given is kept in
+// memory: after a daemon restart, a resumed session reads its earlier
+// results by their paths.
+
+// maxOwnedResults bounds the saved results a session remembers being
+// given; past it, the oldest are forgotten (mcp({read}) of them says
+// they are gone, as for a removed file).
+const maxOwnedResults = 1024
+
+// ownedResults are the IDs of the saved results given to one session.
+type ownedResults struct {
+	mu    sync.Mutex
+	ids   map[string]bool
+	order []string // oldest first
+}
+
+func (o *ownedResults) add(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ids == nil {
+		o.ids = make(map[string]bool)
+	}
+	if o.ids[id] {
+		return
+	}
+	if len(o.order) == maxOwnedResults {
+		delete(o.ids, o.order[0])
+		o.order = append(o.order[:0], o.order[1:]...)
+	}
+	o.ids[id] = true
+	o.order = append(o.order, id)
+}
+
+func (o *ownedResults) has(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ids[id]
+}
+
+// saverFor is the dispatcher's SaverFor: the calling session's saver.
+func saverFor(c dispatch.Caller) content.Saver {
+	if ss, ok := c.(*session); ok {
+		return ss.saver
+	}
+	return nil
+}
+
+// saveResult is the session's content.Saver: the result is saved, and
+// the session may read it.
+func (ss *session) saveResult(data []byte, mimeType string) (string, string, error) {
+	id, path, err := ss.gw.saveResult(data, mimeType)
+	if err == nil {
+		ss.results.add(id)
+	}
+	return id, path, err
+}
+
+// saveResult saves a result too big to show. The age and size limits are
+// the daemon's settings as they are now.
 func (s *Server) saveResult(data []byte, mimeType string) (string, string, error) {
 	st := s.catalog.View().Config.Settings
 	s.results.SetLimits(st.SavedResultsMaxAge, st.SavedResultsMaxBytes)
@@ -29,12 +92,18 @@ func (s *Server) saveResult(data []byte, mimeType string) (string, string, error
 	return saved.ID, saved.Path, nil
 }
 
-// readResult is mcp({read: id, offset, limit}): a range of a saved
-// result, at most the output limit, saying where the next one starts.
-func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp.CallToolResult {
+// readResult is mcp({read: id, offset, limit}) in the session ss: a
+// range of a saved result ss was given, at most the output limit, saying
+// where the next one starts.
+func (s *Server) readResult(ss *session, id string, offset, limit int) *mcp.CallToolResult {
 	if s.results == nil {
 		return surface.Errorf("This daemon keeps no saved results.")
 	}
+	if !ss.results.has(id) {
+		// Another session's result reads as one that does not exist.
+		return notSaved(id)
+	}
+	v := ss.View()
 	if !strings.HasSuffix(id, ".txt") && !strings.HasSuffix(id, ".json") {
 		if strings.HasPrefix(id, "r-") && !strings.Contains(id, "/") {
 			return surface.Errorf("%s is binary data: read the file %s/%s with a tool that handles its type.", id, s.results.Dir(), id)
@@ -50,7 +119,7 @@ func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp
 	data, size, err := s.results.Read(id, int64(offset), int64(limit))
 	switch {
 	case errors.Is(err, spill.ErrNotFound):
-		return surface.Errorf("No saved result %q: saved results are kept for a while (settings.savedResultsMaxAge), then removed.", id)
+		return notSaved(id)
 	case err != nil:
 		return surface.Errorf("Reading %s: %v", id, err)
 	}
@@ -68,4 +137,9 @@ func (s *Server) readResult(v *registry.View, id string, offset, limit int) *mcp
 		head += fmt.Sprintf("; read on with mcp({read: %q, offset: %d})", id, next)
 	}
 	return surface.Text(head + "]\n" + string(data))
+}
+
+// notSaved is the answer about a saved result the session cannot read.
+func notSaved(id string) *mcp.CallToolResult {
+	return surface.Errorf("No saved result %q in this session: saved results are kept for a while (settings.savedResultsMaxAge), then removed; a session reads only those it was given.", id)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
-	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/gateway/transport"
@@ -88,8 +87,7 @@ type Server struct {
 	metrics     *metrics
 	calls       *dispatch.Dispatcher // the one dispatcher; it keeps the calls waiting for the page or the CLI
 	scripts     recentScripts
-	results     *spill.Store  // nil: results are cut, not saved
-	saver       content.Saver // saveResult, made once; nil with results
+	results     *spill.Store // nil: results are cut, not saved
 	started     time.Time
 
 	serverLogs serverLogs // the daemon's recent lines about each server
@@ -160,10 +158,9 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	})
 	if s.opts.ResultsDir != "" {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
-		s.saver = s.saveResult
 	}
 	s.calls = dispatch.New(dispatch.Options{
-		Logger: s.log, Resolve: s.findTool, Observer: s, Audit: s.opts.Audit, Saver: s.saver,
+		Logger: s.log, Resolve: s.findTool, Observer: s, Audit: s.opts.Audit, SaverFor: saverFor,
 	})
 	s.transports = transport.New(s, transport.Options{
 		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,

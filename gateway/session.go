@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
@@ -57,6 +58,12 @@ type session struct {
 	// read (a piped session has a write deadline when it drains). Set
 	// before the session starts.
 	hangup func()
+
+	// saver saves the session's results too big to show (nil: the daemon
+	// keeps none); results are the ones it was given, all its mcp({read})
+	// reads.
+	saver   content.Saver
+	results ownedResults
 
 	// overlay is the session's project configuration (nil: the daemon's).
 	overlay atomic.Pointer[registry.Config]
@@ -111,6 +118,9 @@ func (s *Server) newSession(opts SessionOptions) *session {
 		resources:  make(map[string]*registry.Resource),
 		templates:  make(map[string]*registry.Template),
 		listed:     make(chan struct{}),
+	}
+	if s.results != nil {
+		ss.saver = ss.saveResult
 	}
 	if opts.Resume {
 		if st := s.loadSessionState(opts.ID); st != nil {

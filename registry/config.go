@@ -303,6 +303,7 @@ var (
 		"discoveryTimeoutMs", "sessionIdleTimeout", "oauthCredentialStore",
 		"approveTools", "excludeTools", "approvalTimeoutMs", "inheritEnv", "audit",
 		"scripts", "scriptTimeoutMs", "savedResultsMaxAge", "savedResultsMaxBytes",
+		"auditMaxBytes", "auditFiles",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -443,6 +444,14 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 		case "audit":
 			if b, ok := p.boolean(m.value, f); ok {
 				s.Audit = &b
+			}
+		case "auditMaxBytes":
+			if n, ok := p.number(m.value, f, " of bytes"); ok {
+				s.AuditMaxBytes = int64(n)
+			}
+		case "auditFiles":
+			if n, ok := p.number(m.value, f, " of files"); ok {
+				s.AuditFiles = int(n)
 			}
 		case "scripts":
 			if b, ok := p.boolean(m.value, f); ok {

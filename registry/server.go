@@ -122,6 +122,11 @@ type Settings struct {
 	ApprovalTimeout time.Duration
 	InheritEnv      *bool
 	Audit           *bool
+	// The audit log rotates past AuditMaxBytes (auditMaxBytes) and keeps
+	// AuditFiles files in all (auditFiles); 0: 10 MiB, 10 files. Read at
+	// start.
+	AuditMaxBytes int64
+	AuditFiles    int
 	// Scripts turns code mode on or off: the mcp tool's script action and
 	// the mcp_script tool. nil (the default): on in proxy and toolsearch
 	// modes, off in direct mode, whose tool list is the upstreams' own.

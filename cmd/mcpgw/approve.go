@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,9 +46,10 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				who += " (" + p.Client + ")"
 			}
 			fmt.Fprintf(stdout, "%s  %s on %s  session %s  waiting %s, %s left  [%s]\n",
-				p.ID, p.Tool, p.Server, who, now.Sub(p.Since).Round(time.Second), time.Until(p.Deadline).Round(time.Second), p.Rule)
+				oneLine(p.ID), oneLine(p.Tool), oneLine(p.Server), oneLine(who),
+				now.Sub(p.Since).Round(time.Second), time.Until(p.Deadline).Round(time.Second), oneLine(p.Rule))
 			for _, line := range strings.Split(p.Args, "\n") {
-				fmt.Fprintf(stdout, "    %s\n", line)
+				fmt.Fprintf(stdout, "    %s\n", oneLine(line))
 			}
 		}
 		fmt.Fprintln(stdout, "\nmcpgw approve ID allows one; --deny ID denies it; --tool or --server allows it for the rest of its session.")
@@ -73,7 +75,7 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, msg)
+	fmt.Fprintln(stdout, lines(msg))
 	return nil
 }
 
@@ -97,13 +99,15 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return
 		}
 		if *asJSON {
-			fmt.Fprintf(tw, "%s\n", line)
+			fmt.Fprintf(tw, "%s\n", oneLine(string(line)))
 			return
 		}
 		fmt.Fprintln(tw, auditLine(r))
 	}
-	// The rotated file first: it holds the older lines.
-	readAll(*file+".1", print)
+	// The rotated files first, oldest first: they hold the older lines.
+	for _, name := range slices.Backward(rotatedFiles(*file)) {
+		readAll(name, print)
+	}
 	offset, err := readAll(*file, print)
 	tw.Flush()
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -135,8 +139,12 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// auditLine is one record as `mcpgw audit` prints it.
+// auditLine is one record as `mcpgw audit` prints it, one line whatever
+// its fields hold.
 func auditLine(r audit.Record) string {
+	for _, f := range []*string{&r.Event, &r.Session, &r.Client, &r.Server, &r.Tool, &r.Script, &r.Args, &r.Outcome, &r.Approval, &r.DecidedBy, &r.Rule} {
+		*f = oneLine(*f)
+	}
 	who := r.Session
 	if r.Client != "" {
 		who += " (" + r.Client + ")"
@@ -159,6 +167,19 @@ func auditLine(r audit.Record) string {
 	}
 	return fmt.Sprintf("%s\t%s/%s\t%s\t%s\tsession %s\t%s",
 		r.Time.Local().Format("2006-01-02 15:04:05"), r.Server, r.Tool, what, dur, who, r.Args)
+}
+
+// rotatedFiles are the rotated files of the audit log at path, newest
+// (path.1) first.
+func rotatedFiles(path string) []string {
+	var names []string
+	for i := 1; ; i++ {
+		name := audit.RotatedName(path, i)
+		if _, err := os.Stat(name); err != nil {
+			return names
+		}
+		names = append(names, name)
+	}
 }
 
 // readAll calls fn with each complete line of path; it returns the offset

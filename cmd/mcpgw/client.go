@@ -74,7 +74,7 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *asJSON {
-		_, err := stdout.Write(body)
+		_, err := io.WriteString(stdout, lines(string(body)))
 		return err
 	}
 	var r api.Report
@@ -96,7 +96,7 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, answer)
+	_, err = io.WriteString(stdout, lines(answer))
 	return err
 }
 
@@ -144,7 +144,7 @@ func proxyCmd(ctx context.Context, name string, args []string, stdin io.Reader, 
 	}
 	res, err := c.control().Proxy(ctx, callArgs, func(p api.PendingApproval) {
 		fmt.Fprintf(stderr, "mcpgw: %s on %s waits for your approval (%s) until %s:\n  mcpgw approve %s    (or --deny, or on the status page)\n",
-			p.Tool, p.Server, p.Rule, p.Deadline.Local().Format(time.TimeOnly), p.ID)
+			oneLine(p.Tool), oneLine(p.Server), oneLine(p.Rule), p.Deadline.Local().Format(time.TimeOnly), oneLine(p.ID))
 	})
 	if err != nil {
 		return err

@@ -99,12 +99,12 @@ func writeResult(w io.Writer, res *mcp.CallToolResult) {
 	for _, content := range res.Content {
 		switch ct := content.(type) {
 		case *mcp.TextContent:
-			fmt.Fprintln(w, ct.Text)
+			fmt.Fprintln(w, lines(ct.Text))
 		case *mcp.ImageContent:
-			fmt.Fprintf(w, "[image: %s, %d bytes]\n", ct.MIMEType, len(ct.Data))
+			fmt.Fprintf(w, "[image: %s, %d bytes]\n", oneLine(ct.MIMEType), len(ct.Data))
 		default:
 			data, _ := json.Marshal(ct)
-			fmt.Fprintln(w, string(data))
+			fmt.Fprintln(w, oneLine(string(data)))
 		}
 	}
 }
@@ -115,14 +115,14 @@ func writeResult(w io.Writer, res *mcp.CallToolResult) {
 func printLogs(ctx context.Context, c *control.Control, w io.Writer, server string, follow bool) error {
 	var last []string
 	for {
-		lines, err := c.Logs(ctx, server)
+		got, err := c.Logs(ctx, server)
 		if err != nil {
 			return err
 		}
-		for _, l := range newLines(last, lines) {
-			fmt.Fprintln(w, l)
+		for _, l := range newLines(last, got) {
+			fmt.Fprintln(w, oneLine(l))
 		}
-		last = lines
+		last = got
 		if !follow {
 			return nil
 		}

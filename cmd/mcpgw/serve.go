@@ -190,7 +190,8 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		sessionDir = "" // a private session has none
 	}
 	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
-	aud, err := audit.Open(deploy.AuditPath(), deploy.AuditKeyPath(), 0)
+	aud, err := audit.Open(deploy.AuditPath(), deploy.AuditKeyPath(),
+		&audit.Options{MaxBytes: w.cfg.Settings.AuditMaxBytes, Files: w.cfg.Settings.AuditFiles})
 	if err != nil {
 		log.Error("tool calls are not audited", "err", err)
 	} else {

@@ -32,7 +32,7 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 		if rl.OK {
 			fmt.Fprintf(w, " (reloaded %s ago)", api.Ago(now, rl.At))
 		} else {
-			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", api.Ago(now, rl.At), rl.Error)
+			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", api.Ago(now, rl.At), oneLine(rl.Error))
 		}
 	}
 	fmt.Fprintln(w)
@@ -72,8 +72,8 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 		if lastErr == "" {
 			lastErr = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, state, s.Tools, s.Calls, s.Errors,
-			clip(firstLine(lastErr), 50), tildePath(s.Source))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", oneLine(s.Name), oneLine(state), s.Tools, s.Calls, s.Errors,
+			oneLine(clip(firstLine(lastErr), 50)), oneLine(tildePath(s.Source)))
 	}
 	tw.Flush()
 	writeScripts(w, r, now)
@@ -106,9 +106,9 @@ func writeScripts(w io.Writer, r *api.Report, now time.Time) {
 		if failed > 0 {
 			line += fmt.Sprintf(", %d failed", failed)
 		}
-		fmt.Fprintf(w, "%s  %.0f ms  %s ago  session %s\n", line, sc.DurationMs, api.Ago(now, sc.Started), who)
+		fmt.Fprintf(w, "%s  %.0f ms  %s ago  session %s\n", oneLine(line), sc.DurationMs, api.Ago(now, sc.Started), oneLine(who))
 		if sc.Error != "" {
-			fmt.Fprintf(w, "      %s\n", clip(firstLine(sc.Error), 100))
+			fmt.Fprintf(w, "      %s\n", oneLine(clip(firstLine(sc.Error), 100)))
 		}
 	}
 }
@@ -120,7 +120,7 @@ func writeReportWarnings(w io.Writer, r *api.Report) {
 	}
 	fmt.Fprintf(w, "\nconfig warnings:\n")
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "  %s\n", warn)
+		fmt.Fprintf(w, "  %s\n", oneLine(warn))
 	}
 }
 

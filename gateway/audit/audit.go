@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -63,9 +64,24 @@ const (
 	EventApproval = "approval"
 )
 
-// DefaultMaxBytes is the size at which the log is rotated: the current
-// file becomes NAME.1 (replacing the one before) and a new file starts.
-const DefaultMaxBytes = 16 << 20
+// Rotation: when the log passes its size, NAME.1 becomes NAME.2 and so
+// on, the oldest past the number of files kept is removed, the current
+// file becomes NAME.1 and a new one starts. At about 250 bytes a record,
+// the defaults keep at least the last 377,000 (see the README).
+const (
+	DefaultMaxBytes = 10 << 20
+	DefaultFiles    = 10
+)
+
+// Options configure a Log; nil means the defaults.
+type Options struct {
+	// MaxBytes is the size of a file past which the log rotates;
+	// 0 means DefaultMaxBytes.
+	MaxBytes int64
+	// Files is how many files the log keeps in all, the current one
+	// included; 0 means DefaultFiles, 1 only the current one.
+	Files int
+}
 
 // Log appends records to a file. Its methods are safe for concurrent
 // use. A record is in the log's buffer when Write returns and reaches the
@@ -76,6 +92,7 @@ type Log struct {
 	path     string
 	key      []byte
 	maxBytes int64
+	files    int
 
 	mu       sync.Mutex
 	f        *os.File
@@ -96,10 +113,14 @@ const maxPending = 1 << 20
 
 // Open opens (creating, mode 0600) the log at path, with its digest key
 // in keyPath (created with 32 random bytes, mode 0600, if missing).
-// maxBytes <= 0 means DefaultMaxBytes. Close it to write what waits.
-func Open(path, keyPath string, maxBytes int64) (*Log, error) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+// Close it to write what waits.
+func Open(path, keyPath string, o *Options) (*Log, error) {
+	maxBytes, files := int64(DefaultMaxBytes), DefaultFiles
+	if o != nil && o.MaxBytes > 0 {
+		maxBytes = o.MaxBytes
+	}
+	if o != nil && o.Files > 0 {
+		files = o.Files
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the audit log's directory: %w", err)
@@ -108,7 +129,7 @@ func Open(path, keyPath string, maxBytes int64) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, key: key, maxBytes: maxBytes, done: make(chan struct{}), stopped: make(chan struct{})}
+	l := &Log{path: path, key: key, maxBytes: maxBytes, files: files, done: make(chan struct{}), stopped: make(chan struct{})}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -241,12 +262,15 @@ func (l *Log) Flush() error {
 	return err
 }
 
-// rotate moves the current file (f) to NAME.1 and starts a new one, which
-// will hold the pending bytes.
+// rotate shifts the rotated files by one (NAME.k to NAME.k+1, the last
+// replacing what was there), moves the current file (f) to NAME.1 and
+// starts a new one, which will hold the pending bytes.
 func (l *Log) rotate(f *os.File, pending int64) (*os.File, error) {
 	f.Close()
-	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("rotating the audit log: %w", err)
+	for i := l.files - 1; i >= 1; i-- {
+		if err := os.Rename(RotatedName(l.path, i-1), RotatedName(l.path, i)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("rotating the audit log: %w", err)
+		}
 	}
 	nf, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -257,6 +281,15 @@ func (l *Log) rotate(f *os.File, pending int64) (*os.File, error) {
 	l.size = pending + int64(len(l.buf))
 	l.mu.Unlock()
 	return nf, nil
+}
+
+// RotatedName is the name of the log at path's i-th rotated file, the
+// higher the older: path itself for 0, else path.i.
+func RotatedName(path string, i int) string {
+	if i == 0 {
+		return path
+	}
+	return path + "." + strconv.Itoa(i)
 }
 
 // Close writes what waits and closes the file; safe twice.

@@ -31,10 +31,10 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 	}
 }
 
-func open(t *testing.T, maxBytes int64) (*Log, string) {
+func open(t *testing.T, o *Options) (*Log, string) {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), maxBytes)
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func readRecords(t *testing.T, path string) []Record {
 // TestWriteUnderLoad: records written by many goroutines at once are all
 // in the file after Close, each line whole, none lost.
 func TestWriteUnderLoad(t *testing.T) {
-	l, dir := open(t, 0)
+	l, dir := open(t, nil)
 	const writers, each = 8, 500
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -101,7 +101,7 @@ func TestWriteUnderLoad(t *testing.T) {
 // TestFlushedWithoutClose: a record reaches the file within the flush
 // interval while the log stays open (mcpgw audit -f reads it).
 func TestFlushedWithoutClose(t *testing.T) {
-	l, dir := open(t, 0)
+	l, dir := open(t, nil)
 	if err := l.Write(Record{Event: EventCall, Server: "s", Tool: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestFlushedWithoutClose(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
-	l, dir := open(t, 4096)
+	l, dir := open(t, &Options{MaxBytes: 4096, Files: 2})
 	for i := range 200 {
 		if err := l.Write(Record{Event: EventCall, Server: "s", Tool: "t", DurationMs: float64(i + 1)}); err != nil {
 			t.Fatal(err)
@@ -142,8 +142,53 @@ func TestRotation(t *testing.T) {
 	}
 }
 
+// TestRotationKeepsFiles: the log keeps its last Files files, current
+// one included, each at most MaxBytes, oldest removed first; read from
+// the highest number down they hold the last records in order, none lost
+// between them.
+func TestRotationKeepsFiles(t *testing.T) {
+	const maxBytes, files, n = 1024, 4, 400
+	l, dir := open(t, &Options{MaxBytes: maxBytes, Files: files})
+	for i := range n {
+		if err := l.Write(Record{Event: EventCall, Server: "s", Tool: "t", DurationMs: float64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			l.Flush() // rotations between flushes too, not only at Close
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "audit.jsonl")
+	if _, err := os.Stat(RotatedName(path, files)); !os.IsNotExist(err) {
+		t.Errorf("%s exists (%v): the log keeps %d files", RotatedName(path, files), err, files)
+	}
+	var all []Record
+	for i := files - 1; i >= 0; i-- {
+		name := RotatedName(path, i)
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatalf("file %d of %d: %v", i, files, err)
+		}
+		if fi.Size() > maxBytes || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %d bytes, mode %v", name, fi.Size(), fi.Mode().Perm())
+		}
+		all = append(all, readRecords(t, name)...)
+	}
+	for i, r := range all {
+		if want := float64(n - len(all) + i + 1); r.DurationMs != want {
+			t.Fatalf("record %d of the kept %d is %v, want %v", i, len(all), r.DurationMs, want)
+		}
+	}
+	if least := (files - 1) * maxBytes / 120; len(all) < least {
+		t.Errorf("the log keeps %d records, want at least %d", len(all), least)
+	}
+	t.Logf("%d files of at most %d bytes keep the last %d records", files, maxBytes, len(all))
+}
+
 func TestDigest(t *testing.T) {
-	l, dir := open(t, 0)
+	l, dir := open(t, nil)
 	a, b := l.Digest([]byte(`{"path":"/secret"}`)), l.Digest([]byte(`{"path":"/other"}`))
 	if a == b || a != l.Digest([]byte(`{"path":"/secret"}`)) || !strings.HasPrefix(a, "hmac-sha256:") || strings.Contains(a, "secret") {
 		t.Errorf("digests %q, %q", a, b)
@@ -152,7 +197,7 @@ func TestDigest(t *testing.T) {
 		t.Error("no arguments and {} differ")
 	}
 	// The key is kept: a second Open digests alike.
-	l2, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+	l2, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

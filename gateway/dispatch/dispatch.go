@@ -108,9 +108,10 @@ type Options struct {
 	// Audit records each call and decision (settings.audit false turns
 	// it off); nil records nothing.
 	Audit *audit.Log
-	// Saver keeps the whole of results cut at maxOutputBytes; nil cuts
-	// without keeping.
-	Saver content.Saver
+	// SaverFor returns what keeps the whole of the caller's results cut
+	// at maxOutputBytes, for the caller alone to read; nil (or a nil
+	// Saver) cuts without keeping.
+	SaverFor func(Caller) content.Saver
 }
 
 // Dispatcher makes calls; it also keeps the calls waiting for an
@@ -231,7 +232,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
-	return surface.Shape(res, t, c.Protocol, exposed, limit, d.o.Saver), nil
+	var save content.Saver
+	if d.o.SaverFor != nil {
+		save = d.o.SaverFor(c.Caller)
+	}
+	return surface.Shape(res, t, c.Protocol, exposed, limit, save), nil
 }
 
 // auditing reports whether calls are recorded: a log, and settings.audit

@@ -90,7 +90,7 @@ func TestForwardGatesAndAudits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+			log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestForwardGatesAndAudits(t *testing.T) {
 // offers are on the audit log, digests only.
 func TestRefusalsAudited(t *testing.T) {
 	dir := t.TempDir()
-	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), 0)
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func (s *Store) Read(id string, offset, length int64) (data []byte, size int64, 
 	if !idPattern.MatchString(id) {
 		return nil, 0, ErrNotFound
 	}
-	f, err := os.Open(filepath.Join(s.dir, id))
+	f, err := openResult(filepath.Join(s.dir, id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, ErrNotFound
 	}

@@ -91,7 +91,10 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		h = ownerOnly(h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
+	// One check of Host and one of Origin, before the fast path and the
+	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
+	// check is off: it came after the fast path had answered).
+	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(loopbackHost(h)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -166,6 +169,8 @@ func (t *Transports) sdkHandler(o HTTPOptions) http.Handler {
 		// before the client opens it waits for it (see EarlyEvents).
 		JSONResponse: true,
 		EventStore:   t.events,
+		// Handler checks Host for every path to the session (loopbackHost).
+		DisableLocalhostProtection: true,
 	})
 }
 
