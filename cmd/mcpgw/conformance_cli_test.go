@@ -54,9 +54,9 @@ func TestConformanceAuthThroughCLI(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformance(t)
 	bin := buildMcpgw(t)
-	run := conformanceRun{wantPass: true, env: []string{envConformanceMcpgw + "=" + bin}}
+	run := conformanceRun{env: []string{envConformanceMcpgw + "=" + bin}}
 	runConformanceScenarios(t, run, conformanceAuthScenarios, func(sc string) []string {
-		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc}
+		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc, "--timeout", conformanceClientTimeout}
 	})
 }
 
