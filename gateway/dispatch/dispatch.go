@@ -168,7 +168,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	if auditing {
 		rec.Args = d.o.Audit.Digest(args)
 	}
-	if refused := d.gate(ctx, c, v, t, srv, &rec); refused != nil {
+	if refused := d.gate(ctx, c, v, t, srv, args, &rec); refused != nil {
 		c.Outcome = rec.Outcome
 		rec.DurationMs = msSince(start)
 		d.auditWrite(v, rec)
