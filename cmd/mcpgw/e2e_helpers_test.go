@@ -327,6 +327,9 @@ type Target struct {
 	// Elicit, if set, makes the client declare elicitation and answer
 	// every request so: "accept:DECISION", "decline" or "cancel".
 	Elicit string
+	// ElicitDefaults: the client fills in a form's defaults (the SDK's
+	// applyDefaults) for what its answer leaves out.
+	ElicitDefaults bool
 }
 
 func (tg Target) args() ([]string, error) {
@@ -344,6 +347,9 @@ func (tg Target) args() ([]string, error) {
 	args := []string{"--url", tg.URL}
 	if tg.Elicit != "" {
 		args = append(args, "--elicit", tg.Elicit)
+	}
+	if tg.ElicitDefaults {
+		args = append(args, "--elicit-defaults")
 	}
 	if tg.SSE {
 		args = append(args, "--sse")
@@ -363,6 +369,7 @@ type Step struct {
 	Method    string `json:"method,omitempty"`    // waitNotification
 	TimeoutMs int    `json:"timeoutMs,omitempty"` // request or wait timeout
 	Ms        int    `json:"ms,omitempty"`        // sleep
+	Steps     []Step `json:"steps,omitempty"`     // parallel
 }
 
 // StepResult is client.mjs's line for one step.
