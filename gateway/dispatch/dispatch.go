@@ -59,7 +59,8 @@ type Call struct {
 	Script string
 
 	// Outcome is set by Dispatch: ok, tool_error, error, timeout,
-	// canceled, denied, approval_required, unknown_tool, invalid_args.
+	// canceled, denied, approval_required, approval_limit, unknown_tool,
+	// invalid_args.
 	Outcome string
 }
 

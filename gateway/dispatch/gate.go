@@ -42,6 +42,7 @@ const (
 	byPage        = "page"
 	byCLI         = "cli"
 	byTimeout     = "timeout"
+	byLimit       = "limit" // refused: too many calls wait for approval
 )
 
 // pendingCall is a call waiting in approvals.
@@ -55,12 +56,16 @@ type pendingCall struct {
 type decision struct {
 	grant string // grantOnce, grantTool, grantServer or grantDeny
 	by    string
+	why   string // a refusal's reason (by byLimit)
 }
 
 func (d decision) allowed() bool { return d.grant != grantDeny && d.grant != "" }
 
 // auditWord is the decision as the audit log and the metric name it.
 func (d decision) auditWord() string {
+	if d.by == byLimit {
+		return "refused"
+	}
 	switch d.grant {
 	case grantOnce:
 		return "allowed"
@@ -81,13 +86,29 @@ type approvals struct {
 	pending map[string]*pendingCall
 }
 
-func (a *approvals) add(p *pendingCall) {
+// add lists p, unless its session already has perSession calls
+// waiting or all sessions total: then it says why not, naming the
+// setting.
+func (a *approvals) add(p *pendingCall, l registry.Limits) (refused string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	n := 0
+	for _, q := range a.pending {
+		if q.Session == p.Session {
+			n++
+		}
+	}
+	if n >= l.ApprovalsPerSession {
+		return fmt.Sprintf("too many calls of this session wait for approval (limit %d, settings.approvalsPerSession)", l.ApprovalsPerSession)
+	}
+	if len(a.pending) >= l.ApprovalsPerDaemon {
+		return fmt.Sprintf("too many calls wait for approval in mcpgw (limit %d, settings.approvalsPerDaemon)", l.ApprovalsPerDaemon)
+	}
 	if a.pending == nil {
 		a.pending = make(map[string]*pendingCall)
 	}
 	a.pending[p.ID] = p
+	return ""
 }
 
 func (a *approvals) remove(id string) {
@@ -184,6 +205,10 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	case ctx.Err() != nil:
 		rec.Outcome = "canceled"
 		return surface.Errorf("The call of %s was cancelled while it waited for approval.", t.Name)
+	case dec.by == byLimit:
+		rec.Outcome = "approval_limit"
+		return surface.Errorf("approval_limit: calling %s on server %s needs the user's approval (%s), and %s. "+
+			"Wait for those calls to be decided, then call again.", t.Original, srv.Name, rec.Rule, dec.why)
 	case dec.grant == "":
 		rec.Outcome = "approval_required"
 		return surface.Errorf("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
@@ -226,7 +251,9 @@ func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *regi
 	if !p.InSession {
 		p.Deadline = p.Since.Add(wait)
 	}
-	d.approvals.add(p)
+	if why := d.approvals.add(p, v.Config.Settings.Limits.Resolved()); why != "" {
+		return decision{by: byLimit, why: why}
+	}
 	defer d.approvals.remove(p.ID)
 	if p.InSession {
 		if dec, ok := d.askSession(ctx, c, p, approvalForm(srv.Name, t.Original, view, rec.Rule)); ok {
