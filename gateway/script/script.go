@@ -359,6 +359,11 @@ func (r *run) register(vm *quickjs.VM) error {
 // arguments are counted here, before a call holds them.
 func (r *run) call(id int, name, args string) string {
 	r.calls++
+	if r.ctx.Err() != nil {
+		// Past the deadline, or cancelled: the engine stops at its next
+		// check, and no call starts meanwhile.
+		return r.refuse(name, "the script ended")
+	}
 	if r.calls > r.lim.Calls {
 		return r.refuse(name, fmt.Sprintf("the script made more than %d tool calls", r.lim.Calls))
 	}
