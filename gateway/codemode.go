@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/script"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -50,7 +52,14 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 	if strings.TrimSpace(src) == "" {
 		return surface.Errorf("No script: give the body of an async function, e.g. const r = await tools.call(\"server_tool\", {...}); return r.data;")
 	}
-	lim := script.Limits{Timeout: v.Config.Settings.ScriptTimeout}
+	limits := v.Config.Settings.Limits.Resolved()
+	done, refused := s.running.start(ss, limits)
+	if refused != "" {
+		s.metrics.scripts.WithLabelValues("refused").Inc()
+		return surface.Errorf("%s", refused)
+	}
+	defer done()
+	lim := script.Limits{Timeout: v.Config.Settings.ScriptTimeout, ArgBytes: limits.ScriptArgsBytes, DataBytes: limits.ScriptResultsBytes}
 	if timeoutMs > 0 {
 		lim.Timeout = time.Duration(timeoutMs) * time.Millisecond
 	}
@@ -162,6 +171,41 @@ func (h *scriptHost) Describe(name string) (script.Tool, bool) {
 		return script.Tool{}, false
 	}
 	return surface.ScriptToolInfo(t, true), true
+}
+
+// runningScripts counts the scripts running, in all and per session,
+// so that a script past settings.scriptsPerSession or scriptsPerDaemon
+// is refused before it takes anything.
+type runningScripts struct {
+	mu        sync.Mutex
+	total     int
+	bySession map[*session]int
+}
+
+// start counts a script of ss, and returns the function that uncounts it
+// when it ends; or, past a limit, why it may not start.
+func (r *runningScripts) start(ss *session, l registry.Limits) (done func(), refused string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.bySession[ss] >= l.ScriptsPerSession:
+		return nil, fmt.Sprintf("Too many scripts running in this session (limit %d, settings.scriptsPerSession): wait for one to finish, then run this one again.", l.ScriptsPerSession)
+	case r.total >= l.ScriptsPerDaemon:
+		return nil, fmt.Sprintf("Too many scripts running in mcpgw (limit %d, settings.scriptsPerDaemon): wait for one to finish, then run this one again.", l.ScriptsPerDaemon)
+	}
+	if r.bySession == nil {
+		r.bySession = make(map[*session]int)
+	}
+	r.bySession[ss]++
+	r.total++
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.total--
+		if r.bySession[ss]--; r.bySession[ss] == 0 {
+			delete(r.bySession, ss)
+		}
+	}, ""
 }
 
 // recentScripts keeps the last scripts run, with their full traces, for

@@ -247,3 +247,36 @@ func TestScriptProgress(t *testing.T) {
 		t.Errorf("progress messages = %q", messages)
 	}
 }
+
+// A script past the per-session or the daemon's limit is refused, naming
+// the setting; one that ends frees its place.
+func TestRunningScriptsLimits(t *testing.T) {
+	var r runningScripts
+	a, b := &session{}, &session{}
+	l := registry.Limits{ScriptsPerSession: 2, ScriptsPerDaemon: 3}
+	var dones []func()
+	for _, ss := range []*session{a, a, b} {
+		done, refused := r.start(ss, l)
+		if refused != "" {
+			t.Fatalf("refused within the limits: %s", refused)
+		}
+		dones = append(dones, done)
+	}
+	if _, refused := r.start(a, l); !strings.Contains(refused, "Too many scripts running in this session (limit 2, settings.scriptsPerSession)") {
+		t.Errorf("a third script of a session: %q", refused)
+	}
+	if _, refused := r.start(b, l); !strings.Contains(refused, "Too many scripts running in mcpgw (limit 3, settings.scriptsPerDaemon)") {
+		t.Errorf("a fourth script in all: %q", refused)
+	}
+	dones[0]()
+	done, refused := r.start(a, l)
+	if refused != "" {
+		t.Errorf("a script after one ended: %q", refused)
+	}
+	done()
+	dones[1]()
+	dones[2]()
+	if r.total != 0 || len(r.bySession) != 0 {
+		t.Errorf("after every script ended: total %d, by session %v", r.total, r.bySession)
+	}
+}

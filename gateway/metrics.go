@@ -77,7 +77,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"server", "decision"}),
 		scripts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_scripts_total",
-			Help: "Code-mode scripts run, by outcome (ok, exception, syntax, timeout, memory, canceled, stalled, engine). Their tool calls count in mcpgw_tool_calls_total.",
+			Help: "Code-mode scripts run, by outcome (ok, exception, syntax, timeout, memory, canceled, stalled, engine; refused: past settings.scriptsPerSession or scriptsPerDaemon). Their tool calls count in mcpgw_tool_calls_total.",
 		}, []string{"outcome"}),
 		scriptTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "mcpgw_script_duration_seconds",

@@ -87,6 +87,7 @@ type Server struct {
 	metrics     *metrics
 	calls       *dispatch.Dispatcher // the one dispatcher; it keeps the calls waiting for the page or the CLI
 	scripts     recentScripts
+	running     runningScripts
 	results     *spill.Store // nil: results are cut, not saved
 	started     time.Time
 

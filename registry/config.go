@@ -304,6 +304,8 @@ var (
 		"approveTools", "excludeTools", "approvalTimeoutMs", "inheritEnv", "audit",
 		"scripts", "scriptTimeoutMs", "savedResultsMaxAge", "savedResultsMaxBytes",
 		"auditMaxBytes", "auditFiles",
+		"scriptsPerSession", "scriptsPerDaemon", "scriptArgsBytes", "scriptResultsBytes",
+		"approvalsPerSession", "approvalsPerDaemon",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -469,6 +471,18 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 			if d, ok := p.duration(m.value, f, time.Millisecond); ok {
 				s.ScriptTimeout = d
 			}
+		case "scriptsPerSession":
+			p.limit(m.value, f, "", &s.ScriptsPerSession)
+		case "scriptsPerDaemon":
+			p.limit(m.value, f, "", &s.ScriptsPerDaemon)
+		case "scriptArgsBytes":
+			p.limit(m.value, f, " of bytes", &s.ScriptArgsBytes)
+		case "scriptResultsBytes":
+			p.limit(m.value, f, " of bytes", &s.ScriptResultsBytes)
+		case "approvalsPerSession":
+			p.limit(m.value, f, "", &s.ApprovalsPerSession)
+		case "approvalsPerDaemon":
+			p.limit(m.value, f, "", &s.ApprovalsPerDaemon)
 		default:
 			p.unknownField(m, f, settingsFields, settingsFieldsForeign)
 		}

@@ -139,6 +139,50 @@ type Settings struct {
 	// first, past SavedResultsMaxBytes in all; 0: one day, 1 GiB.
 	SavedResultsMaxAge   time.Duration
 	SavedResultsMaxBytes int64
+	// Limits on what sessions make the daemon hold, each enforced before
+	// it is taken; 0 means the default (Default*, below).
+	Limits
+}
+
+// Limits bound what one session, and all of them, can make the daemon
+// hold: scripts running (scriptsPerSession, scriptsPerDaemon), the
+// arguments a script's calls in flight hold and the results it reads
+// (scriptArgsBytes, scriptResultsBytes), and calls waiting for approval
+// (approvalsPerSession, approvalsPerDaemon). Zero fields are the
+// defaults; Resolved fills them in.
+type Limits struct {
+	ScriptsPerSession   int
+	ScriptsPerDaemon    int
+	ScriptArgsBytes     int
+	ScriptResultsBytes  int
+	ApprovalsPerSession int
+	ApprovalsPerDaemon  int
+}
+
+// The limits' defaults.
+const (
+	DefaultScriptsPerSession   = 2
+	DefaultScriptsPerDaemon    = 8
+	DefaultScriptArgsBytes     = 16 << 20
+	DefaultScriptResultsBytes  = 16 << 20
+	DefaultApprovalsPerSession = 8
+	DefaultApprovalsPerDaemon  = 64
+)
+
+// Resolved returns l with every zero field at its default.
+func (l Limits) Resolved() Limits {
+	def := func(n *int, d int) {
+		if *n <= 0 {
+			*n = d
+		}
+	}
+	def(&l.ScriptsPerSession, DefaultScriptsPerSession)
+	def(&l.ScriptsPerDaemon, DefaultScriptsPerDaemon)
+	def(&l.ScriptArgsBytes, DefaultScriptArgsBytes)
+	def(&l.ScriptResultsBytes, DefaultScriptResultsBytes)
+	def(&l.ApprovalsPerSession, DefaultApprovalsPerSession)
+	def(&l.ApprovalsPerDaemon, DefaultApprovalsPerDaemon)
+	return l
 }
 
 // Server is one upstream MCP server definition after interpolation.

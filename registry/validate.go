@@ -224,6 +224,21 @@ func (c *configChecker) number(v *hujson.Value, field, what string) (f float64, 
 	return f, true
 }
 
+// limit reads a whole non-negative number into *n (0: the limit's
+// default); what names its unit in messages.
+func (c *configChecker) limit(v *hujson.Value, field, what string, n *int) {
+	f, ok := c.number(v, field, what)
+	if !ok {
+		return
+	}
+	if f != math.Trunc(f) || f > math.MaxInt32 {
+		lit := v.Value.(hujson.Literal)
+		c.fail(v, field, string(lit), fmt.Errorf("must be a whole number up to %d, got %s", math.MaxInt32, lit))
+		return
+	}
+	*n = int(f)
+}
+
 // duration reads a non-negative number of units (time.Minute or
 // time.Millisecond).
 func (c *configChecker) duration(v *hujson.Value, field string, unit time.Duration) (d time.Duration, ok bool) {

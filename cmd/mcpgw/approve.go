@@ -23,6 +23,7 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var c clientFlags
 	c.register(fs)
 	list := fs.Bool("list", false, "list the calls waiting for approval")
+	full := fs.Bool("full", false, "with --list: every argument whole (the list cuts long values as the approval form does)")
 	deny := fs.Bool("deny", false, "deny the call instead")
 	tool := fs.Bool("tool", false, "allow this tool for the rest of the calling session")
 	server := fs.Bool("server", false, "allow every tool of the server for the rest of the calling session")
@@ -45,10 +46,18 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if p.Client != "" {
 				who += " (" + p.Client + ")"
 			}
-			fmt.Fprintf(stdout, "%s  %s on %s  session %s  waiting %s, %s left  [%s]\n",
+			left := time.Until(p.Deadline).Round(time.Second).String() + " left"
+			if p.InSession {
+				left = "asked in its session"
+			}
+			fmt.Fprintf(stdout, "%s  %s on %s  session %s  waiting %s, %s  [%s]\n",
 				oneLine(p.ID), oneLine(p.Tool), oneLine(p.Server), oneLine(who),
-				now.Sub(p.Since).Round(time.Second), time.Until(p.Deadline).Round(time.Second), oneLine(p.Rule))
-			for _, line := range strings.Split(p.Args, "\n") {
+				now.Sub(p.Since).Round(time.Second), left, oneLine(p.Rule))
+			args := p.Args
+			if *full && p.Full != "" {
+				args = p.Full
+			}
+			for _, line := range strings.Split(args, "\n") {
 				fmt.Fprintf(stdout, "    %s\n", oneLine(line))
 			}
 		}

@@ -278,6 +278,9 @@ type Target struct {
 	// Elicit, if set, makes the client declare elicitation and answer
 	// every request so: "accept:DECISION", "decline" or "cancel".
 	Elicit string
+	// ElicitDefaults: the client fills in a form's defaults (the SDK's
+	// applyDefaults) for what its answer leaves out.
+	ElicitDefaults bool
 }
 
 func (tg Target) args() ([]string, error) {
@@ -295,6 +298,9 @@ func (tg Target) args() ([]string, error) {
 	args := []string{"--url", tg.URL}
 	if tg.Elicit != "" {
 		args = append(args, "--elicit", tg.Elicit)
+	}
+	if tg.ElicitDefaults {
+		args = append(args, "--elicit-defaults")
 	}
 	if tg.SSE {
 		args = append(args, "--sse")
@@ -318,6 +324,7 @@ type Step struct {
 	Ref       any    `json:"ref,omitempty"`       // complete
 	Argument  any    `json:"argument,omitempty"`  // complete
 	Level     string `json:"level,omitempty"`     // setLoggingLevel
+	Steps     []Step `json:"steps,omitempty"`     // parallel
 }
 
 // StepResult is client.mjs's line for one step.

@@ -96,15 +96,19 @@ type ServerReport struct {
 // PendingApproval is a call waiting for a decision from the status page
 // or the CLI.
 type PendingApproval struct {
-	ID       string    `json:"id"`
-	Session  string    `json:"session"`
-	Client   string    `json:"client,omitempty"`
-	Server   string    `json:"server"`
-	Tool     string    `json:"tool"`
-	Args     string    `json:"args"` // secret values masked, long ones cut
-	Rule     string    `json:"rule"` // the setting that asks for it
-	Since    time.Time `json:"since"`
-	Deadline time.Time `json:"deadline"`
+	ID      string    `json:"id"`
+	Session string    `json:"session"`
+	Client  string    `json:"client,omitempty"`
+	Server  string    `json:"server"`
+	Tool    string    `json:"tool"`
+	Args    string    `json:"args"` // as the approval form shows them: every value, secret ones masked, long ones cut
+	Full    string    `json:"full"` // every value whole, secret ones masked
+	Rule    string    `json:"rule"` // the setting that asks for it
+	Since   time.Time `json:"since"`
+	// Deadline is when the call stops waiting; zero while its session's
+	// client is asked (InSession), which has no deadline.
+	Deadline  time.Time `json:"deadline,omitzero"`
+	InSession bool      `json:"inSession,omitempty"`
 }
 
 // Ago says how long before now t was, as mcpgw writes durations

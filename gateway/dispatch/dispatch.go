@@ -59,7 +59,8 @@ type Call struct {
 	Script string
 
 	// Outcome is set by Dispatch: ok, tool_error, error, timeout,
-	// canceled, denied, approval_required, unknown_tool, invalid_args.
+	// canceled, denied, approval_required, approval_limit, unknown_tool,
+	// invalid_args.
 	Outcome string
 }
 
@@ -179,7 +180,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	if auditing {
 		rec.Args = d.o.Audit.Digest(args)
 	}
-	if refused := d.gate(ctx, c, v, t, srv, &rec); refused != nil {
+	if refused := d.gate(ctx, c, v, t, srv, args, &rec); refused != nil {
 		c.Outcome = rec.Outcome
 		rec.DurationMs = msSince(start)
 		d.auditWrite(v, rec)

@@ -21,6 +21,7 @@ type fakeCaller struct {
 	v         *registry.View
 	canElicit bool
 	answer    string // the elicitation form's decision; "" declines
+	id        string // the session's ID; "" is sess1
 	mu        sync.Mutex
 	grants    map[string]bool
 	asked     int
@@ -29,9 +30,14 @@ type fakeCaller struct {
 
 func (f *fakeCaller) View() *registry.View                          { return f.v }
 func (f *fakeCaller) ResolveName(_ *registry.View, n string) string { return n }
-func (f *fakeCaller) Identity() (string, string)                    { return "sess1", "test-client" }
-func (f *fakeCaller) Used(string)                                   {}
-func (f *fakeCaller) CanElicitForm() bool                           { return f.canElicit }
+func (f *fakeCaller) Identity() (string, string) {
+	if f.id != "" {
+		return f.id, "test-client"
+	}
+	return "sess1", "test-client"
+}
+func (f *fakeCaller) Used(string)         {}
+func (f *fakeCaller) CanElicitForm() bool { return f.canElicit }
 func (f *fakeCaller) Upstream(srv *registry.Server) *upstream.Upstream {
 	if f.reach {
 		return nil
@@ -191,5 +197,45 @@ func TestDispatchDecidedFromOutside(t *testing.T) {
 	}
 	if _, err := d.Decide("x", "maybe", "cli"); err == nil || !strings.Contains(err.Error(), "not one of once, tool, server, deny") {
 		t.Errorf("an unknown decision: %v", err)
+	}
+}
+
+// Calls waiting for approval are bounded per session and in all: one past
+// a limit is refused at once, naming the setting, and never listed.
+func TestPendingApprovalLimits(t *testing.T) {
+	d := newDispatcher(&observed{})
+	v := testView(t, `{"approveTools": ["*delete*"], "approvalTimeoutMs": 60000, "approvalsPerSession": 1, "approvalsPerDaemon": 2}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	call := func(session string) *Call {
+		return &Call{Caller: &fakeCaller{t: t, v: v, id: session, grants: map[string]bool{}}, Name: "a_delete_thing", Args: json.RawMessage(`{"name":"x"}`), Route: ViaProxy}
+	}
+	wait := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(d.Approvals()) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pending approvals %v, want %d", d.Approvals(), n)
+			}
+		}
+	}
+	for i, s := range []string{"s1", "s2"} {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.Result(ctx, call(s)) }()
+		wait(i + 1)
+	}
+	for _, tc := range []struct{ session, want string }{
+		{"s1", "too many calls of this session wait for approval (limit 1, settings.approvalsPerSession)"},
+		{"s3", "too many calls wait for approval in mcpgw (limit 2, settings.approvalsPerDaemon)"},
+	} {
+		c := call(tc.session)
+		res := d.Result(ctx, c)
+		if c.Outcome != "approval_limit" || !strings.Contains(resultText(res), tc.want) {
+			t.Errorf("a call of %s past the limit: %s %q, want %q", tc.session, c.Outcome, resultText(res), tc.want)
+		}
+	}
+	if n := len(d.Approvals()); n != 2 {
+		t.Errorf("pending approvals: %d, want 2", n)
 	}
 }

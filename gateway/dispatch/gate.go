@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,24 +42,30 @@ const (
 	byPage        = "page"
 	byCLI         = "cli"
 	byTimeout     = "timeout"
+	byLimit       = "limit" // refused: too many calls wait for approval
 )
 
 // pendingCall is a call waiting in approvals.
 type pendingCall struct {
 	api.PendingApproval
-	decided chan decision // buffered: the first decision wins
+	args    json.RawMessage // what the upstream will be sent
+	decided chan decision   // buffered: the first decision wins
 }
 
 // decision is the answer to an approval.
 type decision struct {
 	grant string // grantOnce, grantTool, grantServer or grantDeny
 	by    string
+	why   string // a refusal's reason (by byLimit)
 }
 
 func (d decision) allowed() bool { return d.grant != grantDeny && d.grant != "" }
 
 // auditWord is the decision as the audit log and the metric name it.
 func (d decision) auditWord() string {
+	if d.by == byLimit {
+		return "refused"
+	}
 	switch d.grant {
 	case grantOnce:
 		return "allowed"
@@ -81,13 +86,29 @@ type approvals struct {
 	pending map[string]*pendingCall
 }
 
-func (a *approvals) add(p *pendingCall) {
+// add lists p, unless its session already has perSession calls
+// waiting or all sessions total: then it says why not, naming the
+// setting.
+func (a *approvals) add(p *pendingCall, l registry.Limits) (refused string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	n := 0
+	for _, q := range a.pending {
+		if q.Session == p.Session {
+			n++
+		}
+	}
+	if n >= l.ApprovalsPerSession {
+		return fmt.Sprintf("too many calls of this session wait for approval (limit %d, settings.approvalsPerSession)", l.ApprovalsPerSession)
+	}
+	if len(a.pending) >= l.ApprovalsPerDaemon {
+		return fmt.Sprintf("too many calls wait for approval in mcpgw (limit %d, settings.approvalsPerDaemon)", l.ApprovalsPerDaemon)
+	}
 	if a.pending == nil {
 		a.pending = make(map[string]*pendingCall)
 	}
 	a.pending[p.ID] = p
+	return ""
 }
 
 func (a *approvals) remove(id string) {
@@ -96,13 +117,26 @@ func (a *approvals) remove(id string) {
 	delete(a.pending, id)
 }
 
-// List returns the pending approvals, oldest first.
+// waitOutside notes that the call id, whose session could not be asked,
+// now waits for the page or the CLI until deadline.
+func (a *approvals) waitOutside(id string, deadline time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.pending[id]; ok {
+		p.InSession, p.Deadline = false, deadline
+	}
+}
+
+// List returns the pending approvals, oldest first, each with its
+// arguments whole.
 func (a *approvals) list() []api.PendingApproval {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make([]api.PendingApproval, 0, len(a.pending))
 	for _, p := range a.pending {
-		out = append(out, p.PendingApproval)
+		pa := p.PendingApproval
+		pa.Full = argsWhole(p.args)
+		out = append(out, pa)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
 	return out
@@ -142,10 +176,11 @@ func (d *Dispatcher) Decide(id, grant, by string) (api.PendingApproval, error) {
 	return d.approvals.decide(id, decision{grant: grant, by: by})
 }
 
-// gate decides whether the call c of t on srv may go on; it returns the
-// answer to give instead when it may not. rec is the call's audit record,
+// gate decides whether the call c of t on srv with args (what the
+// upstream will be sent) may go on; it returns the answer to give
+// instead when it may not. rec is the call's audit record,
 // given the approval's outcome.
-func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) (refused *mcp.CallToolResult) {
+func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, args json.RawMessage, rec *audit.Record) (refused *mcp.CallToolResult) {
 	rule, need := v.NeedsApproval(t)
 	if !need {
 		return nil
@@ -153,7 +188,7 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	rec.Rule = rule.Field + " = " + rule.Value
 	dec := granted(c.Caller, t, srv)
 	if !dec.allowed() {
-		dec = d.ask(ctx, c, v, t, srv, rec)
+		dec = d.ask(ctx, c, v, t, srv, args, rec)
 	}
 	rec.Approval, rec.DecidedBy = dec.auditWord(), dec.by
 	d.o.Observer.Decided(srv.Name, rec.Approval)
@@ -170,6 +205,10 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	case ctx.Err() != nil:
 		rec.Outcome = "canceled"
 		return surface.Errorf("The call of %s was cancelled while it waited for approval.", t.Name)
+	case dec.by == byLimit:
+		rec.Outcome = "approval_limit"
+		return surface.Errorf("approval_limit: calling %s on server %s needs the user's approval (%s), and %s. "+
+			"Wait for those calls to be decided, then call again.", t.Original, srv.Name, rec.Rule, dec.why)
 	case dec.grant == "":
 		rec.Outcome = "approval_required"
 		return surface.Errorf("approval_required: calling %s on server %s needs the user's approval (%s), and none came within %s. "+
@@ -191,39 +230,37 @@ func approvalTimeout(v *registry.View) time.Duration {
 
 // ask gets a decision on the call: from the session's client, when it
 // can answer an elicitation form; else from the page or the CLI, waiting
-// up to the approval timeout (a zero decision: none came).
-func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, rec *audit.Record) decision {
-	summary := argsSummary(c.Args)
-	if c.Caller.CanElicitForm() {
-		res, err := c.Caller.Elicit(ctx, approvalForm(srv.Name, t.Original, summary, rec.Rule))
-		switch {
-		case err == nil && res.Action == "accept":
-			g, _ := res.Content["decision"].(string)
-			if !slices.Contains([]string{grantOnce, grantTool, grantServer}, g) {
-				g = grantDeny
-			}
-			return decision{grant: g, by: byElicitation}
-		case err == nil: // decline, cancel
-			return decision{grant: grantDeny, by: byElicitation}
-		case ctx.Err() != nil:
-			return decision{grant: grantDeny, by: byElicitation}
-		}
-		d.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", srv.Name, "tool", t.Original, "err", err)
-	}
-	wait := approvalTimeout(v)
+// up to the approval timeout (a zero decision: none came). The call is
+// listed as pending while its session is asked too, so that the page and
+// `mcpgw approve --list --full` show the whole of what the form cuts, and
+// may decide it.
+func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, args json.RawMessage, rec *audit.Record) decision {
+	view := argsSummary(args)
 	p := &pendingCall{PendingApproval: api.PendingApproval{
-		ID:      newApprovalID(),
-		Session: rec.Session,
-		Client:  rec.Client,
-		Server:  srv.Name,
-		Tool:    t.Original,
-		Args:    summary,
-		Rule:    rec.Rule,
-		Since:   time.Now(),
-	}, decided: make(chan decision, 1)}
-	p.Deadline = p.Since.Add(wait)
-	d.approvals.add(p)
+		ID:        newApprovalID(),
+		Session:   rec.Session,
+		Client:    rec.Client,
+		Server:    srv.Name,
+		Tool:      t.Original,
+		Args:      view.listed(),
+		Rule:      rec.Rule,
+		Since:     time.Now(),
+		InSession: c.Caller.CanElicitForm(),
+	}, args: args, decided: make(chan decision, 1)}
+	wait := approvalTimeout(v)
+	if !p.InSession {
+		p.Deadline = p.Since.Add(wait)
+	}
+	if why := d.approvals.add(p, v.Config.Settings.Limits.Resolved()); why != "" {
+		return decision{by: byLimit, why: why}
+	}
 	defer d.approvals.remove(p.ID)
+	if p.InSession {
+		if dec, ok := d.askSession(ctx, c, p, approvalForm(srv.Name, t.Original, view, rec.Rule)); ok {
+			return dec
+		}
+		d.approvals.waitOutside(p.ID, time.Now().Add(wait))
+	}
 	d.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
 		"id", p.ID, "server", srv.Name, "tool", t.Original, "session", rec.Session, "timeout", wait)
 	timer := time.NewTimer(wait)
@@ -249,6 +286,49 @@ func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *regi
 	}
 }
 
+// askSession asks the call's session with form; the page or the CLI may
+// decide first, which withdraws the form. ok is false when the client
+// could not be asked (the call then waits for the page or the CLI).
+func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *pendingCall, form *mcp.ElicitParams) (_ decision, ok bool) {
+	ectx, cancel := context.WithCancel(ctx)
+	type answer struct {
+		res *mcp.ElicitResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := c.Caller.Elicit(ectx, form)
+		got <- answer{res, err}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+		cancel()
+	case dec := <-p.decided:
+		cancel()
+		<-got
+		return dec, true
+	case <-ctx.Done():
+		cancel()
+		<-got
+		return decision{grant: grantDeny, by: byElicitation}, true
+	}
+	switch {
+	case a.err == nil && a.res.Action == "accept":
+		g, _ := a.res.Content["decision"].(string)
+		if !slices.Contains([]string{grantOnce, grantTool, grantServer}, g) {
+			g = grantDeny
+		}
+		return decision{grant: g, by: byElicitation}, true
+	case a.err == nil: // decline, cancel
+		return decision{grant: grantDeny, by: byElicitation}, true
+	case ctx.Err() != nil:
+		return decision{grant: grantDeny, by: byElicitation}, true
+	}
+	d.log.Warn("asking for an approval failed; waiting for one from the page or the CLI", "server", p.Server, "tool", p.Tool, "err", a.err)
+	return decision{}, false
+}
+
 // approvalProgressEvery is how often a waiting call with a progress token
 // is told it still waits.
 var approvalProgressEvery = 5 * time.Second
@@ -267,9 +347,14 @@ func newApprovalID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// approvalForm is the elicitation that asks the session's user.
-func approvalForm(server, tool, args, rule string) *mcp.ElicitParams {
-	msg := fmt.Sprintf("Allow the call of %s on server %s?\n\nArguments:\n%s\n\n(asked because of %s)", tool, server, args, rule)
+// approvalForm is the elicitation that asks the session's user. It has
+// no default answer but Deny: a client that fills in defaults denies.
+func approvalForm(server, tool string, args argsView, rule string) *mcp.ElicitParams {
+	msg := fmt.Sprintf("Allow the call of %s on server %s?\n\nArguments (every value sent; secret-looking ones masked):\n%s\n", tool, server, args.text)
+	if more := args.leftOut(); more != "" {
+		msg += "\n" + more + "\n"
+	}
+	msg += fmt.Sprintf("\n(asked because of %s)", rule)
 	return &mcp.ElicitParams{
 		Mode:    "form",
 		Message: msg,
@@ -281,7 +366,7 @@ func approvalForm(server, tool, args, rule string) *mcp.ElicitParams {
 					"title":     "Decision",
 					"enum":      []string{grantOnce, grantTool, grantServer, grantDeny},
 					"enumNames": []string{"Allow once", "Allow this tool for this session", "Allow this server for this session", "Deny"},
-					"default":   grantOnce,
+					"default":   grantDeny,
 				},
 			},
 			"required": []string{"decision"},
@@ -307,46 +392,4 @@ func grant(c Caller, t *registry.Tool, srv *registry.Server, g string) {
 	case grantServer:
 		c.Grant(grantServer + ":" + srv.Name)
 	}
-}
-
-// secretWords mark argument names whose values are never shown.
-var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api_key", "auth", "credential", "private", "cookie", "session"}
-
-// argsSummary shows a call's arguments to the person approving it: one
-// line per top-level argument, values of secret-looking names masked,
-// long values cut.
-func argsSummary(raw json.RawMessage) string {
-	args, _, err := surface.DecodeArgs(raw)
-	if err != nil {
-		return "  (unreadable)"
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil || len(m) == 0 {
-		return "  (none)"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i == 20 {
-			fmt.Fprintf(&b, "  … and %d more\n", len(keys)-i)
-			break
-		}
-		val := string(m[k])
-		lk := strings.ToLower(k)
-		for _, w := range secretWords {
-			if strings.Contains(lk, w) {
-				val = `"••••"`
-				break
-			}
-		}
-		if r := []rune(val); len(r) > 120 {
-			val = string(r[:117]) + "…"
-		}
-		fmt.Fprintf(&b, "  %s: %s\n", k, val)
-	}
-	return strings.TrimRight(b.String(), "\n")
 }

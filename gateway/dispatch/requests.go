@@ -75,7 +75,7 @@ func (d *Dispatcher) Forward(ctx context.Context, r *Request, do func(context.Co
 	}
 	if r.Gate != nil {
 		c := &Call{Caller: r.Caller, Name: r.Gate.Name, Args: r.Args, Opts: r.Opts, Script: r.Script}
-		if refused := d.gate(ctx, c, v, r.Gate, srv, &rec); refused != nil {
+		if refused := d.gate(ctx, c, v, r.Gate, srv, r.Args, &rec); refused != nil {
 			return finish(rec.Outcome, errors.New(surface.ResultText(refused)))
 		}
 	}

@@ -79,7 +79,12 @@ type Limits struct {
 	Memory    int           // the engine's heap, bytes
 	Calls     int           // tool calls per script
 	Parallel  int           // calls in flight at once
-	DataBytes int           // bytes of call results the script reads, together
+	DataBytes int           // bytes of call results the script reads, together (settings.scriptResultsBytes)
+	// ArgBytes bounds the bytes of arguments the script's calls in flight
+	// hold together (settings.scriptArgsBytes): each waiting call holds
+	// its own copy outside the engine's heap, so without it a script
+	// could make the daemon hold its heap many times over.
+	ArgBytes int
 }
 
 // Defaults.
@@ -90,6 +95,7 @@ const (
 	DefaultCalls     = 200
 	DefaultParallel  = 8
 	DefaultDataBytes = 16 << 20
+	DefaultArgBytes  = 16 << 20
 
 	maxConsole = 64 << 10 // bytes of console output kept
 	maxEmitted = 1 << 20  // bytes of emitted values kept
@@ -111,6 +117,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.DataBytes <= 0 {
 		l.DataBytes = DefaultDataBytes
+	}
+	if l.ArgBytes <= 0 {
+		l.ArgBytes = DefaultArgBytes
 	}
 	return l
 }
@@ -191,8 +200,9 @@ type run struct {
 	emitted  int
 	finished bool
 
-	wg sync.WaitGroup // the call goroutines
-	mu sync.Mutex     // guards res.Trace and data (call goroutines)
+	wg   sync.WaitGroup // the call goroutines
+	mu   sync.Mutex     // guards res.Trace, data and args (call goroutines)
+	args int            // bytes of arguments held by calls in flight
 }
 
 // Run runs src — the body of an async function: it may await and
@@ -354,22 +364,39 @@ func (r *run) register(vm *quickjs.VM) error {
 }
 
 // call starts one tool call; its outcome reaches the script through
-// r.done and "" is returned. Past the call limit it returns the refusal
-// (a JSON outcome) for the script to settle at once.
+// r.done and "" is returned. Past the call limit, or when its arguments
+// would take the calls in flight past the argument budget, it returns the
+// refusal (a JSON outcome) for the script to settle at once: the
+// arguments are counted here, before a call holds them.
 func (r *run) call(id int, name, args string) string {
 	r.calls++
+	if r.ctx.Err() != nil {
+		// Past the deadline, or cancelled: the engine stops at its next
+		// check, and no call starts meanwhile.
+		return r.refuse(name, "the script ended")
+	}
 	if r.calls > r.lim.Calls {
-		msg := fmt.Sprintf("the script made more than %d tool calls", r.lim.Calls)
-		r.mu.Lock()
-		r.res.Trace = append(r.res.Trace, Step{Tool: name, Code: "limit"})
-		r.mu.Unlock()
-		e, _ := json.Marshal(Error{Code: "limit", Message: msg})
-		return `{"ok":false,"error":` + string(e) + `}`
+		return r.refuse(name, fmt.Sprintf("the script made more than %d tool calls", r.lim.Calls))
+	}
+	r.mu.Lock()
+	held := r.args
+	if held+len(args) <= r.lim.ArgBytes {
+		r.args += len(args)
+	}
+	r.mu.Unlock()
+	if held+len(args) > r.lim.ArgBytes {
+		return r.refuse(name, fmt.Sprintf("the arguments of the script's calls in flight would pass %d bytes (settings.scriptArgsBytes): "+
+			"this call's are %d bytes, those in flight %d; await calls before making more", r.lim.ArgBytes, len(args), held))
 	}
 	r.inflight++
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			r.args -= len(args)
+			r.mu.Unlock()
+		}()
 		select {
 		case r.slots <- struct{}{}:
 		case <-r.ctx.Done():
@@ -397,7 +424,7 @@ func (r *run) settle(id int, name string, o Outcome, took time.Duration) {
 		over := r.data > r.lim.DataBytes
 		r.mu.Unlock()
 		if over {
-			o = Outcome{Code: "data_limit", Message: fmt.Sprintf("the script's call results passed %d MiB", r.lim.DataBytes>>20)}
+			o = Outcome{Code: "data_limit", Message: fmt.Sprintf("the script's call results passed %d bytes (settings.scriptResultsBytes)", r.lim.DataBytes)}
 		}
 	}
 	step := Step{Tool: name, OK: o.OK, Ms: float64(took.Microseconds()) / 1000}
@@ -413,6 +440,15 @@ func (r *run) settle(id int, name string, o Outcome, took time.Duration) {
 	r.res.Trace = append(r.res.Trace, step)
 	r.mu.Unlock()
 	r.done <- done{id: id, outcome: lit}
+}
+
+// refuse records a call refused by a limit and returns its outcome.
+func (r *run) refuse(name, msg string) string {
+	r.mu.Lock()
+	r.res.Trace = append(r.res.Trace, Step{Tool: name, Code: "limit"})
+	r.mu.Unlock()
+	e, _ := json.Marshal(Error{Code: "limit", Message: msg})
+	return `{"ok":false,"error":` + string(e) + `}`
 }
 
 func (r *run) search(query string, offset, limit int) string {

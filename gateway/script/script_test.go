@@ -182,6 +182,26 @@ func TestCallLimits(t *testing.T) {
 		const b = await tools.call("echo", {big});
 		return [a.ok, b.ok, b.ok || b.error.code];`)
 	wantOK(t, r, `[true,false,"data_limit"]`)
+	// {"big":"yyy…"} is 50 bytes: two calls in flight fit in 100, the
+	// third is refused before it holds its arguments; calls that are
+	// done hold nothing.
+	h := &fakeHost{}
+	r = runJS(t, h, Limits{ArgBytes: 100}, `
+		const big = "y".repeat(40);
+		tools.call("block", {big});
+		tools.call("block", {big});
+		const third = await tools.call("echo", {big});
+		return third.ok || third.error.message;`)
+	wantOK(t, r, `"the arguments of the script's calls in flight would pass 100 bytes (settings.scriptArgsBytes): this call's are 50 bytes, those in flight 100; await calls before making more"`)
+	if len(h.calls) != 2 {
+		t.Errorf("calls that reached the host: %v, want the two blocked ones", h.calls)
+	}
+	r = runJS(t, nil, Limits{ArgBytes: 100}, `
+		const big = "y".repeat(40);
+		const rs = [];
+		for (let i = 0; i < 3; i++) rs.push(await tools.call("echo", {big}));
+		return rs.map(r => r.ok);`)
+	wantOK(t, r, `[true,true,true]`)
 	r = runJS(t, nil, Limits{}, `return [await tools.call(""), await tools.call("echo", {f: 1n})].map(r => r.error.code)`)
 	wantOK(t, r, `["invalid_args","invalid_args"]`)
 }

@@ -1,8 +1,10 @@
 // Package spill keeps tool results too big to hand to the model whole:
 // each is written to a file of its own under the daemon's state directory
 // (0600), and the model is told where it is and how to read a range of
-// it. Files older than MaxAge, and the oldest past MaxBytes in all, are
-// removed as new ones are written.
+// it. The store never holds more than MaxBytes: before a result is
+// written, the oldest are removed to make room for it (one bigger than
+// MaxBytes is refused). Files older than MaxAge are removed by a sweep as
+// new ones are written, at most once a minute.
 package spill
 
 import (
@@ -36,7 +38,22 @@ type Store struct {
 
 	mu        sync.Mutex
 	lastSweep time.Time
+	// files are the saved results, by ID, and total their size: read
+	// from the directory at the first save, then kept as saves reserve
+	// room and removals give it back. nil: not read yet.
+	files map[string]file
+	total int64
 }
+
+// file is one saved result in the store's account of its directory.
+type file struct {
+	size    int64
+	mod     time.Time
+	writing bool // reserved by a save that has not finished
+}
+
+// ErrTooBig: a result bigger than the store's size limit is not saved.
+var ErrTooBig = errors.New("the result is bigger than settings.savedResultsMaxBytes allows to keep")
 
 // New returns a store in dir (created on first save), keeping files for
 // maxAge and at most maxBytes in all (0: the defaults).
@@ -87,20 +104,106 @@ func (s *Store) Save(data []byte, mimeType string) (Saved, error) {
 	_, _ = rand.Read(b[:])
 	id := "r-" + hex.EncodeToString(b[:]) + "." + extension(mimeType)
 	path := filepath.Join(s.dir, id)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := s.reserve(id, int64(len(data))); err != nil {
 		return Saved{}, err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
 	}
+	s.written(id, err == nil)
 	if err != nil {
-		os.Remove(path)
 		return Saved{}, err
 	}
 	s.sweepSometimes(id)
 	return Saved{ID: id, Path: path, Size: len(data)}, nil
+}
+
+// reserve makes room for a result of size bytes named id before it is
+// written — removing the oldest saved results until it fits the size
+// limit — and counts it; ErrTooBig when it alone is over the limit.
+func (s *Store) reserve(id string, size int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if size > s.maxBytes {
+		return fmt.Errorf("%w (%d bytes, the limit is %d)", ErrTooBig, size, s.maxBytes)
+	}
+	if s.files == nil {
+		s.files, s.total = s.scan()
+	}
+	if s.total+size > s.maxBytes {
+		names := make([]string, 0, len(s.files))
+		for name, f := range s.files {
+			if !f.writing {
+				names = append(names, name)
+			}
+		}
+		slices.SortFunc(names, func(a, b string) int { return s.files[a].mod.Compare(s.files[b].mod) })
+		for _, name := range names {
+			if s.total+size <= s.maxBytes {
+				break
+			}
+			s.removeLocked(name)
+		}
+	}
+	if s.total+size > s.maxBytes {
+		// What is left is being written by other saves.
+		return fmt.Errorf("%w at the moment: other results being saved take the room (%d bytes, the limit is %d)", ErrTooBig, size, s.maxBytes)
+	}
+	s.files[id] = file{size: size, mod: time.Now(), writing: true}
+	s.total += size
+	return nil
+}
+
+// written ends the reservation of id: kept when ok, else given back.
+func (s *Store) written(id string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, held := s.files[id]
+	switch {
+	case !held:
+	case ok:
+		f.writing = false
+		s.files[id] = f
+	default:
+		delete(s.files, id)
+		s.total -= f.size
+	}
+}
+
+// removeLocked removes the saved result name and its account; s.mu is
+// held.
+func (s *Store) removeLocked(name string) {
+	if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	s.total -= s.files[name].size
+	delete(s.files, name)
+}
+
+// scan reads the saved results in the directory.
+func (s *Store) scan() (map[string]file, int64) {
+	files := make(map[string]file)
+	var total int64
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if !idPattern.MatchString(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		files[e.Name()] = file{size: info.Size(), mod: info.ModTime()}
+		total += info.Size()
+	}
+	return files, total
 }
 
 func extension(mimeType string) string {
@@ -169,47 +272,30 @@ func (s *Store) sweepSometimes(just string) {
 }
 
 // Sweep removes saved results older than the store's age limit, then the
-// oldest until the rest fit its size limit; keep is never removed.
+// oldest until the rest fit its size limit; keep is never removed. It
+// reads the directory again, so results removed by hand are no longer
+// counted.
 func (s *Store) Sweep(keep string) {
 	s.mu.Lock()
-	maxAge, maxBytes := s.maxAge, s.maxBytes
-	s.mu.Unlock()
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return
+	defer s.mu.Unlock()
+	files, total := s.scan()
+	for name, f := range s.files {
+		if f.writing {
+			files[name] = f
+			total += f.size
+		}
 	}
-	type file struct {
-		name string
-		mod  time.Time
-		size int64
+	s.files, s.total = files, total
+	names := make([]string, 0, len(files))
+	for name, f := range files {
+		if !f.writing && name != keep {
+			names = append(names, name)
+		}
 	}
-	var files []file
-	var total int64
-	for _, e := range entries {
-		if !idPattern.MatchString(e.Name()) {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if time.Since(info.ModTime()) > maxAge && e.Name() != keep {
-			os.Remove(filepath.Join(s.dir, e.Name()))
-			continue
-		}
-		files = append(files, file{e.Name(), info.ModTime(), info.Size()})
-		total += info.Size()
-	}
-	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
-	for _, f := range files {
-		if total <= maxBytes {
-			break
-		}
-		if f.name == keep {
-			continue
-		}
-		if os.Remove(filepath.Join(s.dir, f.name)) == nil {
-			total -= f.size
+	slices.SortFunc(names, func(a, b string) int { return files[a].mod.Compare(files[b].mod) })
+	for _, name := range names {
+		if time.Since(files[name].mod) > s.maxAge || s.total > s.maxBytes {
+			s.removeLocked(name)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestSaveAndRead(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
-	s := New(t.TempDir(), time.Hour, 250)
+	s := New(t.TempDir(), time.Hour, 1000)
 	var ids []string
 	for i := range 4 {
 		saved, err := s.Save([]byte(strings.Repeat("x", 100)), "")
@@ -65,6 +65,7 @@ func TestSweep(t *testing.T) {
 		ids = append(ids, saved.ID)
 	}
 	os.WriteFile(filepath.Join(s.Dir(), "notes.txt"), []byte("not ours"), 0o600)
+	s.SetLimits(time.Hour, 250)
 	s.Sweep(ids[3])
 	var left []string
 	for _, id := range ids {
@@ -80,4 +81,60 @@ func TestSweep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Dir(), "notes.txt")); err != nil {
 		t.Error("Sweep removed a file it did not write")
 	}
+}
+
+// The size limit holds on disk at every save: the oldest results go
+// before a new one is written, and one bigger than the limit is refused.
+func TestSaveKeepsTheLimit(t *testing.T) {
+	s := New(t.TempDir(), time.Hour, 250)
+	// A result left by an earlier daemon counts too.
+	old := filepath.Join(s.Dir(), "r-00000000000000aa.txt")
+	if err := os.WriteFile(old, []byte(strings.Repeat("o", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	os.Chtimes(old, past, past)
+	var ids []string
+	for i := range 5 {
+		saved, err := s.Save([]byte(strings.Repeat("x", 100)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, saved.ID)
+		if n := dirBytes(t, s.Dir()); n > 250 {
+			t.Fatalf("after save %d the directory holds %d bytes, over the limit of 250", i, n)
+		}
+		if _, err := os.Stat(old); (err == nil) != (i == 0) {
+			t.Errorf("after save %d the earlier daemon's result is kept: %v", i, err == nil)
+		}
+	}
+	for i, id := range ids {
+		_, err := os.Stat(filepath.Join(s.Dir(), id))
+		if kept := i >= 3; kept != (err == nil) {
+			t.Errorf("result %d: kept %v, want %v", i, err == nil, kept)
+		}
+	}
+	if _, err := s.Save([]byte(strings.Repeat("y", 251)), ""); !errors.Is(err, ErrTooBig) {
+		t.Errorf("a result over the limit: %v, want ErrTooBig", err)
+	}
+	if n := dirBytes(t, s.Dir()); n != 200 {
+		t.Errorf("after the refused save the directory holds %d bytes, want 200", n)
+	}
+}
+
+func dirBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += info.Size()
+	}
+	return n
 }

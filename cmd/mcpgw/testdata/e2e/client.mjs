@@ -12,6 +12,8 @@
 // with content {"decision": DECISION} when given. Each request is recorded
 // as a notification of method "elicitation/create" (see waitNotification).
 // Without --elicit the client declares no elicitation capability.
+// --elicit-defaults declares elicitation with applyDefaults: the SDK fills
+// in the form's defaults for whatever the answer leaves out.
 //
 // The stdio server gets this process's whole environment and working
 // directory (the SDK alone would pass only HOME, PATH and a few others).
@@ -31,6 +33,8 @@
 //   {"op":"subscribe","uri":"test://x"}
 //   {"op":"complete","ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"k","value":"v"}}
 //   {"op":"setLoggingLevel","level":"debug"}
+//   {"op":"parallel","steps":[...]} the steps at once in this session; the
+//                                 result is [{ok, result} | {ok, error}] in order
 //
 // Output: one JSON line per step on stdout,
 //   {"step":N,"op":OP,"ok":true,"result":...}
@@ -59,7 +63,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const opts = { url: "", sse: false, stdio: null, headers: {}, elicit: null };
+  const opts = { url: "", sse: false, stdio: null, headers: {}, elicit: null, elicitDefaults: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--url") {
@@ -69,6 +73,8 @@ function parseArgs(argv) {
       const [action, decision] = v.split(":");
       if (!["accept", "decline", "cancel"].includes(action)) usage(`bad --elicit action ${JSON.stringify(action)}`);
       opts.elicit = { action, decision };
+    } else if (a === "--elicit-defaults") {
+      opts.elicitDefaults = true;
     } else if (a === "--sse") {
       opts.sse = true;
     } else if (a === "--header") {
@@ -198,6 +204,16 @@ async function runStep(client, transport, step) {
         capabilities: client.getServerCapabilities(),
         instructions: client.getInstructions(),
       };
+    case "parallel":
+      if (!Array.isArray(step.steps)) throw new UsageError("parallel needs an array of steps");
+      return Promise.all(
+        step.steps.map((s) =>
+          runStep(client, transport, s).then(
+            (result) => ({ ok: true, result }),
+            (e) => ({ ok: false, error: String(e?.message ?? e) }),
+          ),
+        ),
+      );
     case "terminateSession":
       if (typeof transport.terminateSession !== "function") {
         throw new UsageError("terminateSession needs the Streamable HTTP transport");
@@ -243,7 +259,7 @@ async function main() {
   }
   if (!Array.isArray(steps)) usage("steps must be a JSON array");
 
-  const capabilities = opts.elicit ? { elicitation: { form: {} } } : {};
+  const capabilities = opts.elicit ? { elicitation: { form: opts.elicitDefaults ? { applyDefaults: true } : {} } } : {};
   const client = new Client({ name: "mcpgw-e2e-client", version: "1.0.0" }, { capabilities });
   if (opts.elicit) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
