@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -137,28 +136,12 @@ func (s *Server) login(srv *registry.Server) (string, time.Time) {
 	return "logged in", c.Token.Expiry
 }
 
-// serverPolicy describes what restricts srv's tools and its environment,
-// for the status report.
+// serverPolicy describes what restricts srv, for the status report: every
+// line of registry.Server.Policy, the inherited ones included.
 func serverPolicy(srv *registry.Server, st registry.Settings) []string {
 	var out []string
-	switch {
-	case srv.ApproveTools.Set:
-		out = append(out, "approveTools "+srv.ApproveTools.String())
-	case st.ApproveTools.Set:
-		out = append(out, "approveTools "+st.ApproveTools.String()+" (settings)")
-	}
-	if len(srv.AutoApprove) > 0 {
-		out = append(out, "never asked: "+strings.Join(srv.AutoApprove, ", "))
-	}
-	if len(srv.ExcludeTools) > 0 {
-		out = append(out, "excluded: "+strings.Join(srv.ExcludeTools, ", "))
-	}
-	if srv.Command != "" {
-		if srv.InheritsEnv() {
-			out = append(out, "environment: mcpgw's, less MCPGW_*")
-		} else {
-			out = append(out, "environment: "+strings.Join(registry.DefaultInheritedEnv, " ")+" and its env only")
-		}
+	for _, l := range srv.Policy(st) {
+		out = append(out, l.String())
 	}
 	return out
 }

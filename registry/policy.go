@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -226,3 +227,67 @@ func WithoutOwnVars(env []string) []string {
 // InheritsEnv reports whether srv's process gets mcpgw's environment
 // (less MCPGW_*): inheritEnv, the server's else settings', default true.
 func (s *Server) InheritsEnv() bool { return s.InheritEnv == nil || *s.InheritEnv }
+
+// PolicyLine is one thing that restricts a server's tools or what its
+// process is given, as the status page and `mcpgw check` describe it.
+type PolicyLine struct {
+	Text string // `approveTools "destructive"`, `excluded: ["a", "b"]`, ...
+	// From is the field it was set by, when Text does not say so:
+	// "mcpServers.p.approveTools; overrides settings", "settings.approveTools".
+	From string
+	// Inherited marks what the server has from the settings or mcpgw's
+	// defaults, not from its own definition (`check` states those once).
+	Inherited bool
+}
+
+func (l PolicyLine) String() string {
+	if l.From == "" {
+		return l.Text
+	}
+	return l.Text + " (" + l.From + ")"
+}
+
+// Policy describes what restricts s under the settings st: approvals,
+// the tools never asked about, inclusions and exclusions, the environment
+// of its process, and where restrictions written in another tool's terms
+// came from. It is the one description the page and `check` render.
+func (s *Server) Policy(st Settings) []PolicyLine {
+	var out []PolicyLine
+	switch {
+	case s.ApproveTools.Set:
+		out = append(out, PolicyLine{Text: "approveTools " + s.ApproveTools.String(), From: s.ApproveTools.Field + "; overrides settings"})
+	case st.ApproveTools.Set:
+		out = append(out, PolicyLine{Text: "approveTools " + st.ApproveTools.String(), From: "settings.approveTools", Inherited: true})
+	}
+	if len(s.AutoApprove) > 0 {
+		out = append(out, PolicyLine{Text: "never asked: " + quoteList(s.AutoApprove)})
+	}
+	if len(s.IncludeTools) > 0 {
+		out = append(out, PolicyLine{Text: "only: " + quoteList(s.IncludeTools)})
+	}
+	for _, also := range s.IncludeAlso {
+		out = append(out, PolicyLine{Text: "and only: " + quoteList(also)})
+	}
+	if len(s.ExcludeTools) > 0 {
+		out = append(out, PolicyLine{Text: "excluded: " + quoteList(s.ExcludeTools)})
+	}
+	if s.Command != "" {
+		if s.InheritsEnv() {
+			out = append(out, PolicyLine{Text: "environment: mcpgw's, less MCPGW_*", Inherited: true})
+		} else {
+			out = append(out, PolicyLine{Text: "environment: only " + strings.Join(DefaultInheritedEnv, " ") + ", plus env (inheritEnv false)"})
+		}
+	}
+	for _, n := range s.PolicyNotes {
+		out = append(out, PolicyLine{Text: "from " + n})
+	}
+	return out
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

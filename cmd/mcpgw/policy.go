@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,11 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 		parts = append(parts, "approveTools "+st.ApproveTools.String())
 	}
 	if len(st.ExcludeTools) > 0 {
-		parts = append(parts, "excludeTools "+quoteList(st.ExcludeTools))
+		q := make([]string, len(st.ExcludeTools))
+		for i, g := range st.ExcludeTools {
+			q[i] = strconv.Quote(g)
+		}
+		parts = append(parts, "excludeTools ["+strings.Join(q, ", ")+"]")
 	}
 	timeout := st.ApprovalTimeout
 	if timeout == 0 {
@@ -42,7 +47,7 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 	slices.Sort(names)
 	for _, name := range names {
 		s := cfg.Servers[name]
-		lines := serverPolicy(s)
+		lines := serverPolicy(s, st)
 		if len(lines) == 0 {
 			continue
 		}
@@ -54,37 +59,13 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 }
 
 // serverPolicy is one server's policy, a line each, empty when only the
-// settings apply.
-func serverPolicy(s *registry.Server) []string {
+// settings and mcpgw's defaults apply (printed once above).
+func serverPolicy(s *registry.Server, st registry.Settings) []string {
 	var out []string
-	if s.ApproveTools.Set {
-		out = append(out, fmt.Sprintf("approveTools %s (%s; overrides settings)", s.ApproveTools, s.ApproveTools.Field))
-	}
-	if len(s.AutoApprove) > 0 {
-		out = append(out, "never asked: "+quoteList(s.AutoApprove))
-	}
-	if len(s.IncludeTools) > 0 {
-		out = append(out, "only: "+quoteList(s.IncludeTools))
-	}
-	for _, also := range s.IncludeAlso {
-		out = append(out, "and only: "+quoteList(also))
-	}
-	if len(s.ExcludeTools) > 0 {
-		out = append(out, "excluded: "+quoteList(s.ExcludeTools))
-	}
-	if s.Command != "" && !s.InheritsEnv() {
-		out = append(out, "environment: only "+strings.Join(registry.DefaultInheritedEnv, " ")+", plus env (inheritEnv false)")
-	}
-	for _, n := range s.PolicyNotes {
-		out = append(out, "from "+n)
+	for _, l := range s.Policy(st) {
+		if !l.Inherited {
+			out = append(out, l.String())
+		}
 	}
 	return out
-}
-
-func quoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }
