@@ -66,6 +66,7 @@ const (
 // initialized session "s1", whose tool calls take the fast path.
 type surface struct {
 	h        http.Handler
+	tr       *Transports
 	hub      *fakeHub
 	page     *fakePage
 	reloads  int
@@ -78,8 +79,8 @@ func newSurface(token string) *surface {
 		hub:  &fakeHub{ss: &fakeSession{protocol: "2025-06-18", seen: time.Now(), fast: true}, server: mcp.NewServer(&mcp.Implementation{Name: "fake"}, nil)},
 		page: &fakePage{},
 	}
-	tr := New(s.hub, Options{Version: "test"})
-	s.h = tr.Handler(&HTTPOptions{Token: token, Gatherer: prometheus.NewRegistry(), Reload: func() error {
+	s.tr = New(s.hub, Options{Version: "test"})
+	s.h = s.tr.Handler(&HTTPOptions{Token: token, Gatherer: prometheus.NewRegistry(), Reload: func() error {
 		s.mu.Lock()
 		s.reloads++
 		s.mu.Unlock()
