@@ -107,7 +107,7 @@ func (s *surface) reached() int {
 	return len(opened) + len(canceled) + len(calls) + s.page.Calls() + s.reloads + s.statuses
 }
 
-// peerUID sets who a request's connection comes from (see ConnContext):
+// withPeer sets who a request's connection comes from (see ConnContext):
 // a uid, or -1 for a peer that cannot be told.
 func withPeer(r *http.Request, uid int) *http.Request {
 	p := peer{uid: uid}
