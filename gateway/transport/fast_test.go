@@ -5,35 +5,77 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fakeHub knows one initialized session, "s1".
-type fakeHub struct{ ss *fakeSession }
+// fakeHub knows one initialized session, "s1"; it opens HTTP sessions on
+// server and serves shim sessions with serve, recording what it is asked.
+type fakeHub struct {
+	ss     *fakeSession
+	server *mcp.Server // OpenHTTPSession's answer
+	serve  func(context.Context, mcp.Transport, SessionOptions, func(Session)) error
+	closed chan string // told of HTTPSessionClosed, if not nil
 
-func (h *fakeHub) ServeSession(context.Context, mcp.Transport, SessionOptions, func(Session)) error {
-	return nil
+	mu       sync.Mutex
+	opened   []SessionOptions // of OpenHTTPSession
+	served   []SessionOptions // of ServeSession
+	canceled []string         // of CancelHTTPSession
 }
-func (h *fakeHub) OpenHTTPSession(SessionOptions) *mcp.Server { return nil }
-func (h *fakeHub) CancelHTTPSession(string)                   {}
-func (h *fakeHub) HTTPSessionClosed(string)                   {}
+
+func (h *fakeHub) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session)) error {
+	h.mu.Lock()
+	h.served = append(h.served, opts)
+	h.mu.Unlock()
+	if h.serve == nil {
+		return nil
+	}
+	return h.serve(ctx, t, opts, ready)
+}
+func (h *fakeHub) OpenHTTPSession(opts SessionOptions) *mcp.Server {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.opened = append(h.opened, opts)
+	return h.server
+}
+func (h *fakeHub) CancelHTTPSession(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.canceled = append(h.canceled, id)
+}
+func (h *fakeHub) HTTPSessionClosed(id string) {
+	if h.closed != nil {
+		h.closed <- id
+	}
+}
 func (h *fakeHub) HTTPSession(id string) (Session, bool) {
-	if id != "s1" {
+	if id != "s1" || h.ss == nil {
 		return nil, false
 	}
 	return h.ss, true
 }
 
+// record returns copies of what h recorded.
+func (h *fakeHub) record() (opened, served []SessionOptions, canceled []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.opened), slices.Clone(h.served), slices.Clone(h.canceled)
+}
+
 type fakeSession struct {
-	protocol  string
-	seen      time.Time
-	fast      bool     // Fast takes the call
+	protocol string
+	seen     time.Time
+	fast     bool // Fast takes the call
+
+	mu        sync.Mutex
 	calls     []string // params of the calls made
 	cancelled []string
+	hangup    func()
 }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
@@ -42,14 +84,31 @@ func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMes
 		return nil, false
 	}
 	return func(context.Context) json.RawMessage {
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.calls = append(s.calls, string(params))
 		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
 	}, true
 }
-func (s *fakeSession) CancelFast(id []byte)           { s.cancelled = append(s.cancelled, string(id)) }
+func (s *fakeSession) CancelFast(id []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelled = append(s.cancelled, string(id))
+}
 func (s *fakeSession) HTTPState() (string, time.Time) { return s.protocol, s.seen }
 func (s *fakeSession) SawSDK()                        {}
-func (s *fakeSession) OnHangup(func())                {}
+func (s *fakeSession) OnHangup(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hangup = f
+}
+
+// record returns copies of what s recorded.
+func (s *fakeSession) record() (calls, cancelled []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls), slices.Clone(s.cancelled)
+}
 
 // serveFast answers a tools/call of a known, initialized session with
 // the session's result in a JSON-RPC response, and leaves everything
