@@ -19,7 +19,7 @@ func pageData() *Data {
 		Report: &api.Report{Version: "v9.9.9", PID: 4242, StartedAt: now.Add(-90 * time.Second), Config: "/etc/mcpgw.json",
 			Sessions: 2, Tools: 3,
 			Approvals: []api.PendingApproval{{ID: "ap-7", Session: "sess-1", Client: "claude-code 2.0", Server: "github", Tool: "delete_repo",
-				Args: `{"repo":"mcpgw"}`, Rule: "approveTools: delete_*", Since: now.Add(-5 * time.Second), Deadline: now.Add(time.Minute)}},
+				Args: `repo: "mcpgw"`, Full: `{"repo":"mcpgw"}`, Rule: "approveTools: delete_*", Since: now.Add(-5 * time.Second), Deadline: now.Add(time.Minute)}},
 			Warnings: []string{"unknown field \"comand\""},
 		},
 		Servers: []Server{
@@ -166,7 +166,7 @@ func TestPageEscapes(t *testing.T) {
 	)
 	data := &Data{
 		Report: &api.Report{Warnings: []string{tag},
-			Approvals: []api.PendingApproval{{ID: quote, Server: tag, Tool: tag, Args: `{"cmd":"` + tag + `"}`, Client: tag, Session: tag, Rule: tag}}},
+			Approvals: []api.PendingApproval{{ID: quote, Server: tag, Tool: tag, Args: `{"cmd":"` + tag + `"}`, Full: `{"cmd":"` + tag + `"}`, Client: tag, Session: tag, Rule: tag}}},
 		Servers: []Server{{ServerReport: api.ServerReport{Name: quote, State: "failed", LastError: tag, Source: tag}, Actionable: true,
 			Stderr: []string{tag}, Daemon: []string{tag},
 			ToolList: []Tool{{Name: tag, Description: tag + " does things", Params: tag}}},

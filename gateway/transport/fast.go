@@ -53,9 +53,11 @@ func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 			method = v
 		case "params":
 			r.params = v
-		default:
-			return false
 		}
+		// Any other member is read past, not stopped at: Members says
+		// whether the whole message is well-formed only when it reaches
+		// the end, and a member repeated after it counts as the go-sdk
+		// reads it (the last one).
 		return true
 	})
 	switch {

@@ -58,7 +58,7 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	var hello wire.Hello
-	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol == 0 {
+	if err := json.Unmarshal(line, &hello); err != nil || hello.Protocol < 1 {
 		fdpass.Close(fds)
 		writeWelcome(conn, wire.Welcome{Version: t.o.Version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
