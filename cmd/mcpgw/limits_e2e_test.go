@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 )
@@ -56,32 +58,35 @@ func vmHWM(t *testing.T, pid int) int {
 	return kb >> 10
 }
 
-// TestScriptArgumentBudgetE2E: a script that passes a 2 MiB argument to
-// 40 calls at once, each of which would wait (for an approval nobody
-// gives), gets the argument budget's error (settings.scriptArgsBytes, 3
+// TestScriptArgumentBudgetE2E: a script that passes a 1 MiB argument to
+// 8 calls at once, each of which would wait (for an approval nobody
+// gives), gets the argument budget's error (settings.scriptArgsBytes, 1.5
 // MiB here) for every call past it: the daemon holds the arguments of the
-// calls in flight, not 40 copies. (The budget's default, 16 MiB, with
-// 8 MiB arguments is the same test, but each 8 MiB argument costs the
+// calls in flight, not 8 copies. (The budget's default, 16 MiB, with
+// 8 MiB arguments is the same test, but each big argument costs the
 // engine and the race detector seconds.)
 func TestScriptArgumentBudgetE2E(t *testing.T) {
 	t.Parallel()
 	needNode(t)
+	const calls, budget = 8, 3 << 19
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})},
-		map[string]any{"approvalTimeoutMs": 120000, "scriptArgsBytes": 3 << 20})
+		map[string]any{"approvalTimeoutMs": 120000, "scriptArgsBytes": budget})
 	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	src := `
-		const big = "x".repeat(2 << 20);
+	src := fmt.Sprintf(`
+		const big = "x".repeat(1 << 20);
 		const calls = [];
-		for (let i = 0; i < 40; i++) calls.push(tools.call("p_delete_thing", {name: big}));
+		for (let i = 0; i < %d; i++) calls.push(tools.call("p_delete_thing", {name: big}));
 		const first = await Promise.race(calls);
-		return first.ok ? "no limit" : first.error.message;`
-	r := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"script": src, "timeoutMs": 300000})})
+		return first.ok ? "no limit" : first.error.message;`, calls)
+	step := mcpCall(map[string]any{"script": src, "timeoutMs": int(waitLimit / time.Millisecond)})
+	step.TimeoutMs = int(waitLimit / time.Millisecond)
+	r := runClient(t, Target{URL: d.mcpURL()}, []Step{step})
 	out := decodeScriptOutput(t, r[0].Text())
 	var msg string
 	_ = json.Unmarshal(out.Result, &msg)
-	if !strings.Contains(msg, "the arguments of the script's calls in flight would pass 3145728 bytes (settings.scriptArgsBytes)") {
-		t.Errorf("the script's first settled call: %q (script %s)", msg, r[0].Text())
+	if want := fmt.Sprintf("the arguments of the script's calls in flight would pass %d bytes (settings.scriptArgsBytes)", budget); !strings.Contains(msg, want) {
+		t.Errorf("the script's first settled call: %q, want it to say %q (script %s)", msg, want, r[0].Text())
 	}
 	limited := 0
 	for _, c := range out.Calls {
@@ -89,8 +94,8 @@ func TestScriptArgumentBudgetE2E(t *testing.T) {
 			limited++
 		}
 	}
-	if limited != 39 {
-		t.Errorf("%d calls refused by the budget, want 5 (one 8 MiB call fits in 16 MiB)", limited)
+	if limited != calls-1 {
+		t.Errorf("%d calls refused by the budget, want %d (one 1 MiB argument fits in 1.5 MiB)", limited, calls-1)
 	}
 	t.Logf("the daemon's peak RSS: %d MB", vmHWM(t, d.proc.cmd.Process.Pid))
 }
