@@ -184,6 +184,13 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	if f.stdio {
 		sessionDir = "" // a private session has none
 	}
+	var stateKey []byte
+	if sessionDir != "" {
+		var err error
+		if stateKey, err = audit.LoadKey(deploy.AuditKeyPath()); err != nil {
+			log.Warn("shim sessions are not resumed across restarts", "err", err)
+		}
+	}
 	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
 	aud, err := audit.Open(deploy.AuditPath(), deploy.AuditKeyPath(), 0)
 	if err != nil {
@@ -202,6 +209,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
 		SessionDir:  sessionDir,
+		StateKey:    stateKey,
 		OAuthStore:  oauthStore(w.cfg.Settings),
 		Audit:       w.audit,
 		ResultsDir:  deploy.ResultsDir(),

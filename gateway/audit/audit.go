@@ -275,3 +275,9 @@ func (l *Log) Close() error {
 	l.f = nil
 	return errors.Join(err, cerr)
 }
+
+// LoadKey returns the per-install key kept in path (the audit key), made
+// (32 random bytes, mode 0600) if missing. Besides the audit digests, it
+// authenticates what the daemon leaves for its successor, such as shim
+// sessions' state.
+func LoadKey(path string) ([]byte, error) { return loadKey(path) }

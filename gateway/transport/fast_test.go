@@ -12,10 +12,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fakeHub knows one initialized session, "s1".
-type fakeHub struct{ ss *fakeSession }
+// fakeHub knows one initialized session, "s1". ServeSession keeps the
+// options it was given and hands ss to ready.
+type fakeHub struct {
+	ss     *fakeSession
+	served []SessionOptions
+}
 
-func (h *fakeHub) ServeSession(context.Context, mcp.Transport, SessionOptions, func(Session)) error {
+func (h *fakeHub) ServeSession(_ context.Context, _ mcp.Transport, opts SessionOptions, ready func(Session) error) error {
+	h.served = append(h.served, opts)
+	if ready != nil {
+		return ready(h.ss)
+	}
 	return nil
 }
 func (h *fakeHub) OpenHTTPSession(SessionOptions) *mcp.Server { return nil }
@@ -34,6 +42,8 @@ type fakeSession struct {
 	fast      bool     // Fast takes the call
 	calls     []string // params of the calls made
 	cancelled []string
+	id        string // ShimIdentity's
+	secret    string
 }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
@@ -50,6 +60,7 @@ func (s *fakeSession) CancelFast(id []byte)           { s.cancelled = append(s.c
 func (s *fakeSession) HTTPState() (string, time.Time) { return s.protocol, s.seen }
 func (s *fakeSession) SawSDK()                        {}
 func (s *fakeSession) OnHangup(func())                {}
+func (s *fakeSession) ShimIdentity() (string, string) { return s.id, s.secret }
 
 // serveFast answers a tools/call of a known, initialized session with
 // the session's result in a JSON-RPC response, and leaves everything
