@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,7 +22,7 @@ func TestTokenNotInArguments(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"serve", "--stdio", "--token", "s3cr3t", "--config", filepath.Join(dir, "mcp.json")},
-		{"serve", "--token=s3cr3t", "--listen", "127.0.0.1:0", "--socket", "", "--config", filepath.Join(dir, "mcp.json")},
+		{"serve", "--stdio", "--token=s3cr3t", "--config", filepath.Join(dir, "mcp.json")},
 		{"status", "--token", "s3cr3t", "--url", "http://127.0.0.1:1"},
 		{"approve", "--list", "--token", "s3cr3t", "--url", "http://127.0.0.1:1"},
 	} {
@@ -32,6 +33,26 @@ func TestTokenNotInArguments(t *testing.T) {
 		if strings.Contains(stderr, "s3cr3t") {
 			t.Errorf("mcpgw %s prints the token:\n%s", strings.Join(args, " "), stderr)
 		}
+	}
+}
+
+// TestServeTokenFile: serve reads its token from --token-file (first line,
+// space trimmed) in preference to $MCPGW_TOKEN; an empty file is an error.
+func TestServeTokenFile(t *testing.T) {
+	t.Setenv("MCPGW_TOKEN", "from-env")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	os.WriteFile(file, []byte("  from-file\n"), 0o600)
+	f, err := parseServeFlags([]string{"--token-file", file}, io.Discard)
+	if err != nil || f.token != "from-file" {
+		t.Errorf("--token-file: %q, %v", f.token, err)
+	}
+	if f, err = parseServeFlags(nil, io.Discard); err != nil || f.token != "from-env" {
+		t.Errorf("$MCPGW_TOKEN: %q, %v", f.token, err)
+	}
+	os.WriteFile(file, []byte("\n"), 0o600)
+	if _, err := parseServeFlags([]string{"--token-file", file}, io.Discard); err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("an empty token file: %v", err)
 	}
 }
 
@@ -64,9 +85,25 @@ func getAs(t *testing.T, uid uint32, url, bearer string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestTokenIsASecondLock: a daemon with a token (from --token-file)
-// refuses another local user who presents it, and its owner who does not;
-// the CLI finds the token in --token-file or $MCPGW_TOKEN.
+// startDaemonEnv starts a daemon in dir, as startDaemonProc does, with the
+// environment cliEnv gives, and returns its URL.
+func startDaemonEnv(t *testing.T, dir string, env []string, extra ...string) string {
+	t.Helper()
+	bin := buildMcpgw(t)
+	config := writeConfig(t, dir, map[string]any{}, nil)
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command(bin, append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}, extra...)...)
+	cmd.Env = cliEnv(dir, append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run")}, env...)...)
+	startProcess(t, cmd)
+	waitHTTP(t, url+"/healthz")
+	return url
+}
+
+// TestTokenIsASecondLock: a daemon with a token refuses another local
+// user who presents it, and its owner who does not; the CLI finds the
+// token in --token-file or $MCPGW_TOKEN.
 func TestTokenIsASecondLock(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to connect as another user")
@@ -78,7 +115,7 @@ func TestTokenIsASecondLock(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("file-t0ken\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemonProc(t, dir, writeConfig(t, dir, map[string]any{}, nil), "--token-file", tokenFile)
+	d := struct{ url string }{startDaemonEnv(t, dir, []string{"MCPGW_TOKEN=file-t0ken"})}
 	for _, tc := range []struct {
 		uid    uint32
 		path   string
@@ -123,14 +160,7 @@ func TestInstallToken(t *testing.T) {
 	t.Parallel()
 	bin := buildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{}, nil)
-	port := freePort(t)
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap")
-	cmd.Env = cliEnv(dir, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "MCPGW_TEST_NO_OWNER_CHECK=1")
-	startProcess(t, cmd)
-	waitHTTP(t, url+"/healthz")
+	url := startDaemonEnv(t, dir, []string{"MCPGW_TEST_NO_OWNER_CHECK=1"})
 
 	tokenPath := filepath.Join(dir, "state", "mcpgw", "token")
 	fi, err := os.Stat(tokenPath)
