@@ -45,8 +45,11 @@ func ownerOnly(tokenSet bool, next http.Handler) http.Handler {
 			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 			remote, err := net.ResolveTCPAddr("tcp", r.RemoteAddr)
 			p = peer{uid: -1, err: err}
-			if err == nil && local != nil {
+			switch {
+			case err == nil && local != nil:
 				p.uid, p.err = deploy.PeerUID(local, remote)
+			case err == nil:
+				p.err = deploy.ErrPeerUnknown // not served by a listener
 			}
 		}
 		switch {

@@ -24,22 +24,27 @@ func TestOwnerAndToken(t *testing.T) {
 		peer   peer
 		bearer string // the client's
 		want   int
+		noPeer bool // no listener found the owner (as in a handler's test)
 	}{
-		{"the owner with the token", "s3cret", peer{uid: me}, "s3cret", 200},
-		{"the owner without it", "s3cret", peer{uid: me}, "", 401},
-		{"the owner with another", "s3cret", peer{uid: me}, "guess", 401},
-		{"another user with the token", "s3cret", peer{uid: me + 1000}, "s3cret", 403},
-		{"an unknown owner with the token", "s3cret", peer{uid: -1, err: deploy.ErrPeerUnknown}, "s3cret", 200},
-		{"an unknown owner without it", "s3cret", peer{uid: -1, err: deploy.ErrPeerUnknown}, "", 401},
-		{"no token: the owner", "", peer{uid: me}, "", 200},
-		{"no token: another user", "", peer{uid: me + 1000}, "", 403},
-		{"no token: an unknown owner", "", peer{uid: -1, err: deploy.ErrPeerUnknown}, "", 403},
+		{"the owner with the token", "s3cret", peer{uid: me}, "s3cret", 200, false},
+		{"the owner without it", "s3cret", peer{uid: me}, "", 401, false},
+		{"the owner with another", "s3cret", peer{uid: me}, "guess", 401, false},
+		{"another user with the token", "s3cret", peer{uid: me + 1000}, "s3cret", 403, false},
+		{"an unknown owner with the token", "s3cret", peer{uid: -1, err: deploy.ErrPeerUnknown}, "s3cret", 200, false},
+		{"an unknown owner without it", "s3cret", peer{uid: -1, err: deploy.ErrPeerUnknown}, "", 401, false},
+		{"no token: the owner", "", peer{uid: me}, "", 200, false},
+		{"no token: another user", "", peer{uid: me + 1000}, "", 403, false},
+		{"no token: an unknown owner", "", peer{uid: -1, err: deploy.ErrPeerUnknown}, "", 403, false},
+		{"no listener, with the token", "s3cret", peer{}, "s3cret", 200, true},
+		{"no listener, without a token", "", peer{}, "", 403, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tr.Handler(&HTTPOptions{Token: tc.token}, Control{Status: status})
 			for _, path := range []string{"/-/status", "/mcp"} {
 				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7332"+path, nil)
-				req = req.WithContext(context.WithValue(req.Context(), peerKey{}, tc.peer))
+				if !tc.noPeer {
+					req = req.WithContext(context.WithValue(req.Context(), peerKey{}, tc.peer))
+				}
 				if tc.bearer != "" {
 					req.Header.Set("Authorization", "Bearer "+tc.bearer)
 				}
