@@ -102,5 +102,5 @@ func ListenAddr(addr string, allowRemote bool) (string, error) {
 	if allowRemote || loopback.IsHost(host) {
 		return addr, nil
 	}
-	return "", fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with --token) if you mean it", addr)
+	return "", fmt.Errorf("--listen %q is not a loopback address; anyone who reaches it can start processes as you. Use 127.0.0.1, or pass --allow-remote (with a token: --token-file or $MCPGW_TOKEN) if you mean it", addr)
 }

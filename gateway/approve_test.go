@@ -19,13 +19,20 @@ import (
 // server with its policy tools, under settings.
 func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir string) *Server {
 	t.Helper()
+	return newPolicyGatewayKeyed(t, settings, sessionDir, nil)
+}
+
+// newPolicyGatewayKeyed is newPolicyGateway with the key of its session
+// states.
+func newPolicyGatewayKeyed(t *testing.T, settings registry.Settings, sessionDir string, key []byte) *Server {
+	t.Helper()
 	if settings.ToolPrefix == "" {
 		settings.ToolPrefix = registry.PrefixServer
 	}
 	cfg := &registry.Config{Servers: map[string]*registry.Server{
 		"p": fakeupstream.Server("p", map[string]string{fakeupstream.EnvPolicy: "1"}),
 	}, Settings: settings}
-	gw := New(cfg, &Options{NoBootstrap: true, SessionDir: sessionDir})
+	gw := New(cfg, &Options{NoBootstrap: true, SessionDir: sessionDir, StateKey: key})
 	t.Cleanup(func() { gw.Close() })
 	gw.Start()
 	connectNow(t, gw, "p")
@@ -112,11 +119,16 @@ func TestApprovalFromThePage(t *testing.T) {
 }
 
 // TestGrantSurvivesResume: a shim session's grant is kept with its state,
-// so the session resumed after a daemon restart is not asked again.
+// so the session resumed after a daemon restart, with its secret, is not
+// asked again; a resume of its ID without that secret is.
 func TestGrantSurvivesResume(t *testing.T) {
 	dir := t.TempDir()
-	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, dir)
+	key := []byte("0123456789abcdef0123456789abcdef")
+	gw := newPolicyGatewayKeyed(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, dir, key)
 	a := connect(t, gw, SessionOptions{ID: "sess1"})
+	if a.id != "sess1" || len(a.secret) != 32 {
+		t.Fatalf("the shim is told %q, %q; want its own ID and a 128-bit secret", a.id, a.secret)
+	}
 	res := callAsync(t, a, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}})
 	if _, err := gw.Decide(waitApproval(t, gw).ID, "server", "page"); err != nil {
 		t.Fatal(err)
@@ -125,8 +137,18 @@ func TestGrantSurvivesResume(t *testing.T) {
 		t.Fatalf("approved call: %+v", r)
 	}
 
-	gw2 := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: 50 * time.Millisecond}, dir)
-	resumed := connect(t, gw2, SessionOptions{ID: "sess1", Resume: true})
+	gw2 := newPolicyGatewayKeyed(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: 50 * time.Millisecond}, dir, key)
+	forged := connect(t, gw2, SessionOptions{ID: "sess1", Resume: true, Secret: "0123456789abcdef0123456789abcdef"})
+	if forged.id == "sess1" {
+		t.Errorf("a resume with another secret keeps the session's ID")
+	}
+	if text, isErr := forged.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "f"}}); !isErr || !strings.Contains(text, "approval_required") {
+		t.Errorf("a forged resume's call: %q", text)
+	}
+	resumed := connect(t, gw2, SessionOptions{ID: "sess1", Resume: true, Secret: a.secret})
+	if resumed.id != "sess1" || resumed.secret != a.secret {
+		t.Errorf("the resumed shim is told %q, %q; want sess1 and its secret", resumed.id, resumed.secret)
+	}
 	if text, isErr := resumed.call(t, "mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "y"}}); isErr || !strings.Contains(text, "deleted y") {
 		t.Errorf("resumed session's call under its server grant: %q", text)
 	}

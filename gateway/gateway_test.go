@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
@@ -50,6 +51,9 @@ type client struct {
 	mu      sync.Mutex
 	changed int
 	notify  chan struct{}
+	// id and secret are what the daemon told a shim of this session
+	// (ShimIdentity).
+	id, secret string
 }
 
 func connect(t *testing.T, gw *Server, opts SessionOptions) *client {
@@ -66,7 +70,10 @@ func connectAs(t *testing.T, gw *Server, opts SessionOptions, clientName string)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = gw.ServeTransport(ctx, st, opts)
+		_ = gw.ServeSession(ctx, st, opts, func(ss transport.Session) error {
+			c.id, c.secret = ss.ShimIdentity()
+			return nil
+		})
 	}()
 	mc := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

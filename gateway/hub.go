@@ -64,13 +64,19 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts Sessi
 }
 
 // ServeSession implements transport.Hub.
-func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session)) error {
-	ss := s.newSession(opts)
+func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session) error) error {
+	opts, st := s.claimShim(opts)
+	defer s.releaseShim(opts.ID)
+	ss := s.newSession(opts, st)
 	if ready != nil {
-		ready(ss)
+		if err := ready(ss); err != nil {
+			ss.cancel()
+			return err
+		}
 	}
 	sess, err := ss.server.Connect(ctx, t, nil)
 	if err != nil {
+		ss.cancel()
 		return fmt.Errorf("starting session: %w", err)
 	}
 	s.register(ss, sess)
@@ -91,7 +97,8 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 
 // OpenHTTPSession implements transport.Hub.
 func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
-	ss := s.newSession(opts)
+	opts.ID, opts.Resume, opts.Secret = "", false, "" // HTTP sessions are not kept
+	ss := s.newSession(opts, nil)
 	// The timer holds the session weakly: one its client closed before
 	// initializing it is garbage at once, not after initTimeout.
 	wp := weak.Make(ss)
@@ -145,6 +152,14 @@ func (s *Server) CancelHTTPSession(id string) {
 			ss.cancel()
 		}
 	}
+}
+
+// ShimIdentity implements transport.Session.
+func (ss *session) ShimIdentity() (id, secret string) {
+	if ss.secret == "" {
+		return "", ""
+	}
+	return ss.opts.ID, ss.secret
 }
 
 // Context implements transport.Session.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"maps"
 	"os"
@@ -42,10 +43,14 @@ type Options struct {
 	// LoadOptions are the options the configuration was loaded with, for
 	// project overlays.
 	LoadOptions *registry.LoadOptions
-	// SessionDir keeps the state of shim sessions (mode, activated tools)
-	// so that a session resumed after a daemon restart goes on where it
-	// was; "" disables it.
+	// SessionDir keeps the state of shim sessions (mode, activated tools,
+	// grants) so that a session resumed after a daemon restart goes on
+	// where it was; "" disables it.
 	SessionDir string
+	// StateKey authenticates the state files in SessionDir (an HMAC): the
+	// per-install key (audit.LoadKey), so that only this install's daemons
+	// restore them. nil: a random key, and states outlive no daemon.
+	StateKey []byte
 	// OAuthStore holds the logins of servers with "auth": "oauth" (mcpgw
 	// login writes them); nil leaves those servers needing one.
 	OAuthStore *oauth.Store
@@ -93,6 +98,9 @@ type Server struct {
 
 	serverLogs serverLogs // the daemon's recent lines about each server
 
+	shims    shimClaims // shim sessions being served, by ID (sessionstate.go)
+	stateKey []byte     // Options.StateKey, or a random one
+
 	reconcileMu sync.Mutex // one reconcile at a time
 
 	mu           sync.Mutex
@@ -135,6 +143,11 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.log = slog.New(&teeHandler{Handler: s.log.Handler(), logs: &s.serverLogs})
+	s.stateKey = s.opts.StateKey
+	if len(s.stateKey) == 0 {
+		s.stateKey = make([]byte, 32)
+		_, _ = rand.Read(s.stateKey)
+	}
 	s.version = s.opts.Version
 	if s.version == "" {
 		s.version = "dev"

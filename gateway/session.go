@@ -35,9 +35,12 @@ const (
 // mode, activated tools, direct tools).
 type session struct {
 	gw     *Server
-	key    string // names its private upstreams (Pool.SessionUpstream)
-	httpID string // its Streamable HTTP session ID, once registered; s.mu
-	opts   SessionOptions
+	key    string         // names its private upstreams (Pool.SessionUpstream)
+	httpID string         // its Streamable HTTP session ID, once registered; s.mu
+	opts   SessionOptions // Secret cleared: see secret
+	// secret resumes a shim's session (claimShim); "" for a session
+	// that is not kept.
+	secret string
 	mode   registry.Mode
 	direct directSpec
 	server *mcp.Server
@@ -101,7 +104,9 @@ type session struct {
 	rootsStale bool        // the client said they changed
 }
 
-func (s *Server) newSession(opts SessionOptions) *session {
+// newSession makes the session of opts, with st (nil: none) restored;
+// a shim's session is claimed first (claimShim).
+func (s *Server) newSession(opts SessionOptions, st *sessionState) *session {
 	ov, _ := s.overlayFor(opts.Cwd) // a broken project file: the daemon's config, and a warning logged
 	if ov != nil {
 		s.loadCache(ov)
@@ -122,18 +127,17 @@ func (s *Server) newSession(opts SessionOptions) *session {
 	if s.results != nil {
 		ss.saver = ss.saveResult
 	}
-	if opts.Resume {
-		if st := s.loadSessionState(opts.ID); st != nil {
-			ss.mode = sessionMode(registry.Mode(st.Mode), ss.mode)
-			for _, name := range st.Activated {
-				ss.activated[name] = true
+	ss.secret, ss.opts.Secret = opts.Secret, ""
+	if st != nil {
+		ss.mode = sessionMode(registry.Mode(st.Mode), ss.mode)
+		for _, name := range st.Activated {
+			ss.activated[name] = true
+		}
+		for _, g := range st.Grants {
+			if ss.grants == nil {
+				ss.grants = make(map[string]bool)
 			}
-			for _, g := range st.Grants {
-				if ss.grants == nil {
-					ss.grants = make(map[string]bool)
-				}
-				ss.grants[g] = true
-			}
+			ss.grants[g] = true
 		}
 	}
 	spec := s.opts.DirectTools

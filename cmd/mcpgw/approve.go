@@ -30,7 +30,10 @@ func approveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctl := c.control()
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
 	if *list || fs.NArg() == 0 {
 		pending, err := ctl.Approvals(ctx)
 		if err != nil {

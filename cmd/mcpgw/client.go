@@ -29,24 +29,47 @@ func daemonURLDefault() string {
 }
 
 type clientFlags struct {
-	url   string
-	token string
+	url       string
+	tokenFile string
+	tokenArg  bool // --token was given: refused
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL ($MCPGW_URL, else http://"+deploy.DefaultListen+")")
-	c.token = os.Getenv("MCPGW_TOKEN")
-	fs.Var(secretFlag{&c.token}, "token", "bearer `token` (default $MCPGW_TOKEN, now "+setOrUnset(c.token)+")")
+	fs.StringVar(&c.tokenFile, "token-file", "", "read the daemon's bearer token from `FILE` (default $MCPGW_TOKEN, now "+setOrUnset(os.Getenv("MCPGW_TOKEN"))+", else the install token, "+deploy.TokenPath()+", if there is one)")
+	fs.Var(refusedFlag{&c.tokenArg}, "token", "not accepted: a token in the arguments is readable by every local user; use --token-file or $MCPGW_TOKEN")
 }
 
-// secretFlag is a string flag whose value -h never prints.
-type secretFlag struct{ v *string }
+// refusedFlag is a flag that is refused after parsing (its value is
+// never printed, as an error from Set would be).
+type refusedFlag struct{ given *bool }
 
-func (s secretFlag) String() string { return "" }
+func (f refusedFlag) String() string { return "" }
 
-func (s secretFlag) Set(v string) error {
-	*s.v = v
+func (f refusedFlag) Set(string) error {
+	*f.given = true
 	return nil
+}
+
+// token is the daemon's bearer token as the flags find it: --token-file,
+// else $MCPGW_TOKEN, else the install token a daemon that cannot check
+// its clients' owner made; "" for none.
+func (c *clientFlags) token() (string, error) {
+	if c.tokenArg {
+		return "", deploy.ErrTokenArg
+	}
+	if c.tokenFile != "" {
+		tok, err := deploy.ReadToken(c.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		return tok, nil
+	}
+	if tok := os.Getenv("MCPGW_TOKEN"); tok != "" {
+		return tok, nil
+	}
+	tok, _ := deploy.ReadToken(deploy.TokenPath())
+	return tok, nil
 }
 
 func setOrUnset(s string) string {
@@ -57,8 +80,12 @@ func setOrUnset(s string) string {
 }
 
 // control is the client of the daemon the flags name.
-func (c *clientFlags) control() *control.Control {
-	return &control.Control{URL: c.url, Token: c.token, Version: version}
+func (c *clientFlags) control() (*control.Control, error) {
+	tok, err := c.token()
+	if err != nil {
+		return nil, err
+	}
+	return &control.Control{URL: c.url, Token: tok, Version: version}, nil
 }
 
 func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,7 +96,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	body, err := c.control().Status(ctx)
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
+	body, err := ctl.Status(ctx)
 	if err != nil {
 		return err
 	}
@@ -92,7 +123,11 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	answer, err := c.control().Reload(ctx)
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
+	answer, err := ctl.Reload(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +177,11 @@ func proxyCmd(ctx context.Context, name string, args []string, stdin io.Reader, 
 	if err != nil {
 		return err
 	}
-	res, err := c.control().Proxy(ctx, callArgs, func(p api.PendingApproval) {
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
+	res, err := ctl.Proxy(ctx, callArgs, func(p api.PendingApproval) {
 		fmt.Fprintf(stderr, "mcpgw: %s on %s waits for your approval (%s) until %s:\n  mcpgw approve %s    (or --deny, or on the status page)\n",
 			oneLine(p.Tool), oneLine(p.Server), oneLine(p.Rule), p.Deadline.Local().Format(time.TimeOnly), oneLine(p.ID))
 	})

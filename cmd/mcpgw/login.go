@@ -48,7 +48,11 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("login %s: %w", srv.Name, err)
 	}
 	fmt.Fprintf(stdout, "Logged in to %s.\n", srv.Name)
-	res, err := c.control().Proxy(ctx, map[string]any{"connect": srv.Name}, nil)
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
+	res, err := ctl.Proxy(ctx, map[string]any{"connect": srv.Name}, nil)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stdout, "The daemon will use it at its next connect (%v).\n", firstLine(err.Error()))
@@ -93,7 +97,11 @@ func logoutCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func (c *clientFlags) daemonConfig(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	body, err := c.control().Status(ctx)
+	ctl, err := c.control()
+	if err != nil {
+		return ""
+	}
+	body, err := ctl.Status(ctx)
 	if err != nil {
 		return ""
 	}

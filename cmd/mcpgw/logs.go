@@ -23,7 +23,11 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() != 1 {
 		return errors.New("usage: mcpgw logs [-f] SERVER")
 	}
-	return printLogs(ctx, c.control(), stdout, fs.Arg(0), *follow)
+	ctl, err := c.control()
+	if err != nil {
+		return err
+	}
+	return printLogs(ctx, ctl, stdout, fs.Arg(0), *follow)
 }
 
 // uiCmd is `mcpgw ui`: the status page's address, opened in the browser.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -33,7 +34,8 @@ type serveFlags struct {
 	logFile     string
 	noBootstrap bool
 	noFastPath  bool
-	token       string
+	token       string // from --token-file or $MCPGW_TOKEN, never argv
+	tokenFile   string
 	socket      string
 	stdio       bool
 	cpuProfile  string
@@ -78,7 +80,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		}
 	}
 	if f.allowRemote && f.token == "" && !f.stdio {
-		return errors.New("--allow-remote needs a token (--token or $MCPGW_TOKEN): without one, anyone who reaches the port can use your servers and their credentials")
+		return errors.New("--allow-remote needs a token (--token-file FILE or $MCPGW_TOKEN): without one, anyone who reaches the port can use your servers and their credentials")
+	}
+	if f.token == "" && f.listen != "" && !f.stdio && !ownerCheck() {
+		// No way to tell which user a loopback client runs as: the
+		// install token stands in, and the CLI reads it from its file.
+		if f.token, err = deploy.InstallToken(); err != nil {
+			return fmt.Errorf("this system cannot tell which user connects to the HTTP listener, so it needs a token: %w", err)
+		}
+		log.Info("HTTP clients present the install token (this system cannot tell which user connects)", "file", deploy.TokenPath())
 	}
 	w, err := setUpGateway(f, log)
 	if err != nil {
@@ -109,7 +119,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs.StringVar(&f.config, "config", "", "config file (default "+registry.DefaultConfigPath()+")")
 	fs.StringVar(&f.listen, "listen", defaultListen(), "HTTP listen address for /mcp, /metrics and /healthz (default $MCPGW_LISTEN or "+deploy.DefaultListen+"; \"\" for none)")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a --token too)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address (set a token too: --token-file or $MCPGW_TOKEN)")
 	fs.StringVar(&f.cache, "cache", "", "metadata cache file (default settings.cachePath or "+cachefile.DefaultPath()+")")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "auto (coloured on a terminal, JSON otherwise), text or json")
@@ -122,7 +132,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if os.Getenv("MCPGW_TOKEN") != "" {
 		tokenState = "set"
 	}
-	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must present (default $MCPGW_TOKEN, now "+tokenState+")")
+	fs.StringVar(&f.tokenFile, "token-file", "", "read the bearer token HTTP clients must present (besides being you) from `FILE` (default $MCPGW_TOKEN, now "+tokenState+")")
+	var tokenArg bool
+	fs.Var(refusedFlag{&tokenArg}, "token", "not accepted: a token in the arguments is readable by every local user; use --token-file or $MCPGW_TOKEN")
 	fs.StringVar(&f.socket, "socket", deploy.DefaultSocket(), "unix socket for `mcpgw stdio` shims (\"\" disables it)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
 	fs.StringVar(&f.mode, "mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
@@ -130,8 +142,15 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if f.token == "" {
-		f.token = os.Getenv("MCPGW_TOKEN")
+	if tokenArg {
+		return nil, deploy.ErrTokenArg
+	}
+	f.token = os.Getenv("MCPGW_TOKEN")
+	if f.tokenFile != "" {
+		var err error
+		if f.token, err = deploy.ReadToken(f.tokenFile); err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
 	}
 	fs.Visit(func(fl *flag.Flag) { f.listenSet = f.listenSet || fl.Name == "listen" })
 	return f, nil
@@ -189,6 +208,13 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	if f.stdio {
 		sessionDir = "" // a private session has none
 	}
+	var stateKey []byte
+	if sessionDir != "" {
+		var err error
+		if stateKey, err = audit.LoadKey(deploy.AuditKeyPath()); err != nil {
+			log.Warn("shim sessions are not resumed across restarts", "err", err)
+		}
+	}
 	cache := cachefile.Open(w.cachePath, &cachefile.Options{MaxAge: w.cfg.Settings.CacheMaxAge})
 	aud, err := audit.Open(deploy.AuditPath(), deploy.AuditKeyPath(),
 		&audit.Options{MaxBytes: w.cfg.Settings.AuditMaxBytes, Files: w.cfg.Settings.AuditFiles})
@@ -208,6 +234,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		LoadOptions: w.loadOpts,
 		Trust:       loadTrust(log),
 		SessionDir:  sessionDir,
+		StateKey:    stateKey,
 		OAuthStore:  oauthStore(w.cfg.Settings),
 		Audit:       w.audit,
 		ResultsDir:  deploy.ResultsDir(),
@@ -233,6 +260,15 @@ func defaultListen() string {
 		return l
 	}
 	return deploy.DefaultListen
+}
+
+// ownerCheck says whether the daemon can tell which user a loopback HTTP
+// client runs as (deploy.PeerUIDSupported); where it cannot, it requires
+// the install token. MCPGW_TEST_NO_OWNER_CHECK=1 makes it act as where it
+// cannot, so that tests on Linux cover that: it only adds the token (the
+// owner check stays where it works).
+func ownerCheck() bool {
+	return deploy.PeerUIDSupported && os.Getenv("MCPGW_TEST_NO_OWNER_CHECK") != "1"
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -318,3 +318,14 @@ func (l *Log) Close() error {
 	l.f = nil
 	return errors.Join(err, cerr)
 }
+
+// LoadKey returns the per-install key kept in path (the audit key), made
+// (32 random bytes, mode 0600) if missing. Besides the audit digests, it
+// authenticates what the daemon leaves for its successor, such as shim
+// sessions' state.
+func LoadKey(path string) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the key's directory: %w", err)
+	}
+	return loadKey(path)
+}

@@ -45,7 +45,7 @@ import (
 type Options struct {
 	// Dial connects to the daemon (starting one if it should); required.
 	Dial func(ctx context.Context) (net.Conn, error)
-	// Hello is the handshake; Session and Resume are set by Run.
+	// Hello is the handshake; Session, Resume and Secret are set by Run.
 	Hello wire.Hello
 	// Version is the shim's version, compared with the daemon's.
 	Version string
@@ -166,11 +166,14 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 	if err != nil {
 		return nil, nil, err
 	}
+	uc, _ := conn.(*net.UnixConn)
+	p.mu.Lock()
 	hello := p.opts.Hello
 	hello.Resume = resume
-	uc, _ := conn.(*net.UnixConn)
+	if !resume {
+		hello.Secret = ""
+	}
 	hello.Pipes = p.handoff != nil && uc != nil
-	p.mu.Lock()
 	if hello.Pipes && resume {
 		for _, l := range [][]byte{p.initLine, p.initialized} {
 			if l != nil {
@@ -221,6 +224,11 @@ func (p *pipe) connect(ctx context.Context, resume bool) (net.Conn, *bufio.Reade
 		p.log.Info(fmt.Sprintf("note: daemon is version %s, this shim %s; restart the daemon to run the same version", wel.Version, p.opts.Version))
 	}
 	p.mu.Lock()
+	if wel.Session != "" {
+		// The daemon's name for the session, and the secret that resumes
+		// it: no other client of the socket knows that one.
+		p.opts.Hello.Session, p.opts.Hello.Secret = wel.Session, wel.Secret
+	}
 	p.piped = wel.Pipes
 	if !wel.Pipes {
 		p.handoff = nil // from now on, the shim pipes the bytes

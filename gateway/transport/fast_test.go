@@ -19,7 +19,7 @@ import (
 type fakeHub struct {
 	ss     *fakeSession
 	server *mcp.Server // OpenHTTPSession's answer
-	serve  func(context.Context, mcp.Transport, SessionOptions, func(Session)) error
+	serve  func(context.Context, mcp.Transport, SessionOptions, func(Session) error) error
 	closed chan string // told of HTTPSessionClosed, if not nil
 
 	mu       sync.Mutex
@@ -28,7 +28,7 @@ type fakeHub struct {
 	canceled []string         // of CancelHTTPSession
 }
 
-func (h *fakeHub) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session)) error {
+func (h *fakeHub) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session) error) error {
 	h.mu.Lock()
 	h.served = append(h.served, opts)
 	h.mu.Unlock()
@@ -72,11 +72,15 @@ type fakeSession struct {
 	seen     time.Time
 	fast     bool // Fast takes the call
 
+	id, secret string // ShimIdentity's
+
 	mu        sync.Mutex
 	calls     []string // params of the calls made
 	cancelled []string
 	hangup    func()
 }
+
+func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
 func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMessage, bool) {

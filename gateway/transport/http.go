@@ -36,7 +36,9 @@ const (
 // HTTPOptions configure Handler.
 type HTTPOptions struct {
 	// Token, when set, must be presented as "Authorization: Bearer <token>"
-	// on /mcp.
+	// on /mcp and the control endpoints, by the daemon's owner: the owner
+	// check holds with a token too (see owner.go). Without a token, a
+	// client whose owner cannot be found is refused.
 	Token string
 	// Gatherer serves /metrics; nil serves 404 there.
 	Gatherer prometheus.Gatherer
@@ -84,12 +86,14 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	fast := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		return !t.o.NoFastPath && t.serveFast(w, r, body, o.SessionTimeout)
 	}
-	var h http.Handler = readBodies(fast, withSlot(mcpHandler))
-	if o.Token != "" {
-		h = requireToken(o.Token, h)
-	} else {
-		h = ownerOnly(h)
+	// The owner check, then the token: both must pass.
+	protect := func(h http.Handler) http.Handler {
+		if o.Token != "" {
+			h = requireToken(o.Token, h)
+		}
+		return ownerOnly(o.Token != "", h)
 	}
+	h := protect(readBodies(fast, withSlot(mcpHandler)))
 	mux := http.NewServeMux()
 	// One check of Host and one of Origin, before the fast path and the
 	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
@@ -99,16 +103,10 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	// The control endpoints get the same protection as /mcp: token, no
-	// cross-origin browser requests, and no DNS rebinding.
+	// The control endpoints get the same protection as /mcp: owner and
+	// token, no cross-origin browser requests, and no DNS rebinding.
 	control := func(h http.HandlerFunc) http.Handler {
-		var c http.Handler = h
-		if o.Token != "" {
-			c = requireToken(o.Token, c)
-		} else {
-			c = ownerOnly(c)
-		}
-		return http.NewCrossOriginProtection().Handler(loopbackHost(c))
+		return http.NewCrossOriginProtection().Handler(loopbackHost(protect(h)))
 	}
 	if ctl.Status != nil {
 		mux.Handle("GET /-/status", control(ctl.Status))
@@ -298,5 +296,5 @@ func askToken(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
-	fmt.Fprint(w, `<!doctype html><title>mcpgw</title><form method="post" action="/"><p>This mcpgw daemon needs its token (--token, $MCPGW_TOKEN):</p><input type="password" name="token" autofocus> <button>Open</button></form>`)
+	fmt.Fprint(w, `<!doctype html><title>mcpgw</title><form method="post" action="/"><p>This mcpgw daemon needs its token (its --token-file, or $MCPGW_TOKEN):</p><input type="password" name="token" autofocus> <button>Open</button></form>`)
 }

@@ -32,17 +32,21 @@ type SessionOptions struct {
 	ClientPrefix string
 	// ID identifies the session across connections (the shim's session);
 	// with a session directory, its state is kept there under ID while
-	// it lasts. Resume restores that state.
+	// it lasts. Resume restores that state, if Secret is the resume
+	// secret the daemon gave the session's shim (Session.ShimIdentity);
+	// otherwise the session starts afresh, under an ID of its own.
 	ID     string
 	Resume bool
+	Secret string
 }
 
 // Hub is the daemon as its transports see it: it makes sessions and knows
 // them by their Streamable HTTP session IDs.
 type Hub interface {
 	// ServeSession serves one session on t until it ends; ready, if not
-	// nil, is given the session before it starts.
-	ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session)) error
+	// nil, is given the session before it starts, and an error from it
+	// ends the session there (ServeSession returns it).
+	ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(Session) error) error
 	// OpenHTTPSession makes the session a request without a session ID
 	// opens, and returns its go-sdk server.
 	OpenHTTPSession(opts SessionOptions) *mcp.Server
@@ -77,6 +81,10 @@ type Session interface {
 	// OnHangup sets what closes the session's connection under the
 	// go-sdk, for a client that stops reading. Called before it starts.
 	OnHangup(func())
+	// ShimIdentity is what a shim's session is resumed with: the ID it
+	// is kept under and the secret the resume must present ("", "" for a
+	// session that is not kept). The shim is told both in its welcome.
+	ShimIdentity() (id, secret string)
 }
 
 // Options configure Transports.

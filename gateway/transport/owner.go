@@ -11,11 +11,15 @@ import (
 )
 
 // A daemon holds its owner's credentials (tokens in upstreams' environment,
-// OAuth sessions), so without a bearer token only its owner may use /mcp
-// and the control endpoints. The unix socket has file permissions; for
-// loopback TCP the owner of the connection's other end is looked up (on
-// Linux, in /proc/net/tcp). /healthz and /metrics stay open to local
-// scrapers: they carry no secrets.
+// OAuth sessions), so only its owner may use /mcp and the control
+// endpoints, with or without a bearer token: the token is a second lock,
+// not another door. The unix socket has file permissions; for loopback TCP
+// the owner of the connection's other end is looked up (on Linux, by
+// sock_diag or /proc/net/tcp). A client whose owner cannot be found (not
+// on loopback, as behind a container's published port, or on a system
+// without the lookup, such as macOS) is let through to the token only when
+// there is one, and refused otherwise. /healthz and /metrics stay open to
+// local scrapers: they carry no secrets.
 
 type peerKey struct{}
 
@@ -31,8 +35,9 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, peerKey{}, peer{uid, err})
 }
 
-// ownerOnly refuses requests from another user's connection.
-func ownerOnly(next http.Handler) http.Handler {
+// ownerOnly refuses requests from another user's connection, and, unless
+// a token guards next (tokenSet), from a connection whose owner is unknown.
+func ownerOnly(tokenSet bool, next http.Handler) http.Handler {
 	me := os.Getuid()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := r.Context().Value(peerKey{}).(peer)
@@ -40,17 +45,20 @@ func ownerOnly(next http.Handler) http.Handler {
 			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 			remote, err := net.ResolveTCPAddr("tcp", r.RemoteAddr)
 			p = peer{uid: -1, err: err}
-			if err == nil && local != nil {
+			switch {
+			case err == nil && local != nil:
 				p.uid, p.err = deploy.PeerUID(local, remote)
+			case err == nil:
+				p.err = deploy.ErrPeerUnknown // not served by a listener
 			}
 		}
 		switch {
 		case p.err == nil && p.uid == me:
 		case p.err == nil:
-			http.Error(w, fmt.Sprintf("forbidden: this mcpgw daemon belongs to uid %d, and the connection comes from uid %d; run your own daemon, or give this one a token (--token)", me, p.uid), http.StatusForbidden)
+			http.Error(w, fmt.Sprintf("forbidden: this mcpgw daemon belongs to uid %d, and the connection comes from uid %d; run your own daemon", me, p.uid), http.StatusForbidden)
 			return
-		case deploy.PeerUIDSupported:
-			http.Error(w, "forbidden: cannot tell which user is connecting, and no token is set; give the daemon a token (--token) to use it from here", http.StatusForbidden)
+		case !tokenSet:
+			http.Error(w, "forbidden: cannot tell which user is connecting, and the daemon has no token; give it one (--token-file FILE or $MCPGW_TOKEN) to use it from here", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

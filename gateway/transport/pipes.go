@@ -87,9 +87,6 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Re
 	defer in.Close()
 	table := newInFlightTable()
 	defer table.close()
-	if err := writeWelcomeRights(conn, wire.Welcome{OK: true, Version: t.o.Version, Pipes: true, InFlight: table != nil}, table.rights()); err != nil {
-		return err
-	}
 	t.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
 	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}, table: table}
 	var src io.Reader = in
@@ -126,8 +123,14 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Re
 		cancel()
 	}()
 
-	err := t.hub.ServeSession(sctx, &mcp.IOTransport{Reader: ps.lf, Writer: ps.out}, shimSessionOptions(hello), func(ss Session) {
+	err := t.hub.ServeSession(sctx, &mcp.IOTransport{Reader: ps.lf, Writer: ps.out}, shimSessionOptions(hello), func(ss Session) error {
+		wel := wire.Welcome{OK: true, Version: t.o.Version, Pipes: true, InFlight: table != nil}
+		wel.Session, wel.Secret = ss.ShimIdentity()
+		if err := writeWelcomeRights(conn, wel, table.rights()); err != nil {
+			return err
+		}
 		t.serveFastOn(ps.lf, ss)
+		return nil
 	})
 	if !stop() {
 		<-drained

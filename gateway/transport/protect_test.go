@@ -173,7 +173,7 @@ func TestProtection(t *testing.T) {
 		{name: "a wrong token", token: "s3cret", auth: "Bearer s3cre", uid: me, status: 401, refusal: "missing or wrong bearer token", pageAsked: true},
 		{name: "another scheme", token: "s3cret", auth: "Basic s3cret", uid: me, status: 401, refusal: "missing or wrong bearer token", pageAsked: true},
 		{name: "the token", token: "s3cret", auth: "Bearer s3cret", uid: me},
-		{name: "the token, from another user", token: "s3cret", auth: "Bearer s3cret", uid: me + 1},
+		{name: "the token, from another user", token: "s3cret", auth: "Bearer s3cret", uid: me + 1, status: 403, refusal: "belongs to uid"},
 	} {
 		for _, rt := range protectedRoutes {
 			t.Run(c.name+"/"+rt.name, func(t *testing.T) {

@@ -67,22 +67,25 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 		return t.servePipes(ctx, conn, br, hello, in, out)
 	}
 	fdpass.Close(fds)
-	// Fields are only ever added, optional, and ignored by daemons that
-	// predate them: every protocol from 1 up is understood.
-	if err := writeWelcome(conn, wire.Welcome{OK: true, Version: t.o.Version}); err != nil {
-		return err
-	}
 	w := &lockedWriter{w: conn}
 	lf := &lineFilter{br: br, c: conn, w: w}
-	return t.hub.ServeSession(ctx, &mcp.IOTransport{Reader: lf, Writer: w}, shimSessionOptions(hello), func(ss Session) {
+	return t.hub.ServeSession(ctx, &mcp.IOTransport{Reader: lf, Writer: w}, shimSessionOptions(hello), func(ss Session) error {
+		// Fields are only ever added, optional, and ignored by daemons
+		// that predate them: every protocol from 1 up is understood.
+		wel := wire.Welcome{OK: true, Version: t.o.Version}
+		wel.Session, wel.Secret = ss.ShimIdentity()
+		if err := writeWelcome(conn, wel); err != nil {
+			return err
+		}
 		ss.OnHangup(func() { conn.Close() })
 		t.serveFastOn(lf, ss)
+		return nil
 	})
 }
 
 func shimSessionOptions(hello wire.Hello) SessionOptions {
 	return SessionOptions{Cwd: hello.Cwd, Mode: registry.Mode(hello.Mode), DirectTools: hello.DirectTools, ClientPrefix: hello.ClientPrefix,
-		ID: hello.Session, Resume: hello.Resume}
+		ID: hello.Session, Resume: hello.Resume, Secret: hello.Secret}
 }
 
 // writeWelcomeRights writes wel with the descriptors in rights (an

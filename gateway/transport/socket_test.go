@@ -15,15 +15,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 )
 
-// echo serves a session as a hub would, simply: it gives ready ss (if
-// not nil), answers each request with its method, but never "hold", and
-// tells received of each message's method.
-func echo(ss Session, received chan<- string) func(context.Context, mcp.Transport, SessionOptions, func(Session)) error {
-	return func(ctx context.Context, tr mcp.Transport, _ SessionOptions, ready func(Session)) error {
-		if ss != nil {
-			ready(ss)
+// echo serves a session as a hub would, simply: it gives ready ss (a
+// session of no identity if nil), answers each request with its method,
+// but never "hold", and tells received of each message's method.
+func echo(ss Session, received chan<- string) func(context.Context, mcp.Transport, SessionOptions, func(Session) error) error {
+	return func(ctx context.Context, tr mcp.Transport, _ SessionOptions, ready func(Session) error) error {
+		if ready != nil {
+			given := ss
+			if given == nil {
+				given = &fakeSession{}
+			}
+			if err := ready(given); err != nil {
+				return err
+			}
 		}
 		conn, err := tr.Connect(ctx)
 		if err != nil {
@@ -277,5 +285,38 @@ func TestServeSocket(t *testing.T) {
 		if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
 			t.Errorf("connection %d still open after ServeSocket returned", i)
 		}
+	}
+}
+
+// TestShimHandshakeIdentity: the secret a shim presents reaches the hub
+// with its resume, and the welcome tells the shim the ID and secret its
+// session is resumed with, as the hub decided them.
+func TestShimHandshakeIdentity(t *testing.T) {
+	t.Parallel()
+	hub := &fakeHub{ss: &fakeSession{id: "d41d8cd98f00b204", secret: "the-daemons-secret"}}
+	hub.serve = func(_ context.Context, _ mcp.Transport, _ SessionOptions, ready func(Session) error) error {
+		return ready(hub.ss)
+	}
+	tr := New(hub, Options{Version: "v"})
+	daemon, shim := net.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- tr.ServeShim(context.Background(), daemon) }()
+
+	hello, _ := json.Marshal(wire.Hello{Protocol: wire.HandshakeProtocol, Session: "0123", Resume: true, Secret: "the-shims-secret"})
+	if _, err := shim.Write(append(hello, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(shim).ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wel wire.Welcome
+	if err := json.Unmarshal(line, &wel); err != nil || !wel.OK || wel.Session != "d41d8cd98f00b204" || wel.Secret != "the-daemons-secret" {
+		t.Errorf("welcome %s, want the session's ID and secret", line)
+	}
+	shim.Close()
+	<-done
+	if _, served, _ := hub.record(); len(served) != 1 || served[0].ID != "0123" || !served[0].Resume || served[0].Secret != "the-shims-secret" {
+		t.Errorf("the hub was asked for %+v", served)
 	}
 }

@@ -33,6 +33,11 @@ type Hello struct {
 	// Resume says this connection continues Session: the shim replays the
 	// client's initialize next (or, with Pipes, sends it in Replay).
 	Resume bool `json:"resume,omitempty"`
+	// Secret, with Resume, is the session's resume secret (Welcome.Secret):
+	// only the daemon and the session's shim know it, and without it the
+	// daemon starts a fresh session (no grants, no activated tools)
+	// rather than resume the one Session names.
+	Secret string `json:"secret,omitempty"`
 	// Pipes says the message carries the client's stdin and stdout (an
 	// SCM_RIGHTS message with the handshake's first bytes): the daemon
 	// may read and write them itself, and the shim then only watches the
@@ -66,6 +71,13 @@ type Welcome struct {
 	// InFlight says the message carries the in-flight table (Linux, see
 	// inflight_linux.go): what the shim answers if the daemon is killed.
 	InFlight bool `json:"inFlight,omitempty"`
+	// Session and Secret are what the shim resumes the session with from
+	// now on (Hello.Session, Hello.Secret). Session differs from the
+	// shim's when its ID was not the shim's to use (another session's, or
+	// a resume the daemon refused). Daemons that predate them send
+	// neither; the shim then keeps its own ID.
+	Session string `json:"session,omitempty"`
+	Secret  string `json:"secret,omitempty"`
 }
 
 // RestartedAnswer is the answer to request id when the daemon went away
