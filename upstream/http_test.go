@@ -90,12 +90,12 @@ func httpServer(t *testing.T, h http.Handler) (*httptest.Server, *recordingHandl
 
 func TestStreamableHTTPSendsHeaders(t *testing.T) {
 	ts, rec := httpServer(t, fakeupstream.Handler(nil))
-	t.Setenv("MCPGW_TEST_TOKEN", "first")
+	t.Setenv("UPSTREAM_TEST_TOKEN", "first")
 	srv := &registry.Server{
 		Name:           "remote",
 		URL:            ts.URL + "/mcp",
 		Headers:        map[string]string{"X-Custom": "yes"},
-		BearerTokenEnv: "MCPGW_TEST_TOKEN",
+		BearerTokenEnv: "UPSTREAM_TEST_TOKEN",
 		Hash:           "remote",
 	}
 	p := newPool(t, nil)
@@ -121,7 +121,7 @@ func TestStreamableHTTPSendsHeaders(t *testing.T) {
 	}
 
 	// The token env var is read at connect time.
-	t.Setenv("MCPGW_TEST_TOKEN", "second")
+	t.Setenv("UPSTREAM_TEST_TOKEN", "second")
 	u.dropSession(u.currentSession(), "test")
 	rec.reset()
 	call(t, u, "echo", map[string]any{"message": "again"})
@@ -193,7 +193,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	}))
-	srv := &registry.Server{Name: "auth", URL: ts.URL + "/mcp", BearerTokenEnv: "MCPGW_TEST_TOKEN", Hash: "auth"}
+	srv := &registry.Server{Name: "auth", URL: ts.URL + "/mcp", BearerTokenEnv: "UPSTREAM_TEST_TOKEN", Hash: "auth"}
 	rec2 := newRecorder()
 	p := newPool(t, rec2.options(nil))
 	u := p.Upstream(srv)
@@ -225,7 +225,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 	}
 
 	// Connect retries (and reads the token env var again).
-	t.Setenv("MCPGW_TEST_TOKEN", "good")
+	t.Setenv("UPSTREAM_TEST_TOKEN", "good")
 	if _, err := u.Connect(context.Background()); err != nil {
 		t.Fatal(err)
 	}
