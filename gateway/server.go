@@ -72,57 +72,70 @@ type Options struct {
 
 // Server is the gateway daemon's core. Create it with New, call Start once,
 // serve sessions through Handler or ServeTransport, and Close it.
+//
+// Its state is grouped by job, each group with its guard. Lock order:
+// reconcileMu, then mu, then a session's own mu (session.mu); subMu,
+// overrideMu, loginMu and shims.mu are leaves, held while nothing else is
+// taken.
 type Server struct {
-	log     *slog.Logger
-	opts    Options
-	version string
-	catalog *registry.Catalog
-	latency latencies // recent call durations per server, for status
-	// base is the configuration as loaded; the catalogue holds it with the
-	// servers disabled from the status page turned off (overrides).
-	base       atomic.Pointer[registry.Config]
-	overrideMu sync.Mutex
-	disabled   map[string]bool // by server name, for the daemon's lifetime
-	// refusedDirs are projects refused trust on the status page: not
-	// listed there again until the daemon stops.
-	refusedDirs map[string]bool
-	loginMu     sync.Mutex
-	logins      map[string]*pageLogin // status-page logins in progress, by server
-	pool        *upstream.Pool
-	metrics     *metrics
-	calls       *dispatch.Dispatcher // the one dispatcher; it keeps the calls waiting for the page or the CLI
-	scripts     recentScripts
-	running     runningScripts
-	results     *spill.Store // nil: results are cut, not saved
+	// Fixed at creation (New), read without a lock.
+	log         *slog.Logger
+	opts        Options
+	version     string
 	started     time.Time
+	catalog     *registry.Catalog     // the listings: safe for concurrent use
+	pool        *upstream.Pool        // the upstreams: safe for concurrent use
+	calls       *dispatch.Dispatcher  // the one dispatcher; it keeps the calls waiting for the page or the CLI
+	transports  *transport.Transports // where requests enter
+	results     *spill.Store          // nil: results are cut, not saved
+	metrics     *metrics
+	stateKey    []byte        // signs resumable shim state: Options.StateKey, or a random one
+	discoverSem chan struct{} // bounds the first connections that run at once (discover)
+	ctx         context.Context
+	stop        context.CancelFunc
 
-	serverLogs serverLogs // the daemon's recent lines about each server
+	// Each safe for concurrent use on its own (atomics, or a lock of its
+	// own inside).
+	base         atomic.Pointer[registry.Config] // the config as loaded; the catalogue's has the page's overrides applied
+	latency      latencies                       // recent call durations per server, for status
+	scripts      recentScripts                   // recent scripts, for the page
+	running      runningScripts                  // scripts running, per session and in all (their limits)
+	serverLogs   serverLogs                      // the daemon's recent lines about each server
+	shims        shimClaims                      // shim sessions being served, by ID (sessionstate.go)
+	activity     atomic.Uint64                   // requests seen (busy), for settleWhenIdle
+	fastCalls    atomic.Int64                    // calls answered on the fast path
+	relayedCalls atomic.Int64                    // fast calls answered with the upstream's own bytes
 
-	shims    shimClaims // shim sessions being served, by ID (sessionstate.go)
-	stateKey []byte     // Options.StateKey, or a random one
+	// reconcileMu makes reconciles one at a time (reconcile takes mu to
+	// list the sessions).
+	reconcileMu sync.Mutex
 
-	reconcileMu sync.Mutex // one reconcile at a time
-
-	mu           sync.Mutex
-	lastReload   *api.ReloadInfo
-	sessions     map[*session]struct{}
-	byHTTPID     map[string]*session // sessions by Streamable HTTP session ID
-	transports   *transport.Transports
-	activity     atomic.Uint64 // requests seen (busy), for settleWhenIdle
-	fastCalls    atomic.Int64  // calls answered on the fast path
-	relayedCalls atomic.Int64  // fast calls answered with the upstream's own bytes
+	// mu guards the sessions and discoveries, and the fields that follow.
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	byHTTPID map[string]*session // sessions by Streamable HTTP session ID
 	// discoveries are first connections in progress, by identity hash
-	// (see discover); discoverSem bounds how many run at once.
+	// (see discover).
 	discoveries map[string]*discovery
-	discoverSem chan struct{}
-	// subs are the sessions subscribed to each upstream resource, with
-	// the URI each knows it by (see subscribe.go).
-	subMu  sync.Mutex
-	subs   map[subKey]map[*session]string
-	closed bool
-	wg     sync.WaitGroup // session waiters and background work
-	stop   context.CancelFunc
-	ctx    context.Context
+	lastReload  *api.ReloadInfo
+	closed      bool           // Close has begun: no session or discovery joins
+	wg          sync.WaitGroup // registered sessions, discoveries (both Add under mu while !closed) and page logins
+
+	// subMu guards subs: the sessions subscribed to each upstream
+	// resource, with the URI each knows it by (see subscribe.go).
+	subMu sync.Mutex
+	subs  map[subKey]map[*session]string
+
+	// overrideMu guards what the status page changed until the daemon
+	// stops: servers disabled by name, and projects refused trust (not
+	// listed there again).
+	overrideMu  sync.Mutex
+	disabled    map[string]bool
+	refusedDirs map[string]bool
+
+	// loginMu guards logins: status-page logins in progress, by server.
+	loginMu sync.Mutex
+	logins  map[string]*pageLogin
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.
