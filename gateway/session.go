@@ -34,21 +34,34 @@ const (
 // per Server in the SDK, and what a session sees differs from another's:
 // mode, activated tools, direct tools).
 type session struct {
-	gw     *Server
-	key    string         // names its private upstreams (Pool.SessionUpstream)
-	httpID string         // its Streamable HTTP session ID, once registered; s.mu
-	opts   SessionOptions // Secret cleared: see secret
+	// Fixed before the session starts, read without a lock.
+	gw   *Server
+	key  string         // names its private upstreams (Pool.SessionUpstream)
+	opts SessionOptions // Secret cleared: see secret
 	// secret resumes a shim's session (claimShim); "" for a session
 	// that is not kept.
 	secret string
 	mode   registry.Mode
 	direct directSpec
 	server *mcp.Server
-
 	// ctx ends when the session or the daemon ends; every request's context
 	// ends with it, so a closing session does not wait for slow calls.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// hangup, if set, closes the session's connection under the SDK: for
+	// the shim's socket, where a write blocks while the client does not
+	// read (a piped session has a write deadline when it drains).
+	hangup func()
+	// saver saves the session's results too big to show (nil: the daemon
+	// keeps none).
+	saver content.Saver
+
+	// httpID is its Streamable HTTP session ID, once registered: guarded
+	// by the Server's mu, which registers it.
+	httpID string
+
+	// Each safe for concurrent use on its own.
+	//
 	// outbox carries the messages fanned out to many sessions (upstream
 	// log messages, resource updates), sent by the session's own goroutine
 	// (see post); dropped counts those that found it full.
@@ -56,26 +69,13 @@ type session struct {
 	outboxOnce  sync.Once
 	outboxBytes atomic.Int64 // the size of what waits in outbox
 	dropped     atomic.Int64
-	// hangup, if set, closes the session's connection under the SDK: for
-	// the shim's socket, where a write blocks while the client does not
-	// read (a piped session has a write deadline when it drains). Set
-	// before the session starts.
-	hangup func()
+	results     ownedResults                    // the saved results it was given, all its mcp({read}) reads
+	overlay     atomic.Pointer[registry.Config] // the session's project configuration (nil: the daemon's)
+	lastActive  atomic.Int64                    // when the client last sent a request (Unix ns)
 
-	// saver saves the session's results too big to show (nil: the daemon
-	// keeps none); results are the ones it was given, all its mcp({read})
-	// reads.
-	saver   content.Saver
-	results ownedResults
-
-	// overlay is the session's project configuration (nil: the daemon's).
-	overlay atomic.Pointer[registry.Config]
-	// lastActive is when the client last sent a request (Unix ns).
-	lastActive atomic.Int64
-	// servers are the servers the session has called (for the status
-	// page), guarded by mu.
-	servers map[string]bool
-
+	// mu guards the SDK session and what the session has negotiated,
+	// listed, activated and been granted: the fields that follow. Taken
+	// after the Server's mu, never before it.
 	mu         sync.Mutex
 	ss         *mcp.ServerSession
 	initTimer  *time.Timer                   // an HTTP session's expireUninitialized, until it is initialized
@@ -84,6 +84,7 @@ type session struct {
 	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
 	activated  map[string]bool               // toolsearch: gateway names activated by ToolSearch
 	grants     map[string]bool               // approvals for the session: "tool:server/tool", "server:server"
+	servers    map[string]bool               // the servers the session has called (for the status page)
 	registered map[string]*registry.Tool     // upstream tools currently on s.server, by gateway name
 	prompts    map[string]*registry.Prompt
 	resources  map[string]*registry.Resource
@@ -98,6 +99,7 @@ type session struct {
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
 
+	// rootsMu guards the client's roots; a leaf.
 	rootsMu sync.Mutex
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
 	roots      []*mcp.Root // the client's, as last listed
