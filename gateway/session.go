@@ -475,17 +475,15 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		var msg string
 		switch t, found := v.Lookup(name); {
 		case found && ss.mode == ModeToolSearch:
-			msg = fmt.Sprintf("Tool %q is not active in this session. Activate it first: ToolSearch({query:\"select:%s\"}).", name, t.Name)
+			msg = surface.NotActivated(name, t.Name)
 		case found && ss.mode == ModeProxy:
-			msg = fmt.Sprintf("Tool %q is reached through the mcp tool: mcp({tool:%q,args:{...}}).", name, t.Name)
+			msg = surface.ThroughMCPTool(name, t.Name)
 		default:
-			msg = fmt.Sprintf("Unknown tool %q.", name)
-			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
-				if ss.mode != ModeProxy {
-					sugg = ss.naming().Names(sugg)
-				}
-				msg += " Did you mean: " + strings.Join(sugg, ", ") + "?"
+			sugg := v.Suggest(name, 5)
+			if ss.mode != ModeProxy {
+				sugg = ss.naming().Names(sugg)
 			}
+			msg = surface.UnknownToolText(name, sugg)
 			// It may be a tool of a server that is not available
 			// (failed, or needs a login): say which and why.
 			msg += ss.gw.discoveryNote(v)

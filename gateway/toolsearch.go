@@ -52,10 +52,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 			found = append(found, t)
 		}
 		for _, name := range unknown {
-			fmt.Fprintf(&b, "Unknown tool %q.", name)
-			if sugg := v.Suggest(name, 5); len(sugg) > 0 {
-				fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(naming.Names(sugg), ", "))
-			}
+			b.WriteString(surface.UnknownToolText(name, naming.Names(v.Suggest(name, 5))))
 			b.WriteString("\n")
 		}
 	} else {

@@ -18,22 +18,43 @@ import (
 // UnknownTool is the answer for a tool name v does not know: names like
 // it, and how to find tools.
 func UnknownTool(v *registry.View, name string) *mcp.CallToolResult {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Unknown tool %q.", name)
-	if sugg := v.Suggest(name, 5); len(sugg) > 0 {
-		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(sugg, ", "))
-	} else if hits, err := v.Search(name, search.Options{Limit: 5}); err == nil && len(hits) > 0 {
-		names := make([]string, len(hits))
-		for i, h := range hits {
-			names[i] = h.Name
+	like := v.Suggest(name, 5)
+	if len(like) == 0 {
+		if hits, err := v.Search(name, search.Options{Limit: 5}); err == nil {
+			for _, h := range hits {
+				like = append(like, h.Name)
+			}
 		}
-		fmt.Fprintf(&b, " Did you mean: %s?", strings.Join(names, ", "))
 	}
+	var b strings.Builder
+	b.WriteString(UnknownToolText(name, like))
 	b.WriteString(" Use mcp({search:\"words\"}) to find tools.")
 	if len(v.Tools) == 0 {
 		b.WriteString(" No tools are known yet: mcp({}) shows the servers, mcp({connect:\"server\"}) lists one's tools.")
 	}
 	return Errorf("%s", b.String())
+}
+
+// UnknownToolText says name is no tool the caller has, with the names
+// like it, as the caller knows them.
+func UnknownToolText(name string, like []string) string {
+	text := fmt.Sprintf("Unknown tool %q.", name)
+	if len(like) > 0 {
+		text += " Did you mean: " + strings.Join(like, ", ") + "?"
+	}
+	return text
+}
+
+// NotActivated says a ToolSearch session called tool (gateway name
+// gwName) before activating it.
+func NotActivated(name, gwName string) string {
+	return fmt.Sprintf("Tool %q is not active in this session. Activate it first: ToolSearch({query:\"select:%s\"}).", name, gwName)
+}
+
+// ThroughMCPTool says a proxy-mode session called tool (gateway name
+// gwName) by name, where the mcp tool reaches it.
+func ThroughMCPTool(name, gwName string) string {
+	return fmt.Sprintf("Tool %q is reached through the mcp tool: mcp({tool:%q,args:{...}}).", name, gwName)
 }
 
 // UnknownServer is the answer for a server name v does not know.
