@@ -32,8 +32,10 @@
 //     connections), status.go and page.go (what `mcpgw status` and the
 //     status page, package statuspage, show), metrics.go, memory.go.
 //
-// Other sub-packages: api (the control API's types), control (the CLI's
-// client of a daemon), script (code mode's sandbox), spill (big results
-// kept whole), shim and shim/wire (`mcpgw stdio`).
+// Other sub-packages: api (the control API's types), script (code mode's
+// sandbox), spill (big results kept whole). What runs in the CLI's
+// process is outside gateway: internal/control (the CLI's client of a
+// daemon), internal/shim (`mcpgw stdio`) and internal/shim/wire (the
+// shim ↔ daemon protocol, which transport speaks too).
 // docs/architecture.md walks one call through all of it.
 package gateway

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway/api"
-	"github.com/mcpgw/mcpgw/gateway/control"
+	"github.com/mcpgw/mcpgw/internal/control"
 )
 
 // Commands that talk to a running daemon over its HTTP listener.

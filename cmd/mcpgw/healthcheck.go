@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway/control"
+	"github.com/mcpgw/mcpgw/internal/control"
 )
 
 // healthcheck is `mcpgw healthcheck`: it asks a daemon's /healthz and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway/control"
+	"github.com/mcpgw/mcpgw/internal/control"
 )
 
 // How the CLI's commands that talk to a daemon turn what they say into

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 // TestShimAutoStartSharedDaemon: `mcpgw stdio` finds no daemon (only a

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/deploy"
-	"github.com/mcpgw/mcpgw/gateway/shim"
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 // stdioShim is `mcpgw stdio`: it connects an MCP client that speaks stdio

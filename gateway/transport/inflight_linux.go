@@ -1,7 +1,7 @@
 package transport
 
 import (
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"golang.org/x/sys/unix"
 )
 

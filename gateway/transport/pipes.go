@@ -23,9 +23,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

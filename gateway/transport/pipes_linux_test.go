@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 // pipedClient is a client's stdin and stdout as a shim hands them over:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
 

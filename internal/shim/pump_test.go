@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 // echoDaemon accepts shim connections on a unix socket, answers the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 func TestEnvelopeID(t *testing.T) {

@@ -37,8 +37,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/shim/wire"
 	"github.com/mcpgw/mcpgw/internal/fdpass"
+	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
 // Options configure Run.
