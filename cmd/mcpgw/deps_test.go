@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// The production binary links no test code, and the gateway reads the
-// cache only through the registry: layering that a stray import would
-// silently undo.
+// The production binary links no test code, the gateway reads the cache
+// only through the registry, and links none of the CLI's side: layering
+// that a stray import would silently undo.
 func TestImportBoundaries(t *testing.T) {
 	t.Parallel()
 	goBin, err := exec.LookPath("go")
@@ -38,5 +38,12 @@ func TestImportBoundaries(t *testing.T) {
 	imports := list("-f", `{{join .Imports " "}}`, "../../gateway")
 	if slices.Contains(imports, "github.com/mcpgw/mcpgw/cachefile") {
 		t.Error("the gateway imports cachefile; it reads listings through the registry")
+	}
+	// What runs in the CLI's process stays out of the daemon's packages:
+	// they share only the shim's wire protocol.
+	for _, dep := range list("-deps", "../../gateway/...") {
+		if dep == "github.com/mcpgw/mcpgw/internal/shim" || dep == "github.com/mcpgw/mcpgw/internal/control" {
+			t.Errorf("the gateway links %s, which runs in the CLI", dep)
+		}
 	}
 }
