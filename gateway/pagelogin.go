@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"time"
 
@@ -23,6 +24,22 @@ type pageLogin struct {
 	err  error // set before done closes
 }
 
+// errClosing answers what asks for work of a daemon that is stopping.
+var errClosing = errors.New("mcpgw is stopping")
+
+// track counts background work in wg, under mu, unless Close has begun
+// (then it reports false and nothing is counted): no Add races Close's
+// Wait.
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
 // loginTimeout bounds a page login.
 const loginTimeout = 5 * time.Minute
 
@@ -34,11 +51,15 @@ func (s *Server) startLogin(srv *registry.Server) *pageLogin {
 		return l
 	}
 	l := &pageLogin{url: make(chan string, 1), done: make(chan struct{})}
+	if !s.track() {
+		l.err = errClosing
+		close(l.done)
+		return l
+	}
 	if s.logins == nil {
 		s.logins = map[string]*pageLogin{}
 	}
 	s.logins[srv.Name] = l
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.ctx, loginTimeout)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,5 +68,32 @@ func TestPageLogin(t *testing.T) {
 	}
 	if code := postForm(h, "/-/login", "server=nope"); code != http.StatusNotFound {
 		t.Errorf("login of an unknown server: %d", code)
+	}
+}
+
+// A login asked of a daemon that is closing starts nothing: it fails at
+// once, and no work is counted after Close has begun waiting for it.
+func TestPageLoginWhileClosing(t *testing.T) {
+	t.Parallel()
+	srv := &registry.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", Auth: registry.AuthOAuth, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "remote-hash"}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"remote": srv}}
+	gw := New(cfg, &Options{NoBootstrap: true, OAuthStore: &oauth.Store{Dir: t.TempDir()}})
+	gw.Start()
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l := gw.startLogin(srv)
+	select {
+	case <-l.done:
+	default:
+		t.Fatal("a login asked of a closed daemon is still in progress")
+	}
+	if !errors.Is(l.err, errClosing) {
+		t.Errorf("login error = %v, want %v", l.err, errClosing)
+	}
+	gw.loginMu.Lock()
+	defer gw.loginMu.Unlock()
+	if len(gw.logins) != 0 {
+		t.Errorf("%d logins kept by a closed daemon", len(gw.logins))
 	}
 }

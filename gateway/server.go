@@ -74,9 +74,9 @@ type Options struct {
 // serve sessions through Handler or ServeTransport, and Close it.
 //
 // Its state is grouped by job, each group with its guard. Lock order:
-// reconcileMu, then mu, then a session's own mu (session.mu); subMu,
-// overrideMu, loginMu and shims.mu are leaves, held while nothing else is
-// taken.
+// reconcileMu, then mu, then a session's own mu (session.mu); loginMu is
+// taken before mu (startLogin counts its work); subMu, overrideMu and
+// shims.mu are leaves, held while nothing else is taken.
 type Server struct {
 	// Fixed at creation (New), read without a lock.
 	log         *slog.Logger
@@ -119,7 +119,7 @@ type Server struct {
 	discoveries map[string]*discovery
 	lastReload  *api.ReloadInfo
 	closed      bool           // Close has begun: no session or discovery joins
-	wg          sync.WaitGroup // registered sessions, discoveries (both Add under mu while !closed) and page logins
+	wg          sync.WaitGroup // registered sessions, discoveries and page logins: Add under mu while !closed (track)
 
 	// subMu guards subs: the sessions subscribed to each upstream
 	// resource, with the URI each knows it by (see subscribe.go).
