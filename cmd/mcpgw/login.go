@@ -12,7 +12,6 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
-	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // loginCmd is `mcpgw login SERVER`: the OAuth login of a remote server,
@@ -40,7 +39,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	err = upstream.LogIn(ctx, srv, oauthStore(settings), oauth.TerminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser))
+	err = upstream.LogIn(ctx, srv, oauthStore(settings), terminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser))
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("login: no login within %v", *timeout)
 	}

@@ -1,4 +1,4 @@
-package oauth
+package main
 
 import (
 	"bufio"
@@ -7,13 +7,15 @@ import (
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
-// TerminalBrowser is the Browser of `mcpgw login`: it prints the
+// terminalBrowser is the oauth.Browser of `mcpgw login`: it prints the
 // authorization URL, opens it with open unless paste, and returns the
 // redirect, received by the callback listener or pasted by the user (for
 // machines without a browser).
-func TerminalBrowser(paste bool, stdin io.Reader, stdout io.Writer, open func(string) error) Browser {
+func terminalBrowser(paste bool, stdin io.Reader, stdout io.Writer, open func(string) error) oauth.Browser {
 	return func(ctx context.Context, authURL string, redirect <-chan *url.URL) (*url.URL, error) {
 		fmt.Fprintf(stdout, "Open this URL to log in:\n\n  %s\n\n", authURL)
 		if paste {
