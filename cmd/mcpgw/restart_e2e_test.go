@@ -25,6 +25,24 @@ type lineClient struct {
 	nextID int
 }
 
+// newLineClient writes requests to w and reads the JSON lines r answers
+// with, until r ends.
+func newLineClient(t *testing.T, w io.WriteCloser, r io.Reader) *lineClient {
+	c := &lineClient{t: t, stdin: w, lines: make(chan map[string]any, 64)}
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+	}()
+	return c
+}
+
 func startShim(t *testing.T, bin string, args ...string) *lineClient {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"stdio"}, args...)...)
@@ -41,18 +59,7 @@ func startShim(t *testing.T, bin string, args ...string) *lineClient {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &lineClient{t: t, stdin: stdin, lines: make(chan map[string]any, 64)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				c.lines <- m
-			}
-		}
-		close(c.lines)
-	}()
+	c := newLineClient(t, stdin, stdout)
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan struct{})

@@ -44,19 +44,7 @@ func dialSession(t *testing.T, socket, session, secret string) (*lineClient, wel
 	if err != nil || json.Unmarshal(line, &wel) != nil || !wel.OK {
 		t.Fatalf("the daemon's welcome: %q, %v", line, err)
 	}
-	c := &lineClient{t: t, stdin: conn, lines: make(chan map[string]any, 64)}
-	go func() {
-		sc := bufio.NewScanner(br)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				c.lines <- m
-			}
-		}
-		close(c.lines)
-	}()
-	return c, wel
+	return newLineClient(t, conn, br), wel
 }
 
 // mustBeAsked: c's call of delete_thing with name waits for approval (no
