@@ -95,6 +95,27 @@ func TestColdToolSearchActivates(t *testing.T) {
 	}
 }
 
+// A ToolSearch session that has activated nothing lists ToolSearch at
+// once, however long its servers take: there is nothing of theirs to
+// list yet, and a client's connect timeout must not run out on it.
+func TestColdToolSearchListAnswersAtOnce(t *testing.T) {
+	gw := coldGateway(t, registry.Settings{Mode: ModeToolSearch, DiscoveryTimeout: time.Hour}, map[string]int{"glacial": 3_600_000}, nil)
+	c := connect(t, gw, SessionOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := c.sess.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list while glacial is being discovered: %v", err)
+	}
+	i := slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == surface.ToolSearchName })
+	if i < 0 || !strings.Contains(res.Tools[i].Description, "glacial") || !slices.Equal(toolNames(res.Tools), []string{surface.ToolSearchName, surface.ScriptToolName}) {
+		t.Errorf("first tools/list of a cold ToolSearch session: %v", toolNames(res.Tools))
+	}
+	if len(gw.pendingFor(gw.Catalog().View())) != 1 {
+		t.Errorf("glacial is no longer being discovered: the list cannot have answered before it")
+	}
+}
+
 // A client that lists tools once, right after initialize, sees them.
 func TestColdDirectListWaits(t *testing.T) {
 	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"a": 300, "b": 0}, nil)
@@ -160,4 +181,12 @@ func TestCallDurationCountsTheWait(t *testing.T) {
 	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum < 0.3 {
 		t.Errorf("call duration: %d observations, %.3fs; want 1 of at least the 0.3s start-up", n, sum)
 	}
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
 }

@@ -550,7 +550,7 @@ func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/list" {
 			return next(ctx, method, req)
 		}
-		if v := ss.View(); ss.mode != ModeProxy || ss.direct.selectsAny(v) {
+		if v := ss.View(); ss.listsUpstream(v) {
 			if len(ss.gw.pendingFor(v)) > 0 {
 				v = ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
 			}
@@ -564,6 +564,25 @@ func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ss.mu.Unlock()
 		return res, err
 	}
+}
+
+// listsUpstream reports whether the session's tools/list can name upstream
+// tools, which makes a first list worth holding for servers still being
+// discovered. A ToolSearch session that has activated nothing lists only
+// ToolSearch: it answers at once, and the description's server counts
+// follow with list_changed. Clients bound how long they wait for a server
+// to connect (Pi 1.5: 10 s in all, its own start-up included), so a slow
+// upstream must not cost the session its ToolSearch.
+func (ss *session) listsUpstream(v *registry.View) bool {
+	switch {
+	case ss.mode == ModeDirect, ss.direct.selectsAny(v):
+		return true
+	case ss.mode == ModeToolSearch:
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		return len(ss.activated) > 0
+	}
+	return false
 }
 
 // relistHold bounds how long a ToolSearch answer waits for the client to

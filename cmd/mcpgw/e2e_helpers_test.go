@@ -613,6 +613,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// heavySlots bounds how many of the heaviest peers — a Pi process, a
+// Chromium — run at once, one per CPU, while the lighter end-to-end tests
+// fill the rest of -parallel. Pi gives its MCP servers a fixed 10 s to
+// connect before its first prompt: with every test's node and browser
+// starting at once on a busy machine, that was spent before mcpgw's first
+// answer.
+var heavySlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+// heavy takes a heavy slot and returns its release.
+func heavy() (release func()) {
+	heavySlots <- struct{}{}
+	return func() { <-heavySlots }
+}
+
 // parallelByDefault lets four tests per CPU run at once unless -parallel
 // was given. The end-to-end tests spend most of their time waiting on the
 // processes they start (node, daemons, browsers), so go test's default of

@@ -139,6 +139,7 @@ func (e *piEnv) runPi(prompt string) string {
 func (e *piEnv) runPiIn(dir, prompt string) string {
 	e.t.Helper()
 	node := needPi(e.t)
+	defer heavy()()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	args := []string{e2ePath(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", e2ePath(piAdapterExt)}

@@ -181,6 +181,8 @@ func needChromium(t *testing.T) string {
 // newChromium starts a headless Chromium for the test, ended with it.
 func newChromium(t *testing.T, chromium string) context.Context {
 	t.Helper()
+	release := heavy()
+	t.Cleanup(release)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))...)
