@@ -110,6 +110,9 @@ func (ss *session) CanElicitForm() bool {
 // Granted implements dispatch.Caller: whether the session holds grant
 // key.
 func (ss *session) Granted(key string) bool {
+	if ss.sessionless {
+		return false // see conversation.go
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.grants[key]
@@ -119,6 +122,9 @@ func (ss *session) Granted(key string) bool {
 // with the session's state, so it survives a daemon restart as the
 // session does.
 func (ss *session) Grant(key string) {
+	if ss.sessionless {
+		return // see conversation.go
+	}
 	ss.mu.Lock()
 	if ss.grants == nil {
 		ss.grants = make(map[string]bool)

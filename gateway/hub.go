@@ -67,7 +67,7 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts Sessi
 func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session) error) error {
 	opts, st := s.claimShim(opts)
 	defer s.releaseShim(opts.ID)
-	ss := s.newSession(opts, st)
+	ss := s.newSession(opts, st, false)
 	if ready != nil {
 		if err := ready(ss); err != nil {
 			ss.cancel()
@@ -98,7 +98,7 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 // OpenHTTPSession implements transport.Hub.
 func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 	opts.ID, opts.Resume, opts.Secret = "", false, "" // HTTP sessions are not kept
-	ss := s.newSession(opts, nil)
+	ss := s.newSession(opts, nil, false)
 	// The timer holds the session weakly: one its client closed before
 	// initializing it is garbage at once, not after initTimeout.
 	wp := weak.Make(ss)

@@ -106,6 +106,10 @@ type Server struct {
 	fastCalls    atomic.Int64                    // calls answered on the fast path
 	relayedCalls atomic.Int64                    // fast calls answered with the upstream's own bytes
 
+	// convs are the open conversations of protocol 2026-07-28
+	// (conversation.go); convs.mu is taken before reconcileMu and mu.
+	convs conversations
+
 	// reconcileMu makes reconciles one at a time (reconcile takes mu to
 	// list the sessions).
 	reconcileMu sync.Mutex

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/content"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -41,9 +42,14 @@ type session struct {
 	// secret resumes a shim's session (claimShim); "" for a session
 	// that is not kept.
 	secret string
-	mode   registry.Mode
-	direct directSpec
-	server *mcp.Server
+	// sessionless: the session serves an HTTP conversation of protocol
+	// 2026-07-28 (conversation.go), shared by every request that
+	// describes itself alike, so it keeps nothing for one client: no
+	// activations (toolsearch is served as proxy), grants or saved results.
+	sessionless bool
+	mode        registry.Mode
+	direct      directSpec
+	server      *mcp.Server
 	// ctx ends when the session or the daemon ends; every request's context
 	// ends with it, so a closing session does not wait for slow calls.
 	ctx    context.Context
@@ -72,6 +78,7 @@ type session struct {
 	results     ownedResults                    // the saved results it was given, all its mcp({read}) reads
 	overlay     atomic.Pointer[registry.Config] // the session's project configuration (nil: the daemon's)
 	lastActive  atomic.Int64                    // when the client last sent a request (Unix ns)
+	inFlight    atomic.Int64                    // the go-sdk's requests being handled (cancelMiddleware)
 
 	// mu guards the SDK session and what the session has negotiated,
 	// listed, activated and been granted: the fields that follow. Taken
@@ -107,26 +114,31 @@ type session struct {
 }
 
 // newSession makes the session of opts, with st (nil: none) restored;
-// a shim's session is claimed first (claimShim).
-func (s *Server) newSession(opts SessionOptions, st *sessionState) *session {
+// a shim's session is claimed first (claimShim). A sessionless one serves
+// a conversation (see conversation.go).
+func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless bool) *session {
 	ov, _ := s.overlayFor(opts.Cwd) // a broken project file: the daemon's config, and a warning logged
 	if ov != nil {
 		s.loadCache(ov)
 	}
 	v := s.catalog.ViewFor(ov)
 	ss := &session{
-		gw:         s,
-		key:        "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
-		opts:       opts,
-		mode:       sessionMode(opts.Mode, v.Config.Settings.Mode),
-		activated:  make(map[string]bool),
-		registered: make(map[string]*registry.Tool),
-		prompts:    make(map[string]*registry.Prompt),
-		resources:  make(map[string]*registry.Resource),
-		templates:  make(map[string]*registry.Template),
-		listed:     make(chan struct{}),
+		gw:          s,
+		key:         "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
+		opts:        opts,
+		mode:        sessionMode(opts.Mode, v.Config.Settings.Mode),
+		activated:   make(map[string]bool),
+		registered:  make(map[string]*registry.Tool),
+		prompts:     make(map[string]*registry.Prompt),
+		resources:   make(map[string]*registry.Resource),
+		templates:   make(map[string]*registry.Template),
+		listed:      make(chan struct{}),
+		sessionless: sessionless,
 	}
-	if s.results != nil {
+	if sessionless && ss.mode == ModeToolSearch {
+		ss.mode = ModeProxy
+	}
+	if s.results != nil && !sessionless {
 		ss.saver = ss.saveResult
 	}
 	ss.secret, ss.opts.Secret = opts.Secret, ""
@@ -184,20 +196,13 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState) *session {
 	return ss
 }
 
-// sessionProtocols are the protocol versions sessions accept: those with
-// sessions. Per-session tool lists (ToolSearch activation, overlays) and
-// list_changed to a session need a session; the sessionless 2026-07-28
-// protocol would make each request a stranger, so a client offering it
-// negotiates the latest versioned one instead.
-var sessionProtocols = func() []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v < "2026-07-28" {
-			out = append(out, v)
-		}
-	}
-	return out
-}()
+// sessionProtocols are the protocol versions sessions accept: every one
+// the go-sdk speaks. Which a transport can carry is the go-sdk's to say:
+// a Streamable HTTP session negotiates up to 2025-11-25, and requests of
+// 2026-07-28 reach a conversation (conversation.go); on the shim's
+// connection, which is one client's, a 2026-07-28 client's requests are
+// its session's.
+var sessionProtocols = mcp.SupportedProtocolVersions()
 
 // sessionMode picks the session's mode: its own request, else the config's.
 func sessionMode(requested, configured registry.Mode) registry.Mode {
@@ -245,7 +250,9 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	ss.mu.Lock()
 	already := ss.ss != nil
 	ss.ss = sess
-	if p := sess.InitializeParams(); p != nil {
+	if p := sess.InitializeParams(); p != nil && p.ProtocolVersion < transport.FirstSessionless {
+		// The fast path's protocol: a 2026-07-28 client's calls go to
+		// the go-sdk, which writes that protocol's results.
 		ss.protocol = p.ProtocolVersion
 	}
 	ss.sdkSeen = time.Now()
@@ -259,16 +266,23 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	if already {
 		return
 	}
+	if !s.join(ss, sess.ID()) {
+		sess.Close()
+	}
+}
+
+// join makes ss one of the daemon's sessions, known by httpID if it has
+// one; false if the daemon is closing.
+func (s *Server) join(ss *session, httpID string) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		sess.Close()
-		return
+		return false
 	}
 	s.sessions[ss] = struct{}{}
-	if id := sess.ID(); id != "" {
-		ss.httpID = id
-		s.byHTTPID[id] = ss
+	if httpID != "" {
+		ss.httpID = httpID
+		s.byHTTPID[httpID] = ss
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -279,6 +293,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	if ss.overlay.Load() != nil {
 		s.reconcile() // its project's servers join the pool
 	}
+	return true
 }
 
 // unregister is the end of a registered session: its transport says when
@@ -528,6 +543,8 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss.lastActive.Store(time.Now().UnixNano())
+		ss.inFlight.Add(1)
+		defer ss.inFlight.Add(-1)
 		ss.gw.busy()
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()

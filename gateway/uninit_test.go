@@ -48,7 +48,7 @@ func TestUninitializedSessionExpires(t *testing.T) {
 	}
 	// A client that completes the handshake keeps its session.
 	c := mcp.NewClient(&mcp.Implementation{Name: "kept", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

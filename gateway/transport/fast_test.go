@@ -24,6 +24,7 @@ type fakeHub struct {
 
 	mu       sync.Mutex
 	opened   []SessionOptions // of OpenHTTPSession
+	convs    []SessionOptions // of Conversation
 	served   []SessionOptions // of ServeSession
 	canceled []string         // of CancelHTTPSession
 }
@@ -41,6 +42,12 @@ func (h *fakeHub) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.opened = append(h.opened, opts)
+	return h.server
+}
+func (h *fakeHub) Conversation(opts SessionOptions) *mcp.Server {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.convs = append(h.convs, opts)
 	return h.server
 }
 func (h *fakeHub) CancelHTTPSession(id string) {

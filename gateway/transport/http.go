@@ -93,7 +93,7 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		}
 		return ownerOnly(o.Token != "", h)
 	}
-	h := protect(readBodies(fast, withSlot(mcpHandler)))
+	h := protect(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler))))
 	mux := http.NewServeMux()
 	// One check of Host and one of Origin, before the fast path and the
 	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
@@ -170,6 +170,65 @@ func (t *Transports) sdkHandler(o HTTPOptions) http.Handler {
 		// Handler checks Host for every path to the session (loopbackHost).
 		DisableLocalhostProtection: true,
 	})
+}
+
+// sessionlessHandler is the go-sdk's Streamable HTTP handler for requests
+// of protocol 2026-07-28 and later, which have no session: each is
+// answered by the server of the conversation its headers describe
+// (Hub.Conversation). The go-sdk serves that protocol only statelessly.
+func (t *Transports) sessionlessHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return t.hub.Conversation(httpSessionOptions(r))
+	}, &mcp.StreamableHTTPOptions{
+		Logger:       t.log.With("component", "http"),
+		Stateless:    true,
+		JSONResponse: true, // subscriptions/listen streams all the same
+		// The request is the whole exchange: a client that hangs up
+		// has given up on the answer.
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   true, // see sdkHandler
+	})
+}
+
+// FirstSessionless is the first protocol version without sessions
+// (SEP-2575, SEP-2567): a request of it or later names its version on
+// every request, in the MCP-Protocol-Version header and in its _meta.
+const FirstSessionless = "2026-07-28"
+
+// metaProtocolVersion is the _meta member that says a request is of the
+// sessionless protocol.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// byEra sends a request of the sessionless protocol to sessionless, and
+// the rest to sessions. The header decides; a POST without a session that
+// names its version only in _meta goes to sessionless too, whose answer
+// (the header is missing) is the one the protocol asks for.
+func byEra(sessionless, sessions http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isSessionless(r) {
+			sessionless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+}
+
+// isSessionless reports whether r is a request of the sessionless
+// protocol. A POST's body, read by readBodies, is a bytes.Reader.
+func isSessionless(r *http.Request) bool {
+	if pv := r.Header.Get("Mcp-Protocol-Version"); pv != "" {
+		return pv >= FirstSessionless
+	}
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	v := member(member(member(body, "params"), "_meta"), metaProtocolVersion)
+	return len(v) > 0 && string(v) != "null"
 }
 
 // httpSessionOptions are the session options an HTTP request asks for,

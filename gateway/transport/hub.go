@@ -50,6 +50,10 @@ type Hub interface {
 	// OpenHTTPSession makes the session a request without a session ID
 	// opens, and returns its go-sdk server.
 	OpenHTTPSession(opts SessionOptions) *mcp.Server
+	// Conversation returns the go-sdk server that answers a request of
+	// protocol 2026-07-28 or later (which has no session) described by
+	// opts, or nil when none can; called for every such request.
+	Conversation(opts SessionOptions) *mcp.Server
 	// HTTPSession returns the initialized session whose Streamable HTTP
 	// session ID is id.
 	HTTPSession(id string) (Session, bool)
@@ -91,7 +95,9 @@ type Session interface {
 type Options struct {
 	Logger  *slog.Logger
 	Version string // in the shim's welcome and the go-sdk's server info
-	// Protocols are the protocol versions sessions accept.
+	// Protocols are the protocol versions sessions accept: those with a
+	// session (up to 2025-11-25) and those without (2026-07-28 on), each
+	// on the transports that can carry it (the go-sdk sorts that out).
 	Protocols []string
 	// NoFastPath sends every request through the go-sdk, tool calls
 	// included: for comparing the two paths.
