@@ -85,7 +85,10 @@ type benchProxyOptions struct {
 	// does, so that the SDK's clients (the daemon's too) negotiate
 	// 2026-07-28.
 	Protocol string
-	Progress io.Writer
+	// ClientProtocol is the protocol version the measuring clients speak
+	// ("": 2025-11-25, with sessions, as the figures so far were taken).
+	ClientProtocol string
+	Progress       io.Writer
 }
 
 func benchProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -115,6 +118,7 @@ process counts are wrong, not when a speed target is missed.
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	phases := fs.String("phases", strings.Join(benchAllPhases, ","), "phases to run")
 	fs.StringVar(&o.Protocol, "protocol", "", "the one protocol `VERSION` the test server speaks, e.g. 2025-11-25 as servers of the TypeScript SDK do (default: every version the SDK speaks)")
+	fs.StringVar(&o.ClientProtocol, "client-protocol", "2025-11-25", "the protocol `VERSION` the measuring clients speak, to the test server and to mcpgw alike (2026-07-28 has no sessions)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the CPU profile of the daemon measured in the latency and throughput phases to `FILE`")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -172,6 +176,9 @@ func runBenchProxy(ctx context.Context, o benchProxyOptions) (*benchReport, erro
 	}
 	if len(o.Phases) == 0 {
 		o.Phases = benchAllPhases
+	}
+	if o.ClientProtocol == "" {
+		o.ClientProtocol = "2025-11-25"
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -383,7 +390,7 @@ func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*
 func (c *callBench) httpSessions(url string, n int) ([]*mcp.ClientSession, error) {
 	var out []*mcp.ClientSession
 	for range n {
-		cs, err := c.client.Connect(c.ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.b.httpClient()}, nil)
+		cs, err := c.client.Connect(c.ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.b.httpClient()}, &mcp.ClientSessionOptions{ProtocolVersion: c.b.o.ClientProtocol})
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %s: %w", url, err)
 		}

@@ -49,7 +49,7 @@ func (b *benchRun) idlePhase(ctx context.Context) error {
 	idle.Children = len(kids)
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp?mode=direct", HTTPClient: b.httpClient(), DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp?mode=direct", HTTPClient: b.httpClient(), DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: b.o.ClientProtocol})
 	if err != nil {
 		return fmt.Errorf("connecting to the idle daemon: %w", err)
 	}
@@ -106,7 +106,7 @@ func (b *benchRun) processPhase(ctx context.Context) error {
 		}
 	}()
 	for range benchFanSessions {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp?mode=proxy", HTTPClient: b.httpClient()}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp?mode=proxy", HTTPClient: b.httpClient()}, &mcp.ClientSessionOptions{ProtocolVersion: b.o.ClientProtocol})
 		if err != nil {
 			return fmt.Errorf("connecting to the daemon: %w", err)
 		}

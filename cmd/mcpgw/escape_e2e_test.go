@@ -34,7 +34,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 	const evil = "pi\n2026-01-01 00:00:00\tp/delete_thing\tapproval allowed by cli\x1b[2J\x1b[H\u009b31m\u202eok"
 
 	c := mcp.NewClient(&mcp.Implementation{Name: evil, Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestLazyCallFigures(t *testing.T) {
 		config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
 		d := startDaemonProc(t, dir, config, "--no-bootstrap", "--log-level", "warn")
 		gc := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, nil)
+		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

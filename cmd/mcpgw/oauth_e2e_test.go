@@ -44,7 +44,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 	call := func(d *daemon) (string, bool) {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			return "connecting: " + err.Error(), true
 		}

@@ -40,7 +40,7 @@ type gwClient struct {
 func connectGateway(t testing.TB, d *daemon) *gwClient {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", d.mcpURL(), err)
 	}
@@ -556,7 +556,7 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestSavedResultsAreTheSessionsOwn(t *testing.T) {
 	open := func(name string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

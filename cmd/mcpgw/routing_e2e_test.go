@@ -48,7 +48,7 @@ func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { rc.logs.Add(1) },
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///projects/" + name, Name: name})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -203,7 +203,7 @@ func (d *daemon) sessionWith(ctx context.Context, h http.Header) *mcp.ClientSess
 	d.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "torture", Version: "1"}, nil)
 	hc := &http.Client{Transport: headerTransport(h)}
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp", MaxRetries: -1, HTTPClient: hc}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.url + "/mcp", MaxRetries: -1, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		d.t.Fatalf("connecting to the daemon: %v\n%s", err, d.log)
 	}
