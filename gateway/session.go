@@ -524,6 +524,10 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 					ss.syncTools(ss.View())
 				}
 			}
+		default:
+			ss.noteSessionlessUI(req)
+		}
+		switch method {
 		case "resources/read":
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
 				v := ss.View()
@@ -533,6 +537,33 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// noteSessionlessUI notes a 2026-07-28 client on the shim that declares
+// MCP Apps: it says so in each request's _meta, not in an initialize (the
+// go-sdk keeps the first request's). A conversation's requests are many
+// clients', so it lists no tool only an app calls.
+func (ss *session) noteSessionlessUI(req mcp.Request) {
+	if ss.sessionless {
+		return
+	}
+	ss.mu.Lock()
+	ui := ss.uiClient
+	ss.mu.Unlock()
+	sess, ok := req.GetSession().(*mcp.ServerSession)
+	if ui || !ok {
+		return
+	}
+	p := sess.InitializeParams()
+	if p == nil || p.ProtocolVersion < transport.FirstSessionless || p.Capabilities == nil {
+		return
+	}
+	if _, on := p.Capabilities.Extensions[registry.UIExtension]; on {
+		ss.mu.Lock()
+		ss.uiClient = true
+		ss.mu.Unlock()
+		ss.syncTools(ss.View())
 	}
 }
 

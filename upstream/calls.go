@@ -132,7 +132,7 @@ func (u *Upstream) callMeta(opts *CallOptions) mcp.Meta {
 	if opts != nil && len(opts.Meta) > 0 {
 		meta = make(mcp.Meta, len(opts.Meta))
 		for k, v := range opts.Meta {
-			if k != "progressToken" {
+			if k != "progressToken" && !hopMeta[k] {
 				meta[k] = v
 			}
 		}
@@ -147,6 +147,20 @@ func (u *Upstream) callMeta(opts *CallOptions) mcp.Meta {
 		meta[mcp.MetaKeyLogLevel] = string(level)
 	}
 	return meta
+}
+
+// hopMeta are the per-request _meta members of protocol 2026-07-28
+// (SEP-2575) that describe one hop: the caller's protocol version, client
+// and capabilities, and log level are the downstream client's, not
+// mcpgw's towards the upstream (which speaks its own version, and which
+// the SDK tells mcpgw's own). Forwarded, a 2026-07-28 client's version
+// would mark the call as one of that protocol to an upstream that does
+// not speak it.
+var hopMeta = map[string]bool{
+	mcp.MetaKeyProtocolVersion:    true,
+	mcp.MetaKeyClientInfo:         true,
+	mcp.MetaKeyClientCapabilities: true,
+	mcp.MetaKeyLogLevel:           true, //lint:ignore SA1019 the key is dropped, not used
 }
 
 // rawCallParams encodes the params of a raw tools/call as the SDK would:
