@@ -182,6 +182,14 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return ss.subscribe(ctx, req) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return ss.unsubscribe(ctx, req) },
 		SupportedProtocolVersions: sessionProtocols,
+		// Protocol 2026-07-28's cache hints on listings, discover and
+		// reads: what mcpgw lists is the user's own (their config, their
+		// project, their mode), and changes are announced (list_changed),
+		// so no shared cache may keep it and no client should trust it
+		// for long.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = 0, "private"
+		},
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
 	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware)

@@ -281,6 +281,10 @@ type Target struct {
 	// ElicitDefaults: the client fills in a form's defaults (the SDK's
 	// applyDefaults) for what its answer leaves out.
 	ElicitDefaults bool
+	// Driver is the client script in testdata/e2e: "" is client.mjs
+	// (SDK 1.x, the 2025 handshake), client2026.mjs the SDK 2.x client
+	// pinned to protocol 2026-07-28 (which knows fewer ops).
+	Driver string
 }
 
 func (tg Target) args() ([]string, error) {
@@ -465,7 +469,11 @@ func tryClient(ctx context.Context, target Target, steps []Step) (results []Step
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, node, append([]string{e2ePath("client.mjs")}, targetArgs...)...)
+	driver := "client.mjs"
+	if target.Driver != "" {
+		driver = target.Driver
+	}
+	cmd := exec.CommandContext(ctx, node, append([]string{e2ePath(driver)}, targetArgs...)...)
 	cmd.Dir = target.Dir
 	cmd.Env = append(os.Environ(), target.Env...)
 	cmd.Stdin = bytes.NewReader(script)

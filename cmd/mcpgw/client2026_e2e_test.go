@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+// TestClient2026 drives the TypeScript SDK 2.x client pinned to protocol
+// 2026-07-28 (no fallback to the 2025 handshake) against a daemon, over
+// HTTP and through the shim, in each mode: it negotiates 2026-07-28,
+// lists, and calls a tool of an upstream. Over HTTP toolsearch is served
+// as proxy (a request has no session whose activations it could list);
+// over the shim a connection is one client's, and the mode is as asked.
+func TestClient2026(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, npmInstallHint)
+	}
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	}, nil)
+	d := startDaemonProc(t, dir, config)
+	shim := func(mode string) []string {
+		return []string{bin, "stdio", "--socket", d.socket, "--no-start", "--mode", mode}
+	}
+	echo := func(mode string) Step {
+		if mode == "direct" {
+			return call("go_echo", map[string]any{"message": "2026"})
+		}
+		return mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "2026"}})
+	}
+	for _, tc := range []struct {
+		name   string
+		target Target
+		mode   string   // the mode it is served in
+		tools  []string // what it lists (all of them, or some for direct)
+	}{
+		{"http-proxy", Target{URL: d.mcpURL()}, "proxy", []string{"mcp"}},
+		{"http-toolsearch", Target{URL: d.mcpURL() + "?mode=toolsearch"}, "proxy", []string{"mcp"}},
+		{"http-direct", Target{URL: d.mcpURL() + "?mode=direct"}, "direct", []string{"go_add", "go_echo"}},
+		{"shim-proxy", Target{Command: shim("proxy")}, "proxy", []string{"mcp"}},
+		{"shim-toolsearch", Target{Command: shim("toolsearch")}, "toolsearch", []string{"ToolSearch", "mcp_script"}},
+		{"shim-direct", Target{Command: shim("direct")}, "direct", []string{"go_add", "go_echo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.target.Driver = "client2026.mjs"
+			steps := []Step{{Op: "serverInfo"}, {Op: "listTools"}}
+			if tc.mode != "toolsearch" {
+				steps = append(steps, echo(tc.mode))
+			}
+			res := runClient(t, tc.target, steps)
+			if len(res) != len(steps) {
+				t.Fatalf("%d results for %d steps: %v", len(res), len(steps), res)
+			}
+			for _, r := range res {
+				if !r.OK {
+					t.Fatalf("step %d (%s) failed: %v", r.Step, r.Op, r)
+				}
+			}
+			var info struct {
+				ProtocolVersion string
+				Era             string
+				Server          struct{ Name string }
+			}
+			res[0].Decode(t, &info)
+			if info.ProtocolVersion != "2026-07-28" || info.Era != "modern" || info.Server.Name != "mcpgw" {
+				t.Errorf("server info %s, want mcpgw at 2026-07-28 (modern)", res[0].Result)
+			}
+			var list struct{ Tools []struct{ Name string } }
+			res[1].Decode(t, &list)
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			slices.Sort(names)
+			for _, want := range tc.tools {
+				if !slices.Contains(names, want) {
+					t.Errorf("lists %v, want %s among them", names, want)
+				}
+			}
+			if tc.mode != "direct" && !slices.Equal(names, tc.tools) {
+				t.Errorf("lists %v, want %v", names, tc.tools)
+			}
+			if len(res) > 2 {
+				if got := res[2].Text(); got != "2026" || res[2].IsError() {
+					t.Errorf("calling go_echo: %q (error %v)", got, res[2].IsError())
+				}
+			}
+		})
+	}
+}
