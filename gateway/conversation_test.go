@@ -129,6 +129,14 @@ func TestBothErasOnOneEndpoint(t *testing.T) {
 	if current.ID() != "" {
 		t.Errorf("a %s client has session ID %q", sessionless, current.ID())
 	}
+	// A 2025 client offering 2026-07-28 in its initialize is given the
+	// newest version a session has.
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	_, m := rawPost(t, ts.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if res, _ := m["result"].(map[string]any); res["protocolVersion"] != "2025-11-25" {
+		t.Errorf("initialize offering %s: %v, want 2025-11-25", sessionless, m)
+	}
 	for _, cs := range []*mcp.ClientSession{old, current} {
 		text, isErr := callText(t, cs, "mcp", map[string]any{"tool": "alpha_echo", "args": map[string]any{"message": "both"}})
 		if isErr || text != "both" {
@@ -189,6 +197,9 @@ func TestSessionlessDiscoverAndRemovedMethods(t *testing.T) {
 	}
 	if ins, _ := res["instructions"].(string); !strings.Contains(ins, "mcp") {
 		t.Errorf("instructions = %q", ins)
+	}
+	if res["cacheScope"] != "private" || res["ttlMs"] != float64(0) {
+		t.Errorf("cache hints %v %v, want private and 0", res["cacheScope"], res["ttlMs"])
 	}
 	meta, _ := res["_meta"].(map[string]any)
 	info, _ := meta["io.modelcontextprotocol/serverInfo"].(map[string]any)
