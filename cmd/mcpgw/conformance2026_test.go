@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,30 +20,45 @@ import (
 // protocol 2026-07-28 (installed beside 0.1.16 as conformance-next).
 const conformanceNext = "node_modules/conformance-next/dist/index.js"
 
-// notYetThrough are the 2026-07-28 scenarios the suite's reference server
-// passes directly and mcpgw does not yet pass in front of it, each with
-// why. The test fails when one of them passes: take it off the list.
-var notYetThrough = func() map[string]string {
-	mrtr := "mcpgw answers an upstream's input_required itself, by asking its own client with a server-to-client request, which a 2026-07-28 caller over HTTP cannot be sent; relaying the input_required result (inputRequests, requestState) to the client is not built yet"
-	out := map[string]string{
-		"server-stateless": "three of its checks: a tool that needs a capability the client did not declare runs anyway (mcpgw's upstream connection declares it, so the upstream cannot say -32021), and the two about the request stream are input_required's (see the input-required-result scenarios)",
-	}
-	for _, sc := range []string{
-		"basic-elicitation", "basic-sampling", "basic-list-roots", "request-state",
-		"multiple-input-requests", "multi-round", "non-tool-request", "result-type",
-		"tampered-state", "capability-check",
-	} {
-		out["input-required-result-"+sc] = mrtr
-	}
-	return out
-}()
+// notYetThrough are, for each revision's server requirements, the
+// scenarios the suite's reference server passes directly and mcpgw does
+// not yet pass in front of it, each with why. The test fails when one of
+// them passes: take it off the list.
+var notYetThrough = map[string]map[string]string{
+	"2026-07-28": func() map[string]string {
+		mrtr := "mcpgw answers an upstream's input_required itself, by asking its own client with a server-to-client request, which a 2026-07-28 caller over HTTP cannot be sent; relaying the input_required result (inputRequests, requestState) to the client is not built yet"
+		out := map[string]string{
+			"server-stateless": "three of its checks: a tool that needs a capability the client did not declare runs anyway (mcpgw's upstream connection declares it, so the upstream cannot say -32021), and the two about the request stream are input_required's (see the input-required-result scenarios)",
+		}
+		for _, sc := range []string{
+			"basic-elicitation", "basic-sampling", "basic-list-roots", "request-state",
+			"multiple-input-requests", "multi-round", "non-tool-request", "result-type",
+			"tampered-state", "capability-check",
+		} {
+			out["input-required-result-"+sc] = mrtr
+		}
+		return out
+	}(),
+	"2025-11-25": func() map[string]string {
+		why := "mcpgw speaks 2026-07-28 to the reference server, whose tools make no server-to-client request at that version (they answer -32601); a 2025-era caller's sampling and elicitation would need the upstream spoken to at 2025-11-25"
+		out := map[string]string{}
+		for _, sc := range []string{"tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"} {
+			out[sc] = why
+		}
+		return out
+	}(),
+}
 
-// TestConformance20260728 runs the conformance suite's server requirements
-// of protocol 2026-07-28 against the suite's reference server directly,
-// and through a daemon in direct mode with another copy of that server as
-// its only upstream (its tools under their own names). Every scenario that
-// passes directly passes through mcpgw, but for notYetThrough.
-func TestConformance20260728(t *testing.T) {
+// conformanceRevisions are the revisions whose server requirements run.
+var conformanceRevisions = []string{"2026-07-28", "2025-11-25"}
+
+// TestConformanceRequirements runs the conformance suite's server
+// requirements of protocols 2026-07-28 and 2025-11-25 against the suite's
+// reference server directly, and through a daemon in direct mode with
+// another copy of that server as its only upstream (its tools under their
+// own names). Every scenario that passes directly passes through mcpgw,
+// but for notYetThrough.
+func TestConformanceRequirements(t *testing.T) {
 	t.Parallel()
 	node22, _ := needConformance(t)
 	cli := e2ePath(conformanceNext)
@@ -60,33 +76,46 @@ func TestConformance20260728(t *testing.T) {
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
 
+	// Each server takes one revision after the other; the two run at once.
+	directRuns := map[string]requirementsRun{}
+	gwRuns := map[string]requirementsRun{}
 	var wg sync.WaitGroup
-	var directRun, gwRun requirementsRun
-	wg.Go(func() { directRun = runRequirements(t, node22, cli, direct, "2026-07-28") })
-	wg.Go(func() { gwRun = runRequirements(t, node22, cli, d.mcpURL(), "2026-07-28") })
+	wg.Go(func() {
+		for _, rev := range conformanceRevisions {
+			directRuns[rev] = runRequirements(t, node22, cli, direct, rev)
+		}
+	})
+	wg.Go(func() {
+		for _, rev := range conformanceRevisions {
+			gwRuns[rev] = runRequirements(t, node22, cli, d.mcpURL(), rev)
+		}
+	})
 	wg.Wait()
+	for _, rev := range conformanceRevisions {
+		t.Run(rev, func(t *testing.T) {
+			checkThrough(t, directRuns[rev], gwRuns[rev], notYetThrough[rev])
+		})
+	}
+}
+
+// checkThrough holds the run through mcpgw to the run directly.
+func checkThrough(t *testing.T, directRun, gwRun requirementsRun, known map[string]string) {
 	if len(directRun.results) == 0 || len(gwRun.results) == 0 {
 		t.Fatalf("the suite printed no summary:\ndirectly:\n%s\nthrough mcpgw:\n%s", directRun.out, gwRun.out)
 	}
 	t.Logf("directly: %s; through mcpgw: %s", directRun.counts(), gwRun.counts())
-	for _, sc := range slices.Sorted(func(yield func(string) bool) {
-		for sc := range directRun.results {
-			if !yield(sc) {
-				return
-			}
-		}
-	}) {
+	for _, sc := range slices.Sorted(maps.Keys(directRun.results)) {
 		dr := directRun.results[sc]
 		gr, ran := gwRun.results[sc]
-		why, known := notYetThrough[sc]
+		why, isKnown := known[sc]
 		switch {
 		case !ran:
 			t.Errorf("scenario %s ran directly but not through mcpgw", sc)
 		case dr.failed > 0:
 			// The reference server fails it itself: nothing to hold mcpgw to.
-		case gr.failed > 0 && !known:
+		case gr.failed > 0 && !isKnown:
 			t.Errorf("scenario %s passes directly (%d checks) but not through mcpgw (%d passed, %d failed):\n%s", sc, dr.passed, gr.passed, gr.failed, gwRun.failures(sc))
-		case gr.failed == 0 && known:
+		case gr.failed == 0 && isKnown:
 			t.Errorf("scenario %s passes through mcpgw, but is listed as not yet (%s): take it off the list", sc, why)
 		}
 	}
