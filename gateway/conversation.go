@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -123,17 +124,29 @@ func (s *Server) evictConversationLocked() {
 }
 
 // expireIdle ends the conversation once conversationIdle has passed since
-// its last request with none in flight; until then it looks again.
+// its last request with none in flight; until then it looks again. One
+// timer, stopped when the conversation ends.
 func (ss *session) expireIdle() {
-	last := time.Unix(0, ss.lastActive.Load())
-	wait := time.Until(last.Add(conversationIdle))
-	if wait <= 0 && ss.inFlight.Load() == 0 {
-		ss.cancel()
-		return
+	e := &idleExpiry{ss: ss}
+	e.t = time.AfterFunc(time.Duration(math.MaxInt64), e.check)
+	e.t.Reset(conversationIdle)
+	context.AfterFunc(ss.ctx, func() { e.t.Stop() })
+}
+
+// idleExpiry is a conversation's idle timer.
+type idleExpiry struct {
+	ss *session
+	t  *time.Timer
+}
+
+func (e *idleExpiry) check() {
+	wait := time.Until(time.Unix(0, e.ss.lastActive.Load()).Add(conversationIdle))
+	switch {
+	case wait > 0:
+		e.t.Reset(wait)
+	case e.ss.inFlight.Load() > 0:
+		e.t.Reset(conversationIdle)
+	default:
+		e.ss.cancel()
 	}
-	if wait <= 0 {
-		wait = conversationIdle
-	}
-	t := time.AfterFunc(wait, ss.expireIdle)
-	context.AfterFunc(ss.ctx, func() { t.Stop() })
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -260,5 +262,66 @@ func TestSessionlessShimToolSearch(t *testing.T) {
 	}
 	if text, isErr := callText(t, cs, "alpha_echo", map[string]any{"message": "on"}); isErr || text != "on" {
 		t.Errorf("alpha_echo = %q (error %v)", text, isErr)
+	}
+}
+
+// A conversation ends once conversationIdle has passed since its last
+// request, not while one is in flight, and leaves the daemon's sessions.
+func TestConversationIdleExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
+		gw := New(cfg, &Options{NoBootstrap: true})
+		defer gw.Close()
+		open := func() int {
+			gw.convs.mu.Lock()
+			defer gw.convs.mu.Unlock()
+			return len(gw.convs.byKey)
+		}
+		srv := gw.Conversation(SessionOptions{Mode: ModeDirect})
+		if srv == nil || open() != 1 || len(gw.sessionList()) != 1 {
+			t.Fatalf("after the first request: server %v, %d conversations, %d sessions", srv, open(), len(gw.sessionList()))
+		}
+		if again := gw.Conversation(SessionOptions{Mode: ModeDirect}); again != srv {
+			t.Fatal("a request that describes itself alike got another conversation")
+		}
+		var ss *session
+		for s := range gw.sessions {
+			ss = s
+		}
+		if !ss.sessionless || ss.saver != nil || ss.mode != ModeDirect {
+			t.Errorf("conversation: sessionless %v, saver %v, mode %s", ss.sessionless, ss.saver != nil, ss.mode)
+		}
+		ss.inFlight.Add(1) // a call longer than the idle time
+		time.Sleep(2 * conversationIdle)
+		synctest.Wait()
+		if open() != 1 {
+			t.Fatal("a conversation with a request in flight ended")
+		}
+		ss.lastActive.Store(time.Now().UnixNano()) // as the call ends
+		ss.inFlight.Add(-1)
+		time.Sleep(conversationIdle / 2)
+		synctest.Wait()
+		if open() != 1 {
+			t.Fatal("a conversation ended before it was idle for conversationIdle")
+		}
+		time.Sleep(conversationIdle)
+		synctest.Wait()
+		if open() != 0 || len(gw.sessionList()) != 0 {
+			t.Errorf("idle for conversationIdle: %d conversations, %d sessions", open(), len(gw.sessionList()))
+		}
+	})
+}
+
+// A toolsearch conversation is served as proxy, and keeps no grant.
+func TestConversationKeepsNothingPrivate(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	gw.Conversation(SessionOptions{Mode: ModeToolSearch})
+	ss := gw.sessionList()[0]
+	if ss.mode != ModeProxy {
+		t.Errorf("toolsearch conversation in mode %s, want proxy", ss.mode)
+	}
+	ss.Grant("server:alpha")
+	if ss.Granted("server:alpha") {
+		t.Error("a conversation kept a grant")
 	}
 }

@@ -583,7 +583,10 @@ func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss.lastActive.Store(time.Now().UnixNano())
 		ss.inFlight.Add(1)
-		defer ss.inFlight.Add(-1)
+		defer func() {
+			ss.lastActive.Store(time.Now().UnixNano())
+			ss.inFlight.Add(-1)
+		}()
 		ss.gw.busy()
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()
