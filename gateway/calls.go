@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -29,7 +30,7 @@ var (
 // session lists (ViaExposed) or for the mcp tool's tool+args (ViaProxy,
 // with name and args read from its arguments).
 func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage, r dispatch.Route) *dispatch.Call {
-	return &dispatch.Call{
+	c := &dispatch.Call{
 		Caller:   ss,
 		Name:     name,
 		Args:     args,
@@ -37,6 +38,15 @@ func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, na
 		Opts:     progressTo(ctx, req),
 		Protocol: sessionProtocol(req),
 	}
+	if r == dispatch.ViaExposed && c.Protocol >= transport.FirstSessionless && c.Opts != nil {
+		// Protocol 2026-07-28 has no server-to-client request: an
+		// upstream's input_required goes to the client, whose answers
+		// come back with its next call (SEP-2322). Only for a tool listed
+		// under its own name, whose result reaches the client as the
+		// upstream wrote it.
+		c.Opts.Input = &upstream.InputRound{Responses: req.Params.InputResponses, State: req.Params.RequestState}
+	}
+	return c
 }
 
 // Upstream implements dispatch.Caller: the upstream that serves srv for
@@ -87,11 +97,15 @@ func (ss *session) Identity() (id, client string) {
 
 // sessionProtocol is the protocol version the calling session negotiated,
 // or "" when unknown.
-func sessionProtocol(req *mcp.CallToolRequest) string {
-	if req == nil || req.Session == nil {
+func sessionProtocol(req mcp.Request) string {
+	if req == nil {
 		return ""
 	}
-	if p := req.Session.InitializeParams(); p != nil {
+	sess, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || sess == nil {
+		return ""
+	}
+	if p := sess.InitializeParams(); p != nil {
 		return p.ProtocolVersion
 	}
 	return ""

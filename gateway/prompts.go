@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -104,12 +105,21 @@ func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 
 func (ss *session) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return ss.promptGet(ctx, ss.View(), name, req.Params.Arguments)
+		var in *upstream.InputRound
+		if sessionProtocol(req) >= transport.FirstSessionless {
+			// As for a tool (sdkToolCall): the client answers the
+			// upstream's input requests itself.
+			in = &upstream.InputRound{Responses: req.Params.InputResponses, State: req.Params.RequestState,
+				Capabilities: req.Params.GetMeta()[mcp.MetaKeyClientCapabilities]}
+		}
+		return ss.promptGet(ctx, ss.View(), name, req.Params.Arguments, in)
 	}
 }
 
-// promptGet gets prompt name of v with args, through the dispatcher.
-func (ss *session) promptGet(ctx context.Context, v *registry.View, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// promptGet gets prompt name of v with args, through the dispatcher; in is
+// the caller's round of the input_required exchange, if it answers input
+// requests itself.
+func (ss *session) promptGet(ctx context.Context, v *registry.View, name string, args map[string]string, in *upstream.InputRound) (*mcp.GetPromptResult, error) {
 	raw, _ := json.Marshal(args)
 	p, ok := v.Prompt(name)
 	if !ok {
@@ -120,7 +130,7 @@ func (ss *session) promptGet(ctx context.Context, v *registry.View, name string,
 	err := ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodGetPrompt,
 		Server: p.Server, Name: p.Original, Args: raw, Gate: v.PromptTool(p)},
 		func(ctx context.Context, u *upstream.Upstream) (err error) {
-			res, err = u.GetPrompt(ctx, p.Original, args)
+			res, err = u.GetPrompt(ctx, p.Original, args, in)
 			return err
 		})
 	return res, err

@@ -139,7 +139,7 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 			}
 		}
 	}
-	res, err := ss.promptGet(ctx, v, p.Name, args)
+	res, err := ss.promptGet(ctx, v, p.Name, args, nil)
 	if err != nil {
 		return surface.Errorf("Getting prompt %s: %v", name, err)
 	}

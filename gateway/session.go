@@ -460,7 +460,12 @@ func (ss *session) addTool(t *registry.Tool, name string) (err error) {
 // time so that a reload in between is honoured.
 func (ss *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return ss.gw.calls.Result(ctx, ss.sdkToolCall(ctx, req, name, req.Params.Arguments, dispatch.ViaExposed)), nil
+		c := ss.sdkToolCall(ctx, req, name, req.Params.Arguments, dispatch.ViaExposed)
+		res := ss.gw.calls.Result(ctx, c)
+		if c.ProtocolErr != nil {
+			return nil, c.ProtocolErr
+		}
+		return res, nil
 	}
 }
 

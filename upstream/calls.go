@@ -27,6 +27,24 @@ type CallOptions struct {
 	// (for a config entry that shares the upstream under another name);
 	// 0 means the upstream's.
 	Timeout time.Duration
+	// Input, if set, makes the call one round of protocol 2026-07-28's
+	// input_required exchange for a caller that answers input requests
+	// itself: the call carries the caller's answers and the state it was
+	// given, untouched, and a result that needs more input is returned as
+	// it is rather than answered through the caller's peer.
+	Input *InputRound
+}
+
+// InputRound is what a caller of protocol 2026-07-28 sends back with a
+// call an input_required result asked input for (both empty on the
+// first round).
+type InputRound struct {
+	Responses mcp.InputResponseMap
+	State     string
+	// Capabilities are the caller's (its _meta member), for a request
+	// that carries no _meta of the caller's otherwise: the upstream asks
+	// for nothing the caller did not declare.
+	Capabilities any
 }
 
 // Call calls tool with args (any value that marshals to a JSON object),
@@ -74,7 +92,8 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 	}
 	err = u.doWithin(ctx, fmt.Sprintf("calling tool %q", tool), timeout, func(ctx context.Context, s *session) error {
 		var first *mcp.CallToolResult // a raw call's result that needs input
-		if s.lines != nil && (opts == nil || opts.OnProgress == nil) {
+		relay := opts != nil && opts.Input != nil
+		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !relay {
 			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
 				r, err := s.lines.rawCall(ctx, "tools/call", p)
 				if err != nil {
@@ -103,6 +122,11 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 			params.SetProgressToken(token)
 		}
 		var err error
+		if relay {
+			params.InputResponses, params.RequestState = opts.Input.Responses, opts.Input.State
+			res, err = s.cs.CallTool(ctx, params)
+			return err
+		}
 		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 			if first != nil {
 				r := first
@@ -132,7 +156,10 @@ func (u *Upstream) callMeta(opts *CallOptions) mcp.Meta {
 	if opts != nil && len(opts.Meta) > 0 {
 		meta = make(mcp.Meta, len(opts.Meta))
 		for k, v := range opts.Meta {
-			if k != "progressToken" && !hopMeta[k] {
+			// A caller that answers input requests itself (Input) says
+			// what it can be asked: the upstream is to ask no more.
+			keep := opts.Input != nil && k == mcp.MetaKeyClientCapabilities
+			if k != "progressToken" && (!hopMeta[k] || keep) {
 				meta[k] = v
 			}
 		}
@@ -280,12 +307,22 @@ func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationPa
 	}
 }
 
-// GetPrompt gets the prompt called name with args, as Call does for tools.
-func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// GetPrompt gets the prompt called name with args, as Call does for tools;
+// in, if set, is the caller's round of the input_required exchange (see
+// CallOptions.Input).
+func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string, in *InputRound) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
 	err := u.do(ctx, fmt.Sprintf("getting prompt %q", name), func(ctx context.Context, s *session) error {
 		params := &mcp.GetPromptParams{Name: name, Arguments: args}
 		var err error
+		if in != nil { // see CallOptions.Input
+			params.InputResponses, params.RequestState = in.Responses, in.State
+			if in.Capabilities != nil {
+				params.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: in.Capabilities}
+			}
+			res, err = s.cs.GetPrompt(ctx, params)
+			return err
+		}
 		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 			params.InputResponses, params.RequestState = in, state
 			return s.cs.GetPrompt(ctx, params)

@@ -106,7 +106,7 @@ func TestCallResultsCarryNoServerInfo(t *testing.T) {
 	if res.Meta != nil || textOf(t, res) != "x" {
 		t.Errorf("SDK result: meta %v, text %q", res.Meta, textOf(t, res))
 	}
-	pr, err := u.GetPrompt(context.Background(), "greet", map[string]string{"name": "Ada"})
+	pr, err := u.GetPrompt(context.Background(), "greet", map[string]string{"name": "Ada"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
@@ -62,6 +63,12 @@ type Call struct {
 	// canceled, denied, approval_required, approval_limit, unknown_tool,
 	// invalid_args.
 	Outcome string
+	// ProtocolErr is set by Dispatch for a call that relays the
+	// input_required exchange (Opts.Input) when the upstream answered
+	// with a JSON-RPC error: such a caller gets it as it is (a requestState
+	// that failed its integrity check, a capability it did not declare),
+	// not as a result for the model.
+	ProtocolErr *jsonrpc.Error
 }
 
 // Caller is the session a call comes from.
@@ -227,6 +234,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	}
 	if err != nil {
 		d.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		var jerr *jsonrpc.Error
+		if opts.Input != nil && errors.As(err, &jerr) {
+			c.ProtocolErr = jerr
+		}
 		return surface.Errorf("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, surface.Params(t)), nil
 	}
 	if raw != nil {
