@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // sessionless is the first protocol version without sessions.
@@ -148,7 +149,8 @@ func TestBothErasOnOneEndpoint(t *testing.T) {
 }
 
 // rawPost sends one JSON-RPC message to /mcp with the headers of protocol
-// version, and returns the status and the decoded answer.
+// version, and returns the status and the decoded answer (as JSON, or the
+// last message of an event stream).
 func rawPost(t *testing.T, url, version, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -166,6 +168,14 @@ func rawPost(t *testing.T, url, version, body string) (int, map[string]any) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The answer is the stream's last message.
+		for line := range strings.Lines(string(data)) {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = []byte(d)
+			}
+		}
+	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("answer %s is not JSON: %q", resp.Status, data)
@@ -323,5 +333,43 @@ func TestConversationKeepsNothingPrivate(t *testing.T) {
 	ss.Grant("server:alpha")
 	if ss.Granted("server:alpha") {
 		t.Error("a conversation kept a grant")
+	}
+}
+
+// An upstream's input_required result reaches a 2026-07-28 client as it
+// is, and the client's answers reach the upstream with its next call
+// (SEP-2322): the go-sdk client answers the sampling request itself. A
+// 2025 client of the same upstream is asked the old way, by a request.
+func TestSessionlessRelaysInputRequired(t *testing.T) {
+	up := fakeupstream.ConformanceServer()
+	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer uts.Close()
+	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeDirect}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	defer gw.Close()
+	gw.Start()
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	for _, version := range []string{sessionless, "2025-11-25"} {
+		var asked []string
+		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				asked = append(asked, req.Params.Messages[0].Content.(*mcp.TextContent).Text)
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "from the client"}}, nil
+			},
+		})
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, isErr := callText(t, cs, "test_sampling", map[string]any{"prompt": "question " + version})
+		if isErr || text != "LLM response: from the client" || !slices.Equal(asked, []string{"question " + version}) {
+			t.Errorf("%s: test_sampling = %q (error %v), client asked %q", version, text, isErr, asked)
+		}
+		cs.Close()
 	}
 }

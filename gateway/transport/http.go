@@ -180,9 +180,11 @@ func (t *Transports) sessionlessHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return t.hub.Conversation(httpSessionOptions(r))
 	}, &mcp.StreamableHTTPOptions{
-		Logger:       t.log.With("component", "http"),
-		Stateless:    true,
-		JSONResponse: true, // subscriptions/listen streams all the same
+		Logger:    t.log.With("component", "http"),
+		Stateless: true,
+		// An answer is an event stream: with no session there is no
+		// other way for what a request causes (its progress, its log
+		// messages) to reach the client before the result.
 		// The request is the whole exchange: a client that hangs up
 		// has given up on the answer.
 		PropagateRequestCancellation: true,
