@@ -172,7 +172,7 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState) *session {
 		SupportedProtocolVersions: sessionProtocols,
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware)
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware, ss.resourceListMiddleware)
 	switch ss.mode {
 	case ModeProxy:
 		ss.server.AddTool(surface.MCPTool(), ss.handleProxy)
