@@ -85,6 +85,7 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 		return sr
 	}
 	st := s.pool.Upstream(srv).Status()
+	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
 	if len(st.Aliases) > 0 {
 		sr.Upstream = st.Name
 		for _, n := range append([]string{st.Name}, st.Aliases...) {
@@ -92,8 +93,11 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 				sr.SharedWith = append(sr.SharedWith, n)
 			}
 		}
+		// Each name's row counts the calls made by that name; the
+		// process is shared, the calls are not.
+		c := st.ByName[srv.Name]
+		sr.Calls, sr.Errors = c.Calls, c.Errors
 	}
-	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
 	sr.Since, sr.NextRetry, sr.PID = st.Since, st.NextRetry, st.PID
 	switch st.State {
 	case upstream.StateConnected, upstream.StateConnecting, upstream.StateFailed, upstream.StateNeedsAuth:
