@@ -160,7 +160,7 @@ func registerCatalog(reg prometheus.Registerer, s *Server) {
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mcpgw_tools",
-		Help: "Tools in the catalogue (live or cached), over all enabled servers.",
+		Help: "Tools in the catalogue (live or cached), over all enabled servers, the mcp tool's resource readers (SERVER_read_NAME) included.",
 	}, func() float64 { return float64(len(s.catalog.View().Tools)) }))
 	if s.opts.Cache != nil {
 		reg.MustRegister(cacheCollector{s.opts.Cache})

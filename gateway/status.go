@@ -38,7 +38,6 @@ func (s *Server) Status() *api.Report {
 		StartedAt:  s.started,
 		Config:     v.Config.Path,
 		Sessions:   len(s.sessionList()),
-		Tools:      len(v.Tools),
 		LastReload: s.reloadInfo(),
 		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
@@ -49,7 +48,9 @@ func (s *Server) Status() *api.Report {
 		r.Cache = s.opts.Cache.Path()
 	}
 	for _, sv := range v.Servers {
-		r.Servers = append(r.Servers, s.serverReport(sv))
+		sr := s.serverReport(sv)
+		r.Tools += sr.Tools
+		r.Servers = append(r.Servers, sr)
 	}
 	return r
 }
@@ -58,13 +59,21 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 	srv := sv.Server
 	sr := api.ServerReport{
 		Name:      srv.Name,
-		Tools:     len(sv.Tools),
 		Lifecycle: srv.Lifecycle,
 		Transport: "stdio",
 		Source:    srv.Source,
 		Line:      srv.Line,
 		P50Ms:     float64(s.latency.p50(srv.Name).Microseconds()) / 1000,
 		Policy:    serverPolicy(srv, s.catalog.View().Config.Settings),
+	}
+	for _, t := range sv.Tools {
+		// Counted as the server lists them, as the connect log counts:
+		// a resource's reader is a resource, not a tool.
+		if t.Resource != nil {
+			sr.Resources++
+		} else {
+			sr.Tools++
+		}
 	}
 	if srv.IsRemote() {
 		sr.Transport = "http"

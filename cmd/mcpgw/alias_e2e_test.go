@@ -4,11 +4,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // TestAliasCountsAndLogsItsOwn: two names for one server (the same
@@ -53,5 +55,58 @@ func TestAliasCountsAndLogsItsOwn(t *testing.T) {
 		if out := cli("logs", name); !strings.Contains(out, "upstream connected") {
 			t.Errorf("mcpgw logs %s lacks the shared process's connect line:\n%s", name, out)
 		}
+	}
+}
+
+// TestStatusCountsToolsAsTheConnectLog: a server that lists resources
+// besides its tools: `mcpgw status` counts its tools as the daemon's
+// connect line does, and its resources apart (the mcp tool's readers of
+// them are not tools the server lists).
+func TestStatusCountsToolsAsTheConnectLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
+	d := startDaemonProc(t, dir, config)
+	bin := buildMcpgw(t)
+	if out, err := exec.Command(bin, "connect", "--url", d.url, "go").CombinedOutput(); err != nil {
+		t.Fatalf("mcpgw connect go: %v\n%s", err, out)
+	}
+	var logged, loggedRes string
+	pollUntil(t, "the connect line", func() bool {
+		for _, l := range strings.Split(d.proc.output.String(), "\n") {
+			if strings.Contains(l, `msg="upstream connected"`) && strings.Contains(l, "server=go") {
+				_, after, _ := strings.Cut(l, " tools=")
+				logged, _, _ = strings.Cut(after, " ")
+				_, after, _ = strings.Cut(l, " resources=")
+				loggedRes, _, _ = strings.Cut(after, " ")
+				return true
+			}
+		}
+		return false
+	})
+	out, err := exec.Command(bin, "status", "--json", "--url", d.url).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r api.Report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 1 {
+		t.Fatalf("status lists %d servers", len(r.Servers))
+	}
+	s := r.Servers[0]
+	if got := fmt.Sprint(s.Tools); got != logged || fmt.Sprint(r.Tools) != logged {
+		t.Errorf("status counts %d tools (%d in all), the connect line tools=%s", s.Tools, r.Tools, logged)
+	}
+	if got := fmt.Sprint(s.Resources); got != loggedRes || s.Resources != len(fakeupstream.ResourceURIs) {
+		t.Errorf("status counts %d resources, the connect line resources=%s, the server lists %d", s.Resources, loggedRes, len(fakeupstream.ResourceURIs))
+	}
+	text, err := exec.Command(bin, "status", "--url", d.url).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), ", "+logged+" tools\n") {
+		t.Errorf("mcpgw status does not say %s tools:\n%s", logged, text)
 	}
 }
