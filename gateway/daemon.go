@@ -218,8 +218,13 @@ func (d *Daemon) Reload(why string) error {
 		d.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
 		return err
 	}
-	if d.failed != nil && next.Hash == d.current.Hash {
-		d.gw.RecordReload(nil) // back to the running config: the failure is over
+	if d.failed != nil {
+		// Said at the level of the failure's line, which an operator
+		// reading the log at info would otherwise see as the last word.
+		d.log.Info("config loads again; the last reload's failure is over", "trigger", why, "same_as_running", next.Hash == d.current.Hash)
+		if next.Hash == d.current.Hash {
+			d.gw.RecordReload(nil) // back to the running config
+		}
 	}
 	d.failed = nil
 	if next.Hash == d.current.Hash {

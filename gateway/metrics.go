@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -24,6 +26,9 @@ type metrics struct {
 	approvals   *prometheus.CounterVec
 	scripts     *prometheus.CounterVec
 	scriptTime  prometheus.Histogram
+
+	approvalMu     sync.Mutex
+	approvalSeries map[string]bool // servers whose approvals series exist
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -87,6 +92,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
+	// Every label set known in advance exists from the start, at zero, so
+	// that a scrape before the first event shows the series (and a rate
+	// over it starts from 0, not from its first increase).
+	for _, o := range []string{"complete", "timeout"} {
+		m.discWait.WithLabelValues(o)
+	}
+	for _, k := range []string{"sampling", "elicitation"} {
+		m.clientReqs.WithLabelValues(k)
+	}
 	if reg != nil {
 		reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.reloads, m.reloadOK, m.reloadTime, m.discWait, m.relist, m.clientReqs, m.dropped, m.approvals, m.scripts, m.scriptTime)
 	}
@@ -94,6 +108,30 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 func (m *metrics) clientRequest(kind string) { m.clientReqs.WithLabelValues(kind).Inc() }
+
+// approvalServers makes the approval series of every enabled server whose
+// calls may need approval (approveTools set for it or for all) exist at
+// zero, and drops those of servers that no longer can. The caller
+// serialises calls (New, then the daemon's one reload goroutine).
+func (m *metrics) approvalServers(cfg *registry.Config) {
+	m.approvalMu.Lock()
+	defer m.approvalMu.Unlock()
+	want := map[string]bool{}
+	for name, srv := range cfg.Servers {
+		if srv.Enabled && (srv.ApproveTools.Set || cfg.Settings.ApproveTools.Set) {
+			want[name] = true
+			for _, d := range dispatch.ApprovalWords {
+				m.approvals.WithLabelValues(name, d)
+			}
+		}
+	}
+	for name := range m.approvalSeries {
+		if !want[name] {
+			m.approvals.DeletePartialMatch(prometheus.Labels{"server": name})
+		}
+	}
+	m.approvalSeries = want
+}
 
 func (m *metrics) approval(server, decision string) {
 	m.approvals.WithLabelValues(server, decision).Inc()
@@ -122,7 +160,7 @@ func registerCatalog(reg prometheus.Registerer, s *Server) {
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mcpgw_tools",
-		Help: "Tools in the catalogue (live or cached), over all enabled servers.",
+		Help: "Tools in the catalogue (live or cached), over all enabled servers, the mcp tool's resource readers (SERVER_read_NAME) included.",
 	}, func() float64 { return float64(len(s.catalog.View().Tools)) }))
 	if s.opts.Cache != nil {
 		reg.MustRegister(cacheCollector{s.opts.Cache})
@@ -164,4 +202,13 @@ func (m *metrics) reload(err error) {
 	m.reloads.WithLabelValues("ok").Inc()
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
+	// Every label set known in advance exists from the start, at zero, so
+	// that a scrape before the first event shows the series (and a rate
+	// over it starts from 0, not from its first increase).
+	for _, o := range []string{"complete", "timeout"} {
+		m.discWait.WithLabelValues(o)
+	}
+	for _, k := range []string{"sampling", "elicitation"} {
+		m.clientReqs.WithLabelValues(k)
+	}
 }

@@ -27,7 +27,7 @@ func (p pageDaemon) PageData(query string) *statuspage.Data {
 	d := &statuspage.Data{Report: rep}
 	v := s.catalog.View()
 	for _, sr := range rep.Servers {
-		ps := statuspage.Server{ServerReport: sr, Daemon: s.serverLogs.get(sr.Name)}
+		ps := statuspage.Server{ServerReport: sr, Daemon: s.serverLines(sr)}
 		if sv, ok := v.Server(sr.Name); ok {
 			if sv.Server.Enabled && !sv.Server.Untrusted {
 				ps.Actionable = true
@@ -145,6 +145,9 @@ func (p pageDaemon) ServerLog(name string) ([]string, error) {
 	}
 	lines := s.serverLogs.get(name)
 	if sv.Server.Enabled && !sv.Server.Untrusted {
+		if up := s.pool.Upstream(sv.Server).Status().Name; up != name {
+			lines = mergeLines(s.serverLogs.get(up), lines)
+		}
 		for _, l := range s.pool.Upstream(sv.Server).Stderr(50) {
 			lines = append(lines, "stderr: "+l)
 		}

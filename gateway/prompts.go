@@ -16,7 +16,24 @@ import (
 // Prompts, resources and resource templates of every server are offered in
 // every mode, prompts under gateway names as tools are, resources under
 // their own URIs (rewritten only when two servers offer the same one). The
-// SDK announces changes to each session with list_changed.
+// SDK announces changes to each session with list_changed. One exception:
+// a proxy-mode session's resources/list is empty (resourceListMiddleware).
+
+// resourceListMiddleware answers a proxy-mode session's resources/list
+// with no resources. Proxy mode promises the model one tool, and reaches
+// resources through it (mcp({tool: "SERVER_read_NAME"})); a client that
+// makes a tool of each listed resource (pi-mcp-adapter does, from its
+// cache on every start after the first) would offer the model one more
+// tool per resource. The resources stay offered: a client that reads,
+// subscribes to or completes one by URI is answered as in any mode.
+func (ss *session) resourceListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/list" && ss.mode == ModeProxy {
+			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}, nil
+		}
+		return next(ctx, method, req)
+	}
+}
 
 // syncPrompts brings the session's prompts, resources and templates in line
 // with v. The caller holds ss.mu.

@@ -13,7 +13,9 @@ import (
 
 // Prompts, resources and templates of two servers reach a session in every
 // mode, prompts under gateway names, a URI both servers offer rewritten for
-// the second; gets, reads and completions reach the right upstream.
+// the second; gets, reads and completions reach the right upstream. A
+// proxy-mode session lists no resources (its model reaches them through
+// the mcp tool) and still reads each by its URI.
 func TestPromptsAndResourcesForwarded(t *testing.T) {
 	for _, mode := range []Mode{ModeProxy, ModeToolSearch, ModeDirect} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -51,7 +53,12 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 			for _, r := range rl.Resources {
 				uris = append(uris, r.URI)
 			}
-			if !slices.Contains(uris, "test://hello") || !slices.Contains(uris, "mcpgw://beta/test://hello") || len(uris) != 6 {
+			switch {
+			case mode == ModeProxy:
+				if len(uris) != 0 {
+					t.Errorf("a proxy-mode session lists resources %v, want none", uris)
+				}
+			case !slices.Contains(uris, "test://hello") || !slices.Contains(uris, "mcpgw://beta/test://hello") || len(uris) != 6:
 				t.Errorf("resources = %v", uris)
 			}
 			for uri, want := range map[string]string{"test://hello": "test://hello", "mcpgw://beta/test://hello": "mcpgw://beta/test://hello", "test://item/7": "test://item/7"} {

@@ -171,6 +171,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.metrics = newMetrics(s.opts.Registerer)
+	s.metrics.approvalServers(cfg)
 	s.base.Store(cfg)
 	s.catalog = registry.NewCatalog(cfg)
 	if s.opts.Cache != nil {
@@ -347,6 +348,7 @@ func (s *Server) sessionList() []*session {
 // whose identity changed, and sessions whose tools changed are notified.
 func (s *Server) Reload(cfg *registry.Config) {
 	s.base.Store(cfg)
+	s.metrics.approvalServers(cfg)
 	s.catalog.SetConfig(s.withOverrides(cfg))
 	s.loadCache(cfg)
 	after := s.catalog.View()

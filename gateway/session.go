@@ -192,7 +192,7 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 		},
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware)
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware, ss.resourceListMiddleware)
 	switch ss.mode {
 	case ModeProxy:
 		ss.server.AddTool(surface.MCPTool(), ss.handleProxy)

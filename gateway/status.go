@@ -38,7 +38,6 @@ func (s *Server) Status() *api.Report {
 		StartedAt:  s.started,
 		Config:     v.Config.Path,
 		Sessions:   len(s.sessionList()),
-		Tools:      len(v.Tools),
 		LastReload: s.reloadInfo(),
 		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
@@ -49,7 +48,9 @@ func (s *Server) Status() *api.Report {
 		r.Cache = s.opts.Cache.Path()
 	}
 	for _, sv := range v.Servers {
-		r.Servers = append(r.Servers, s.serverReport(sv))
+		sr := s.serverReport(sv)
+		r.Tools += sr.Tools
+		r.Servers = append(r.Servers, sr)
 	}
 	return r
 }
@@ -58,13 +59,21 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 	srv := sv.Server
 	sr := api.ServerReport{
 		Name:      srv.Name,
-		Tools:     len(sv.Tools),
 		Lifecycle: srv.Lifecycle,
 		Transport: "stdio",
 		Source:    srv.Source,
 		Line:      srv.Line,
 		P50Ms:     float64(s.latency.p50(srv.Name).Microseconds()) / 1000,
 		Policy:    serverPolicy(srv, s.catalog.View().Config.Settings),
+	}
+	for _, t := range sv.Tools {
+		// Counted as the server lists them, as the connect log counts:
+		// a resource's reader is a resource, not a tool.
+		if t.Resource != nil {
+			sr.Resources++
+		} else {
+			sr.Tools++
+		}
 	}
 	if srv.IsRemote() {
 		sr.Transport = "http"
@@ -85,6 +94,7 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 		return sr
 	}
 	st := s.pool.Upstream(srv).Status()
+	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
 	if len(st.Aliases) > 0 {
 		sr.Upstream = st.Name
 		for _, n := range append([]string{st.Name}, st.Aliases...) {
@@ -92,8 +102,11 @@ func (s *Server) serverReport(sv *registry.ServerView) api.ServerReport {
 				sr.SharedWith = append(sr.SharedWith, n)
 			}
 		}
+		// Each name's row counts the calls made by that name; the
+		// process is shared, the calls are not.
+		c := st.ByName[srv.Name]
+		sr.Calls, sr.Errors = c.Calls, c.Errors
 	}
-	sr.Calls, sr.Errors, sr.LastError = st.Calls, st.Errors, st.LastError
 	sr.Since, sr.NextRetry, sr.PID = st.Since, st.NextRetry, st.PID
 	switch st.State {
 	case upstream.StateConnected, upstream.StateConnecting, upstream.StateFailed, upstream.StateNeedsAuth:

@@ -395,13 +395,26 @@ func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *s
 // doWithin is do bounded by limit instead of the server's request
 // timeout, unless limit is 0.
 func (u *Upstream) doWithin(ctx context.Context, op string, limit time.Duration, f func(context.Context, *session) error) (err error) {
+	name := nameFrom(ctx)
 	u.mu.Lock()
+	if name == "" {
+		name = u.srv.Name
+	}
 	u.calls++
+	if u.byName == nil {
+		u.byName = map[string]Counts{}
+	}
+	c := u.byName[name]
+	c.Calls++
+	u.byName[name] = c
 	u.mu.Unlock()
 	defer func() {
 		if err != nil {
 			u.mu.Lock()
 			u.errs++
+			c := u.byName[name]
+			c.Errors++
+			u.byName[name] = c
 			u.mu.Unlock()
 		}
 	}()

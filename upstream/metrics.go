@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -30,7 +31,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mcpgw_upstream_state",
-			Help: "1 for the current state of each upstream, 0 for the others.",
+			Help: "1 for the current state of each upstream, 0 for the others (idle, connecting, connected, failed, needs_auth, closed).",
 		}, []string{"server", "state"}),
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_upstream_connects_total",
@@ -94,9 +95,14 @@ func (m *metrics) setState(server string, st State) {
 		if s == st {
 			v = 1
 		}
-		m.state.WithLabelValues(server, string(s)).Set(v)
+		m.state.WithLabelValues(server, stateLabel(s)).Set(v)
 	}
 }
+
+// stateLabel is a State as mcpgw_upstream_state's label value: spelt as
+// every other label value is, with underscores (needs_auth, as the
+// connect outcome), where status and the page write needs-auth.
+func stateLabel(s State) string { return strings.ReplaceAll(string(s), "-", "_") }
 
 func (m *metrics) connect(server, outcome string) {
 	if m != nil {

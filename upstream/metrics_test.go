@@ -69,7 +69,7 @@ func TestMetricsStdio(t *testing.T) {
 		if st == StateConnected {
 			want = 1
 		}
-		wantMetric(t, reg, "mcpgw_upstream_state", map[string]string{"server": "m", "state": string(st)}, want)
+		wantMetric(t, reg, "mcpgw_upstream_state", map[string]string{"server": "m", "state": stateLabel(st)}, want)
 	}
 
 	// A crash, then a reconnect: one restart; still one process.

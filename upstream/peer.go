@@ -41,6 +41,21 @@ type Peer interface {
 
 type peerKey struct{}
 
+type nameKey struct{}
+
+// WithName returns ctx naming the configured server a request is made
+// under. An upstream that serves several names (aliases of one identity)
+// counts each request under the name it came by (Status.ByName).
+func WithName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, nameKey{}, name)
+}
+
+// nameFrom returns the name of ctx (WithName), or "".
+func nameFrom(ctx context.Context) string {
+	n, _ := ctx.Value(nameKey{}).(string)
+	return n
+}
+
 // WithPeer returns ctx carrying p: the upstream calls made with it route
 // the upstream's requests to p.
 func WithPeer(ctx context.Context, p Peer) context.Context {

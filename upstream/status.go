@@ -27,18 +27,26 @@ type Status struct {
 	Name, Hash string
 	// Aliases are the other configured names of the same identity, sorted.
 	// Metrics and logs use Name only.
-	Aliases    []string
-	State      State
-	Since      time.Time // when State was entered
-	LastError  string    // the last connect or connection error ("" after a successful connect)
-	NextRetry  time.Time // while backing off: when the next connect may be tried
-	Calls      int64     // tool calls and resource reads
-	Errors     int64     // of those, how many failed (an IsError result is not a failure)
+	Aliases   []string
+	State     State
+	Since     time.Time // when State was entered
+	LastError string    // the last connect or connection error ("" after a successful connect)
+	NextRetry time.Time // while backing off: when the next connect may be tried
+	Calls     int64     // tool calls and resource reads
+	Errors    int64     // of those, how many failed (an IsError result is not a failure)
+	// ByName splits Calls and Errors by the configured name each request
+	// came by (WithName; the upstream's own name when it named none).
+	ByName     map[string]Counts
 	InFlight   int
 	PID        int // stdio: the server's process ID while connected
 	Tools      int // tools in the last snapshot
 	Connects   int // successful connects
 	IdleCloses int
+}
+
+// Counts are an upstream's requests under one name.
+type Counts struct {
+	Calls, Errors int64
 }
 
 // Snapshot is what an upstream offered at its last successful listing.

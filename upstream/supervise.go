@@ -133,7 +133,7 @@ func (u *Upstream) installLocked(s *session, snap *Snapshot, start time.Time) ui
 	pub := u.publishLocked(snap)
 	u.armIdleLocked()
 	u.m.connect(name, outcomeSuccess)
-	u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools),
+	u.log.Info("upstream connected", "transport", s.kind, "pid", s.pid(), "tools", len(snap.Tools), "resources", len(snap.Resources),
 		"protocol", snap.ProtocolVersion, "took", time.Since(start).Round(time.Millisecond))
 	return pub
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -62,6 +63,7 @@ type Upstream struct {
 	drained   chan struct{} // while retiring with calls in flight: closed when they finish
 
 	calls, errs          int64
+	byName               map[string]Counts // calls and errs by the name they came by
 	connects, idleCloses int
 
 	supervising bool          // keep-alive loop running
@@ -322,6 +324,7 @@ func (u *Upstream) statusLocked() Status {
 		LastError:  u.lastErr,
 		Calls:      u.calls,
 		Errors:     u.errs,
+		ByName:     maps.Clone(u.byName),
 		InFlight:   u.inFlight,
 		Connects:   u.connects,
 		IdleCloses: u.idleCloses,

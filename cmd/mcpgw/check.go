@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -32,6 +34,15 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("check: unexpected argument %q", fs.Arg(0))
+	}
+	if *config != "" {
+		// The default file may be missing (no servers yet); a file named
+		// on the command line is one the user means to check.
+		if _, err := os.Stat(*config); errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("checking %s: no such file", *config)
+		} else if err != nil {
+			return fmt.Errorf("checking config: %w", err)
+		}
 	}
 	opts := &registry.LoadOptions{Listen: *listen, TrustFile: *trustFile}
 	cfg, err := registry.Load(*config, opts)

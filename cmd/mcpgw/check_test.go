@@ -305,3 +305,17 @@ func TestCheckMisspeltTransport(t *testing.T) {
 		t.Errorf("mcpgw check: %v", err)
 	}
 }
+
+// TestCheckMissingConfig: `mcpgw check --config` naming a file that is
+// not there is an error naming the path, not "OK: 0 servers".
+func TestCheckMissingConfig(t *testing.T) {
+	home := checkEnv(t)
+	missing := filepath.Join(home, "mpc.json")
+	out, _, err := runCmd(t, "check", "--config", missing)
+	if err == nil || err.Error() != "checking "+missing+": no such file" {
+		t.Errorf("mcpgw check --config %s: %v", missing, err)
+	}
+	if strings.Contains(out, "OK:") {
+		t.Errorf("mcpgw check of a missing file says:\n%s", out)
+	}
+}

@@ -103,6 +103,54 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
+		if meant := meantCommand(cmd); meant != "" {
+			return fmt.Errorf("unknown command %q; did you mean \"mcpgw %s\"?", cmd, meant)
+		}
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// meantCommand returns the command line a mistaken command most likely
+// meant: a subcommand of another command (install is `service install`),
+// or a command one or two edits away; "" if none.
+func meantCommand(cmd string) string {
+	switch cmd {
+	case "install", "uninstall":
+		return "service " + cmd
+	case "start", "daemon", "run":
+		return "serve"
+	}
+	best, bestDist := "", 3
+	for _, c := range commands {
+		if d := editDistance(cmd, c); d < bestDist && d < len(c) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of two neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }

@@ -593,3 +593,33 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	}
 	pollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
 }
+
+// TestReloadRecoveryLogged: a reload that succeeds after a failed one says
+// so at info level, through `mcpgw reload` as through the watcher: the
+// failure's error is otherwise the last thing the log said.
+func TestReloadRecoveryLogged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
+	good, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemonProc(t, dir, config, "--log-level", "info")
+	bin := buildMcpgw(t)
+	reload := func() ([]byte, error) { return exec.Command(bin, "reload", "--url", d.url).CombinedOutput() }
+
+	saveFileInPlace(t, config, append(slices.Clone(good), ",,"...))
+	if out, err := reload(); err == nil {
+		t.Fatalf("mcpgw reload of a broken file succeeded:\n%s", out)
+	}
+	saveFileAtomic(t, config, good)
+	if out, err := reload(); err != nil {
+		t.Fatalf("mcpgw reload after restoring the file: %v\n%s", err, out)
+	}
+	const said = `level=INFO msg="config loads again; the last reload's failure is over"`
+	pollUntil(t, "the recovery's log line", func() bool { return strings.Contains(d.proc.output.String(), said) })
+	if n := strings.Count(d.proc.output.String(), said); n != 1 {
+		t.Errorf("the recovery is logged %d times, want once:\n%s", n, d.proc.output.String())
+	}
+}

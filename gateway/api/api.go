@@ -16,7 +16,7 @@ type Report struct {
 	Config     string         `json:"config"`
 	Cache      string         `json:"cache,omitempty"`
 	Sessions   int            `json:"sessions"`
-	Tools      int            `json:"tools"`
+	Tools      int            `json:"tools"` // of every server, as ServerReport.Tools
 	LastReload *ReloadInfo    `json:"lastReload,omitempty"`
 	Servers    []ServerReport `json:"servers"`
 	// Warnings are the config's: misspelt and ignored fields, unset
@@ -59,9 +59,13 @@ type ReloadInfo struct {
 
 // ServerReport is one configured server in a Report.
 type ServerReport struct {
-	Name      string    `json:"name"`
-	State     string    `json:"state"` // connected, idle-closed, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
+	Name  string `json:"name"`
+	State string `json:"state"` // connected, idle-closed, cached, not connected, connecting, failed, needs-auth, disabled, untrusted
+	// Tools are the server's tools offered (the ones it lists, less
+	// excluded ones); Resources its resources, which the mcp tool also
+	// offers as SERVER_read_NAME tools, not counted in Tools.
 	Tools     int       `json:"tools"`
+	Resources int       `json:"resources,omitempty"`
 	Calls     int64     `json:"calls"`
 	Errors    int64     `json:"errors"`
 	LastError string    `json:"lastError,omitempty"`

@@ -196,6 +196,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	exposed := c.Route != ViaProxy
 	u := c.Caller.Upstream(srv)
 	c.Caller.Used(srv.Name)
+	ctx = upstream.WithName(ctx, srv.Name) // counted under the name called, an alias's too
 	limit := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
 	if c.Route == ViaScript {
 		limit = -1 // a script has its own budget for what it reads

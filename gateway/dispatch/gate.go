@@ -61,6 +61,10 @@ type decision struct {
 
 func (d decision) allowed() bool { return d.grant != grantDeny && d.grant != "" }
 
+// ApprovalWords are every auditWord: the decisions the audit log and
+// mcpgw_approvals_total name.
+var ApprovalWords = []string{"allowed", "allowed_tool", "allowed_server", "denied", "timeout", "refused"}
+
 // auditWord is the decision as the audit log and the metric name it.
 func (d decision) auditWord() string {
 	if d.by == byLimit {

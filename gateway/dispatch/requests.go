@@ -80,7 +80,7 @@ func (d *Dispatcher) Forward(ctx context.Context, r *Request, do func(context.Co
 		}
 	}
 	r.Caller.Used(srv.Name)
-	err = do(ctx, r.Caller.Upstream(srv))
+	err = do(upstream.WithName(ctx, srv.Name), r.Caller.Upstream(srv))
 	return finish(callOutcome(ctx, nil, err), err)
 }
 
