@@ -12,8 +12,15 @@ import (
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
 // and mcp({}).
-func (s *Server) RecordReload(err error) {
-	info := &api.ReloadInfo{At: time.Now(), OK: err == nil}
+func (s *Server) RecordReload(err error) { s.recordReload(err, false) }
+
+// RecordNoConfig notes a load that failed while no configuration has
+// loaded since the daemon started: it serves no servers, and there is no
+// last good configuration to speak of.
+func (s *Server) RecordNoConfig(err error) { s.recordReload(err, true) }
+
+func (s *Server) recordReload(err error, none bool) {
+	info := &api.ReloadInfo{At: time.Now(), OK: err == nil, NoConfig: err != nil && none}
 	if err != nil {
 		info.Error = err.Error()
 	}

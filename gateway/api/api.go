@@ -55,6 +55,10 @@ type ReloadInfo struct {
 	At    time.Time `json:"at"`
 	OK    bool      `json:"ok"`
 	Error string    `json:"error,omitempty"`
+	// NoConfig says no configuration has loaded since the daemon started
+	// (its file did not load then, nor since): it serves no servers,
+	// rather than the last good configuration.
+	NoConfig bool `json:"noConfig,omitempty"`
 }
 
 // ServerReport is one configured server in a Report.
