@@ -167,6 +167,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.opts.Socket != nil {
 		g.Go(func() error { return d.gw.ServeSocket(ctx, d.opts.Socket) })
+		// The CLI's HTTP requests on the socket, as on the TCP listener.
+		g.Go(func() error {
+			if err := srv.Serve(d.gw.SocketHTTP()); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
 	}
 	g.Go(func() error {
 		<-ctx.Done()

@@ -10,10 +10,15 @@ import (
 
 // Report is the daemon's state as `mcpgw status` shows it (GET /-/status).
 type Report struct {
-	Version    string         `json:"version"`
-	PID        int            `json:"pid"`
-	StartedAt  time.Time      `json:"startedAt"`
-	Config     string         `json:"config"`
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	Config    string    `json:"config"`
+	// HTTP is the address the daemon's HTTP listener (/mcp, the page)
+	// serves, "" for none; HTTPError says why not, when one was asked for
+	// ("127.0.0.1:7332: listen tcp …: address already in use").
+	HTTP       string         `json:"http,omitempty"`
+	HTTPError  string         `json:"httpError,omitempty"`
 	Cache      string         `json:"cache,omitempty"`
 	Sessions   int            `json:"sessions"`
 	Tools      int            `json:"tools"`
