@@ -42,6 +42,9 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 	if r.Cache != "" {
 		fmt.Fprintf(w, "cache:  %s\n", tildePath(r.Cache))
 	}
+	if r.HTTPError != "" {
+		fmt.Fprintf(w, "http:   none, %s: no page and no /mcp; shims and the CLI use the socket\n", oneLine(r.HTTPError))
+	}
 	if len(r.Servers) == 0 {
 		if r.LastReload != nil && r.LastReload.NoConfig {
 			fmt.Fprintln(w, "\nNo servers: the config does not load.")
