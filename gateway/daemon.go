@@ -70,6 +70,9 @@ type Daemon struct {
 
 	mu      sync.Mutex
 	current *registry.Config
+	// loaded says a configuration has loaded since the daemon started
+	// (false while it serves none because its file never loaded).
+	loaded bool
 	// failed lists the files of a config that did not load, watched besides
 	// the running config's: the file that broke may be new.
 	failed []string
@@ -84,19 +87,40 @@ type Daemon struct {
 
 // NewDaemon returns the run loop of gw.
 func NewDaemon(gw *Server, opts DaemonOptions) *Daemon {
-	d := &Daemon{gw: gw, opts: opts, log: opts.Logger, current: opts.Config, resync: make(chan struct{}, 1)}
+	d := &Daemon{gw: gw, opts: opts, log: opts.Logger, current: opts.Config, loaded: opts.LoadErr == nil, resync: make(chan struct{}, 1)}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	d.loadConfig = func() (*registry.Config, error) { return registry.Load(opts.ConfigPath, opts.LoadOptions) }
+	d.loadConfig = func() (*registry.Config, error) { return registry.Load(opts.ConfigPath, d.loadOptions()) }
 	if d.current == nil {
 		d.current = registry.Empty(opts.ConfigPath)
 	}
 	if opts.LoadErr != nil {
 		d.failed = registry.WatchFiles(opts.ConfigPath, opts.LoadOptions)
-		gw.RecordReload(opts.LoadErr)
+		gw.RecordNoConfig(opts.LoadErr)
 	}
 	return d
+}
+
+// loadOptions are the options of a reload: an imported file that does
+// not load is skipped while no configuration has loaded yet (there is
+// none to keep) or when the running one skipped it already (it was broken
+// before: it must not hold back a fix of another file); one that broke
+// since fails the reload, which keeps the running configuration.
+func (d *Daemon) loadOptions() *registry.LoadOptions {
+	var o registry.LoadOptions
+	if d.opts.LoadOptions != nil {
+		o = *d.opts.LoadOptions
+	}
+	d.mu.Lock()
+	all, skipped := !d.loaded, d.current.Skipped
+	d.mu.Unlock()
+	outer := o.SkipBroken
+	o.SkipBroken = func(path string) bool {
+		return all || slices.ContainsFunc(skipped, func(s registry.SkippedFile) bool { return s.Path == path }) ||
+			(outer != nil && outer(path))
+	}
+	return &o
 }
 
 // Run starts the gateway and serves until ctx ends, then stops serving and
@@ -143,6 +167,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.opts.Socket != nil {
 		g.Go(func() error { return d.gw.ServeSocket(ctx, d.opts.Socket) })
+		// The CLI's HTTP requests on the socket, as on the TCP listener.
+		g.Go(func() error {
+			if err := srv.Serve(d.gw.SocketHTTP()); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
 	}
 	g.Go(func() error {
 		<-ctx.Done()
@@ -214,10 +245,16 @@ func (d *Daemon) Reload(why string) error {
 	}()
 	if err != nil {
 		d.failed = registry.WatchFiles(d.opts.ConfigPath, d.opts.LoadOptions)
+		if !d.loaded {
+			d.gw.RecordNoConfig(err)
+			d.log.Error("config reload failed; still serving no servers until the config loads", "trigger", why, "err", err)
+			return err
+		}
 		d.gw.RecordReload(err)
 		d.log.Error("config reload failed; still running the last good config", "trigger", why, "err", err)
 		return err
 	}
+	d.loaded = true
 	if d.failed != nil {
 		// Said at the level of the failure's line, which an operator
 		// reading the log at info would otherwise see as the last word.

@@ -51,6 +51,10 @@ func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
 	return s.transports.ServeSocket(ctx, ln)
 }
 
+// SocketHTTP is the listener of the HTTP connections the unix socket
+// receives (the CLI's): serve it with the daemon's HTTP server.
+func (s *Server) SocketHTTP() net.Listener { return s.transports.SocketHTTP() }
+
 // ConnContext is for http.Server.ConnContext: it finds the owner of a TCP
 // connection's other end once per connection, rather than per request.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {

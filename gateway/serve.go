@@ -67,6 +67,9 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 			// daemon): the socket still serves the shims.
 			log.Warn("HTTP listener unavailable; serving the unix socket only", "listen", o.Listen, "err", err)
 			ln = nil
+			gw.SetHTTP("", o.Listen, err)
+		default:
+			gw.SetHTTP(ln.Addr().String(), o.Listen, nil)
 		}
 	}
 	reloads, stopHup := deploy.HUPReloads(ctx)

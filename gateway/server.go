@@ -122,6 +122,7 @@ type Server struct {
 	// (see discover).
 	discoveries map[string]*discovery
 	lastReload  *api.ReloadInfo
+	http        httpListener   // what became of the HTTP listener (SetHTTP)
 	closed      bool           // Close has begun: no session or discovery joins
 	wg          sync.WaitGroup // registered sessions, discoveries and page logins: Add under mu while !closed (track)
 

@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -12,8 +15,15 @@ import (
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
 // and mcp({}).
-func (s *Server) RecordReload(err error) {
-	info := &api.ReloadInfo{At: time.Now(), OK: err == nil}
+func (s *Server) RecordReload(err error) { s.recordReload(err, false) }
+
+// RecordNoConfig notes a load that failed while no configuration has
+// loaded since the daemon started: it serves no servers, and there is no
+// last good configuration to speak of.
+func (s *Server) RecordNoConfig(err error) { s.recordReload(err, true) }
+
+func (s *Server) recordReload(err error, none bool) {
+	info := &api.ReloadInfo{At: time.Now(), OK: err == nil, NoConfig: err != nil && none}
 	if err != nil {
 		info.Error = err.Error()
 	}
@@ -21,6 +31,32 @@ func (s *Server) RecordReload(err error) {
 	s.lastReload = info
 	s.mu.Unlock()
 	s.metrics.reload(err)
+}
+
+// httpListener is the HTTP listener's address, or why there is none.
+type httpListener struct{ addr, err string }
+
+// SetHTTP says what the daemon's HTTP listener serves (addr), or why the
+// address it was asked to serve (listen) is not served (err), for the
+// status report: the CLI, which reaches the daemon through its socket
+// too, tells the user why the page is not there.
+func (s *Server) SetHTTP(addr, listen string, err error) {
+	l := httpListener{addr: addr}
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		l.err = listen + " is taken by another program"
+	case err != nil:
+		l.err = fmt.Sprintf("%s: %v", listen, err)
+	}
+	s.mu.Lock()
+	s.http = l
+	s.mu.Unlock()
+}
+
+func (s *Server) httpListener() httpListener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.http
 }
 
 func (s *Server) reloadInfo() *api.ReloadInfo {
@@ -39,6 +75,8 @@ func (s *Server) Status() *api.Report {
 		Config:     v.Config.Path,
 		Sessions:   len(s.sessionList()),
 		LastReload: s.reloadInfo(),
+		HTTP:       s.httpListener().addr,
+		HTTPError:  s.httpListener().err,
 		Servers:    []api.ServerReport{},
 		Warnings:   v.Config.Warnings,
 		Approvals:  s.calls.Approvals(),

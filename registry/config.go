@@ -93,6 +93,18 @@ type LoadOptions struct {
 	// Config.Trust and to count among Config.Files; "" means none, so
 	// no project is trusted.
 	TrustFile string
+	// SkipBroken, when set, is asked about each imported file (another
+	// program's) that does not load: true skips the file (its servers are
+	// left out, Config.Skipped and a warning say why) instead of failing
+	// the load. The daemon skips every broken import at start, when it
+	// has no configuration to keep running, and at a reload only those it
+	// skipped already, so that a half-saved file still keeps the running
+	// configuration. nil fails the load, as for mcpgw's own file.
+	SkipBroken func(path string) bool
+}
+
+func (o *LoadOptions) skipBroken(path string) bool {
+	return o != nil && o.SkipBroken != nil && o.SkipBroken(path)
 }
 
 func (o *LoadOptions) lookup() func(string) (string, bool) {

@@ -199,7 +199,7 @@ type sourceFile struct {
 //
 // An import file that does not parse, or defines an invalid server, is an
 // error like one in mcpgw's own file, so that a half-saved file never
-// changes the running set. A server written in a way only its own tool
+// changes the running set, unless opts.SkipBroken skips it. A server written in a way only its own tool
 // understands (a VS Code ${input:...}, an unsupported type) is skipped with
 // a warning.
 func resolveSources(cfg *Config, opts *LoadOptions) error {
@@ -237,6 +237,12 @@ func resolveSources(cfg *Config, opts *LoadOptions) error {
 		data = append(data, sf.canon)
 		cfg.Files = appendNew(cfg.Files, sf.path)
 	}
+	for _, sk := range cfg.Skipped {
+		// Watched, so that fixing it is a reload.
+		names = append(names, sk.Path)
+		data = append(data, []byte("skipped: "+sk.Err.Error()))
+		cfg.Files = appendNew(cfg.Files, sk.Path)
+	}
 	if trust.path != "" {
 		names = append(names, trust.path, "")
 		data = append(data, trust.raw, []byte(trustErr))
@@ -270,6 +276,12 @@ func readImports(cfg *Config, opts *LoadOptions) []error {
 		for _, c := range importCandidates(kind, opts) {
 			sf, w, err := r.read(kind, c)
 			cfg.Warnings = append(cfg.Warnings, w...)
+			if err != nil && opts.skipBroken(c.path) {
+				sk := SkippedFile{Path: c.path, Err: err}
+				cfg.Skipped = append(cfg.Skipped, sk)
+				cfg.Warnings = append(cfg.Warnings, sk.Warning())
+				continue
+			}
 			if err != nil {
 				errs = append(errs, err)
 				continue

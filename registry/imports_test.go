@@ -286,7 +286,9 @@ func TestPointsAtSelf(t *testing.T) {
 }
 
 // TestImportErrors: a broken or invalid import file fails the load like
-// mcpgw's own file does, naming the file and the field.
+// mcpgw's own file does, naming the file and the field; with SkipBroken,
+// it is skipped (Skipped, a warning, still watched) and the rest loads,
+// but mcpgw's own file is never skipped.
 func TestImportErrors(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -313,7 +315,7 @@ func TestImportErrors(t *testing.T) {
 			for name, data := range tt.files {
 				writeFile(t, home, name, data)
 			}
-			config := writeFile(t, t.TempDir(), "mcp.json", `{"imports": ["`+tt.imp+`"]}`)
+			config := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {"mine": {"command": "m"}}, "imports": ["`+tt.imp+`"]}`)
 			cfg, err := Load(config, &LoadOptions{Home: home, Getenv: func(string) string { return "" }})
 			if err == nil {
 				t.Fatalf("no error; servers %v", cfg.Servers)
@@ -321,6 +323,29 @@ func TestImportErrors(t *testing.T) {
 			want := strings.NewReplacer("HOME", home, "CONFIG", config).Replace(tt.want)
 			if err.Error() != want {
 				t.Errorf("error:\n got: %s\nwant: %s", err, want)
+			}
+
+			var asked []string
+			cfg, err = Load(config, &LoadOptions{Home: home, Getenv: func(string) string { return "" },
+				SkipBroken: func(path string) bool { asked = append(asked, path); return true }})
+			if tt.files == nil { // mcpgw's own file
+				if err == nil || err.Error() != want || len(asked) > 0 {
+					t.Errorf("own file with SkipBroken: %v (asked about %v), want %s", err, asked, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("with SkipBroken: %v", err)
+			}
+			if len(cfg.Skipped) != 1 || cfg.Skipped[0].Err.Error() != want || !slices.Equal(asked, []string{cfg.Skipped[0].Path}) {
+				t.Fatalf("Skipped = %v (asked about %v), want one file: %s", cfg.Skipped, asked, want)
+			}
+			path := cfg.Skipped[0].Path
+			if _, ok := cfg.Servers["mine"]; !ok || len(cfg.Servers) != 1 {
+				t.Errorf("servers with %s skipped: %v, want mine", path, cfg.Servers)
+			}
+			if !slices.Contains(cfg.Files, path) || !slices.Contains(cfg.Warnings, want+"; skipped: its servers are left out until it is fixed") {
+				t.Errorf("skipped %s: Files %v, Warnings %q", path, cfg.Files, cfg.Warnings)
 			}
 		})
 	}

@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -73,6 +74,9 @@ type Config struct {
 	// `servers.github.comand: unknown field (did you mean "command"?)`;
 	// those about another file than Path start with that file.
 	Warnings []string
+	// Skipped are the imported files left out because they do not load
+	// (see LoadOptions.SkipBroken), each with why.
+	Skipped []SkippedFile
 	// Trust is the trust store named by LoadOptions.TrustFile, as it was
 	// when the Config was loaded (never nil in a Config from Load or Parse;
 	// empty when there is none).
@@ -83,6 +87,17 @@ type Config struct {
 	// and opts the options of the load, kept for WithProject.
 	sources []*sourceFile
 	opts    *LoadOptions
+}
+
+// A SkippedFile is an imported file that did not load and was left out.
+type SkippedFile struct {
+	Path string
+	Err  error // names the file, and the field or the line and column where it can
+}
+
+// Warning is the Config's warning about the skipped file.
+func (s SkippedFile) Warning() string {
+	return fmt.Sprintf("%v; skipped: its servers are left out until it is fixed", s.Err)
 }
 
 // Settings are the global "settings" block of the config file.

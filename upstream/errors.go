@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -99,5 +101,39 @@ func stderrSuffix(lines []string) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	return "; last stderr lines:\n  " + strings.Join(lines, "\n  ")
+	return stderrHeader + strings.Join(lines, "\n  ")
 }
+
+const stderrHeader = "; last stderr lines:\n  "
+
+// stateText is a failed connect's error as the upstream's state keeps it
+// (Status.LastError): when the server wrote to stderr, the last thing it
+// wrote comes first, on a line of its own (with the exit status when it
+// exited), since that is where a server says what it lacks, and status
+// lines and lists show a first line; the whole error follows.
+func stateText(err error) string {
+	msg := err.Error()
+	_, tail, ok := strings.Cut(msg, stderrHeader)
+	if !ok {
+		return msg
+	}
+	cause := ""
+	for _, l := range slices.Backward(strings.Split(tail, "\n  ")) {
+		if l = strings.TrimSpace(l); l != "" && !nodeVersionLine.MatchString(l) {
+			cause = l
+			break
+		}
+	}
+	if cause == "" {
+		return msg
+	}
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		cause += " (" + exit.Status + ")"
+	}
+	return cause + "\n" + msg
+}
+
+// nodeVersionLine is the line Node.js ends an uncaught exception's report
+// with ("Node.js v22.1.0"): never the cause.
+var nodeVersionLine = regexp.MustCompile(`^Node\.js v[0-9.]+$`)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +47,10 @@ type process struct {
 
 	stdin     *os.File // our end of the child's stdin
 	stdinOnce sync.Once
+	// written counts the bytes written to stdin; unread is how many of
+	// them the child had not read when stdin was closed (-1: unknown).
+	written   atomic.Int64
+	unread    atomic.Int64
 	stdout    *os.File // our end of the child's stdout; closed by wait
 	stdoutEOF chan struct{}
 	eofOnce   sync.Once
@@ -167,7 +172,20 @@ func (pr *process) wait(errR *os.File) {
 }
 
 func (pr *process) closeStdin() {
-	pr.stdinOnce.Do(func() { pr.stdin.Close() })
+	pr.stdinOnce.Do(func() {
+		pr.unread.Store(pipeUnread(pr.stdin))
+		pr.stdin.Close()
+	})
+}
+
+// readInput closes stdin and says whether the child read any of what it
+// was sent (true when that cannot be told). A server that exits before it
+// reads a byte failed at start; one that reads its first request and
+// dies may be an old one that the request killed.
+func (pr *process) readInput() bool {
+	pr.closeStdin()
+	unread := pr.unread.Load()
+	return unread < 0 || pr.written.Load() > unread
 }
 
 // signalGroup signals the process group unless the leader was already reaped.
@@ -293,7 +311,11 @@ func (stdoutReader) Close() error { return nil }
 // session's owner waits for the end with Close where it needs to.)
 type stdinWriter struct{ pr *process }
 
-func (w stdinWriter) Write(b []byte) (int, error) { return w.pr.stdin.Write(b) }
+func (w stdinWriter) Write(b []byte) (int, error) {
+	n, err := w.pr.stdin.Write(b)
+	w.pr.written.Add(int64(n))
+	return n, err
+}
 func (w stdinWriter) Close() error {
 	w.pr.closeStdin()
 	go w.pr.Close() // bounded: SIGKILL after two grace periods

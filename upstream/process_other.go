@@ -35,6 +35,7 @@ func (pr *process) Close() error                                              { 
 func (pr *process) hasExited() bool                                           { return true }
 func (pr *process) exitError(context.Context, time.Duration) *ExitError       { return nil }
 func (pr *process) stderrTail() string                                        { return "" }
+func (pr *process) readInput() bool                                           { return true }
 func (pr *process) stderrLines(int) []string                                  { return nil }
 
 type stdioTransport struct {

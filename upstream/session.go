@@ -127,11 +127,16 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 		if ctx.Err() == nil {
 			exit = proc.exitError(ctx, exitWait)
 		}
-		p.closeInBackground(proc)
 		if exit != nil {
-			return nil, fmt.Errorf("initializing upstream %q: %w", srv.Name, exit)
+			err = fmt.Errorf("initializing upstream %q: %w", srv.Name, exit)
+		} else {
+			err = fmt.Errorf("initializing upstream %q: %w%s", srv.Name, err, proc.stderrTail())
 		}
-		return nil, fmt.Errorf("initializing upstream %q: %w%s", srv.Name, err, proc.stderrTail())
+		if !proc.readInput() {
+			err = failedAtStart{err}
+		}
+		p.closeInBackground(proc)
+		return nil, err
 	}
 	return &session{cs: cs, kind: kindStdio, proc: proc, conn: t.conn, lines: t.conn, pinned: o.pinned}, nil
 }
@@ -148,8 +153,16 @@ func (p *Pool) closeInBackground(proc *process) {
 // server that died on, or hung up at, the server/discover probe.
 func retryPinned(err error) bool {
 	var exit *ExitError
-	return errors.As(err, &exit) || connectionGone(err)
+	return !errors.As(err, new(failedAtStart)) && (errors.As(err, &exit) || connectionGone(err))
 }
+
+// failedAtStart is the error of a process that ended the handshake before
+// it read a byte of it: it failed on its own (a missing token, a bad
+// flag), and starting it again with another protocol version would only
+// start it twice.
+type failedAtStart struct{ error }
+
+func (e failedAtStart) Unwrap() error { return e.error }
 
 // connectionGone reports whether err says the connection itself ended
 // (rather than the peer answering with an error).

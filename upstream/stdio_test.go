@@ -332,6 +332,27 @@ func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
 	}
 }
 
+// A server that exits at start, before it reads its first request, is
+// started once per connect (not again pinned: no probe killed it), and
+// its state says what it wrote on stderr first.
+func TestFailedStartStartsOnce(t *testing.T) {
+	const why = "boom: GITHUB_TOKEN is not set"
+	srv, pidFile := testServer(t, "gh", map[string]string{fakeupstream.EnvFailStart: why})
+	p := newPool(t, nil)
+	u := p.Upstream(srv)
+	_, err := u.Connect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), why) {
+		t.Fatalf("connect: %v, want the stderr line", err)
+	}
+	if ps := pids(t, pidFile); len(ps) != 1 {
+		t.Errorf("processes started by one failed connect: %v, want 1", ps)
+	}
+	first, rest, _ := strings.Cut(u.Status().LastError, "\n")
+	if first != why+" (exit status 1)" || !strings.Contains(rest, "exited (exit status 1)") {
+		t.Errorf("LastError = %q\n%s, want %q first, then the error", first, rest, why+" (exit status 1)")
+	}
+}
+
 func TestCloseEndsProcessGroup(t *testing.T) {
 	p := New(nil)
 	srv, _ := testServer(t, "spawner", nil)
@@ -388,20 +409,18 @@ func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
 		t.Errorf("backoff error %q does not say when the next try is", err)
 	}
 	b, _ := os.ReadFile(count)
-	// The first connect is tried twice (the second pinned: the process
-	// died during the handshake); the backed-off call starts nothing.
-	if n := strings.Count(string(b), "start"); n != 2 {
-		t.Errorf("starts = %d, want 2", n)
+	// The connect started the process once (it exited before reading the
+	// handshake, so no retry pinned); the backed-off call starts nothing.
+	if n := strings.Count(string(b), "start"); n != 1 {
+		t.Errorf("starts = %d, want 1", n)
 	}
 	// Connect bypasses the backoff.
 	if _, err := u.Connect(context.Background()); err == nil {
 		t.Error("Connect: no error")
 	}
 	b, _ = os.ReadFile(count)
-	// Again an unpinned try and a pinned one: the pin is learned only from
-	// a connect that works.
-	if n := strings.Count(string(b), "start"); n != 4 {
-		t.Errorf("starts after Connect = %d, want 4", n)
+	if n := strings.Count(string(b), "start"); n != 2 {
+		t.Errorf("starts after Connect = %d, want 2", n)
 	}
 }
 

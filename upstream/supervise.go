@@ -164,7 +164,7 @@ func (u *Upstream) connectFailedLocked(err error, srv *registry.Server, o dialOp
 		u.failures++
 		wait := backoff(u.failures)
 		u.nextRetry = time.Now().Add(wait)
-		u.setStateLocked(StateFailed, err.Error())
+		u.setStateLocked(StateFailed, stateText(err))
 		u.m.connect(name, outcome)
 		u.log.Warn("upstream connect failed", "error", err, "failures", u.failures, "retry_in", wait.Round(time.Millisecond))
 	}

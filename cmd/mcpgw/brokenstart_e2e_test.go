@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,18 @@ func TestBrokenConfigAtStart(t *testing.T) {
 	}
 	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
 		t.Errorf("mcpgw_config_last_reload_successful = %s, want 0", v)
+	}
+	// There was no good config to keep running: status says none runs.
+	out, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "does NOT load, so no servers run until it is fixed") ||
+		!strings.Contains(string(out), "lifecycle") || strings.Contains(string(out), "last good config") ||
+		strings.Contains(string(out), "No servers configured") {
+		t.Errorf("mcpgw status after a broken start: %v\n%s", err, out)
+	}
+	// Nor does the mcp tool speak of one.
+	if text, _ := connectGateway(t, d).mcp(map[string]any{}); !strings.Contains(text, "The config does not load, so no servers run until it is fixed") ||
+		strings.Contains(text, "last good config") || strings.Contains(text, "No servers configured") {
+		t.Errorf("mcp({}) after a broken start:\n%s", text)
 	}
 
 	start := time.Now()

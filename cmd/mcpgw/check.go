@@ -44,7 +44,9 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("checking config: %w", err)
 		}
 	}
-	opts := &registry.LoadOptions{Listen: *listen, TrustFile: *trustFile}
+	// As the daemon starts: another program's file that does not load is
+	// skipped, and said so (then check fails).
+	opts := &registry.LoadOptions{Listen: *listen, TrustFile: *trustFile, SkipBroken: func(string) bool { return true }}
 	cfg, err := registry.Load(*config, opts)
 	if err != nil {
 		return err
@@ -64,12 +66,23 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	writeServers(stdout, cfg)
 	writePolicy(stdout, cfg)
 	path, from := deploy.DaemonPATH()
-	warnings := checkWarnings(cfg, path, from)
+	warnings := slices.DeleteFunc(checkWarnings(cfg, path, from), func(w string) bool {
+		return slices.ContainsFunc(cfg.Skipped, func(sk registry.SkippedFile) bool { return sk.Warning() == w })
+	})
 	if len(warnings) > 0 {
 		fmt.Fprintf(stdout, "\nwarnings:\n")
 		for _, w := range warnings {
 			fmt.Fprintf(stdout, "  %s\n", w)
 		}
+	}
+	if len(cfg.Skipped) > 0 {
+		// The servers above run; the daemon says the same in its log and
+		// status.
+		var errs []error
+		for _, sk := range cfg.Skipped {
+			errs = append(errs, errors.New(sk.Warning()))
+		}
+		return errors.Join(errs...)
 	}
 	fmt.Fprintf(stdout, "\nOK: %d servers (%d enabled), %d warnings\n", len(cfg.Servers), cfg.Enabled(), len(warnings))
 	return nil

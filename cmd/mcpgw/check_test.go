@@ -143,7 +143,8 @@ func TestCheckInvalid(t *testing.T) {
 	}
 	writeTestFile(t, config, `{"mcpServers": {"a": {"command": "x"}}, "imports": ["cursor"]}`)
 	_, _, err = runCmd(t, "check", "--config", config)
-	want = filepath.Join(home, ".cursor", "mcp.json") + `: mcpServers.b.url: "ftp://x": scheme "ftp" is not http or https`
+	// Another program's file: the daemon skips it, and check fails.
+	want = filepath.Join(home, ".cursor", "mcp.json") + `: mcpServers.b.url: "ftp://x": scheme "ftp" is not http or https; skipped: its servers are left out until it is fixed`
 	if err == nil || err.Error() != want {
 		t.Errorf("check error: %v\nwant: %s", err, want)
 	}

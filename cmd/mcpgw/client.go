@@ -30,14 +30,36 @@ func daemonURLDefault() string {
 
 type clientFlags struct {
 	url       string
+	urlSet    bool // --url was given
+	socket    string
 	tokenFile string
 	tokenArg  bool // --token was given: refused
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "url", daemonURLDefault(), "the daemon's base URL ($MCPGW_URL, else http://"+deploy.DefaultListen+")")
+	c.url = daemonURLDefault()
+	fs.Var(setFlag{&c.url, &c.urlSet}, "url", "the daemon's base URL ($MCPGW_URL, else http://"+deploy.DefaultListen+"); given either way, the socket is not tried")
+	fs.StringVar(&c.socket, "socket", deploy.DefaultSocket(), "the daemon's unix socket, tried before the URL (the daemon serves the CLI there too)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "read the daemon's bearer token from `FILE` (default $MCPGW_TOKEN, now "+setOrUnset(os.Getenv("MCPGW_TOKEN"))+", else the install token, "+deploy.TokenPath()+", if there is one)")
 	fs.Var(refusedFlag{&c.tokenArg}, "token", "not accepted: a token in the arguments is readable by every local user; use --token-file or $MCPGW_TOKEN")
+}
+
+// setFlag is a string flag that notes whether it was given.
+type setFlag struct {
+	s   *string
+	set *bool
+}
+
+func (f setFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return *f.s
+}
+
+func (f setFlag) Set(v string) error {
+	*f.s, *f.set = v, true
+	return nil
 }
 
 // refusedFlag is a flag that is refused after parsing (its value is
@@ -85,7 +107,13 @@ func (c *clientFlags) control() (*control.Control, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &control.Control{URL: c.url, Token: tok, Version: version}, nil
+	ctl := &control.Control{URL: c.url, Token: tok, Version: version}
+	if !c.urlSet && os.Getenv("MCPGW_URL") == "" {
+		// The daemon of this user answers there, whether or not it has
+		// its TCP port (another program may).
+		ctl.Socket = c.socket
+	}
+	return ctl, nil
 }
 
 func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -45,7 +45,12 @@ func newLineClient(t *testing.T, w io.WriteCloser, r io.Reader) *lineClient {
 
 func startShim(t *testing.T, bin string, args ...string) *lineClient {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"stdio"}, args...)...)
+	return startShimCmd(t, exec.Command(bin, append([]string{"stdio"}, args...)...))
+}
+
+// startShimCmd starts cmd, an `mcpgw stdio`, and talks to it.
+func startShimCmd(t *testing.T, cmd *exec.Cmd) *lineClient {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -177,7 +177,12 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	}
 	// Listen lets the registry skip servers that point back at us.
 	w.loadOpts = &registry.LoadOptions{Listen: f.listen, TrustFile: registry.DefaultTrustPath()}
-	w.cfg, w.loadErr = registry.Load(w.path, w.loadOpts)
+	// At start there is no configuration to keep: another program's file
+	// that does not load is skipped (a warning names it), not a reason to
+	// serve none of the others. Reloads skip it too until it is fixed.
+	startOpts := *w.loadOpts
+	startOpts.SkipBroken = func(string) bool { return true }
+	w.cfg, w.loadErr = registry.Load(w.path, &startOpts)
 	if w.loadErr != nil {
 		if f.stdio {
 			return nil, w.loadErr

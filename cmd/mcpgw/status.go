@@ -29,9 +29,12 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 	}
 	fmt.Fprintf(w, "config: %s", cfg)
 	if rl := r.LastReload; rl != nil {
-		if rl.OK {
+		switch {
+		case rl.OK:
 			fmt.Fprintf(w, " (reloaded %s ago)", api.Ago(now, rl.At))
-		} else {
+		case rl.NoConfig:
+			fmt.Fprintf(w, " (does NOT load, so no servers run until it is fixed: %s)", oneLine(rl.Error))
+		default:
 			fmt.Fprintf(w, " (reload FAILED %s ago, running the last good config: %s)", api.Ago(now, rl.At), oneLine(rl.Error))
 		}
 	}
@@ -39,8 +42,15 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 	if r.Cache != "" {
 		fmt.Fprintf(w, "cache:  %s\n", tildePath(r.Cache))
 	}
+	if r.HTTPError != "" {
+		fmt.Fprintf(w, "http:   none, %s: no page and no /mcp; shims and the CLI use the socket\n", oneLine(r.HTTPError))
+	}
 	if len(r.Servers) == 0 {
-		fmt.Fprintln(w, "\nNo servers configured.")
+		if r.LastReload != nil && r.LastReload.NoConfig {
+			fmt.Fprintln(w, "\nNo servers: the config does not load.")
+		} else {
+			fmt.Fprintln(w, "\nNo servers configured.")
+		}
 		writeReportWarnings(w, r)
 		return
 	}

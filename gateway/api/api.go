@@ -10,10 +10,15 @@ import (
 
 // Report is the daemon's state as `mcpgw status` shows it (GET /-/status).
 type Report struct {
-	Version    string         `json:"version"`
-	PID        int            `json:"pid"`
-	StartedAt  time.Time      `json:"startedAt"`
-	Config     string         `json:"config"`
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	Config    string    `json:"config"`
+	// HTTP is the address the daemon's HTTP listener (/mcp, the page)
+	// serves, "" for none; HTTPError says why not, when one was asked for
+	// ("127.0.0.1:7332: listen tcp …: address already in use").
+	HTTP       string         `json:"http,omitempty"`
+	HTTPError  string         `json:"httpError,omitempty"`
 	Cache      string         `json:"cache,omitempty"`
 	Sessions   int            `json:"sessions"`
 	Tools      int            `json:"tools"` // of every server, as ServerReport.Tools
@@ -55,6 +60,10 @@ type ReloadInfo struct {
 	At    time.Time `json:"at"`
 	OK    bool      `json:"ok"`
 	Error string    `json:"error,omitempty"`
+	// NoConfig says no configuration has loaded since the daemon started
+	// (its file did not load then, nor since): it serves no servers,
+	// rather than the last good configuration.
+	NoConfig bool `json:"noConfig,omitempty"`
 }
 
 // ServerReport is one configured server in a Report.

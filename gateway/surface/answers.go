@@ -182,8 +182,14 @@ func Status(v *registry.View, state func(*registry.ServerView) string, reload *a
 		lines = append(lines, line)
 	}
 	head := fmt.Sprintf("MCP: %d/%d servers, %s", connected, enabled, count(len(v.Tools), "tool", "tools"))
-	if rl := reload; rl != nil && !rl.OK {
+	switch rl := reload; {
+	case rl != nil && rl.NoConfig:
+		head += "\nThe config does not load, so no servers run until it is fixed: " + rl.Error
+	case rl != nil && !rl.OK:
 		head += "\nConfig reload failed " + ago(rl.At) + " (still running the last good config): " + rl.Error
+	}
+	if len(lines) == 0 && reload != nil && reload.NoConfig {
+		return head
 	}
 	if len(lines) == 0 {
 		path := v.Config.Path

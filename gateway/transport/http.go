@@ -132,7 +132,17 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		// Open to local scrapers of any user, but not to a DNS-rebinding page.
 		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
 	}
-	return mux
+	return serverHeader(t.o.Version, mux)
+}
+
+// serverHeader marks every answer as mcpgw's (Server: mcpgw/VERSION), so
+// that a client can tell the daemon from another program on its port.
+func serverHeader(version string, next http.Handler) http.Handler {
+	value := "mcpgw/" + version
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", value)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sdkHandler is the go-sdk's Streamable HTTP handler, with a session (and

@@ -110,6 +110,8 @@ type Transports struct {
 	o      Options
 	log    *slog.Logger
 	events *EarlyEvents
+	// socketHTTP takes the unix socket's HTTP connections (SocketHTTP).
+	socketHTTP *socketListener
 }
 
 // New returns the transports of hub.
@@ -118,7 +120,7 @@ func New(hub Hub, o Options) *Transports {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents(hub.HTTPSessionClosed)}
+	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents(hub.HTTPSessionClosed), socketHTTP: newSocketListener()}
 }
 
 // Events is what HTTP sessions' clients are sent before they listen.

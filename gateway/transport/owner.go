@@ -31,6 +31,10 @@ type peer struct {
 // ConnContext is for http.Server.ConnContext: it finds the owner of a TCP
 // connection's other end once per connection, rather than per request.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if _, ok := c.(*socketConn); ok {
+		// The socket's file lets only its owner connect.
+		return context.WithValue(ctx, peerKey{}, peer{uid: os.Getuid()})
+	}
 	uid, err := deploy.PeerUID(c.LocalAddr(), c.RemoteAddr())
 	return context.WithValue(ctx, peerKey{}, peer{uid, err})
 }

@@ -45,9 +45,24 @@ func (t *Transports) ServeSocket(ctx context.Context, ln net.Listener) error {
 
 // ServeShim serves the session of one shim connection until it ends.
 func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
-	defer conn.Close()
+	handed := false
+	defer func() {
+		if !handed {
+			conn.Close()
+		}
+	}()
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br, fds, err := readHandshake(conn)
+	if err == nil && len(fds) == 0 {
+		// Not a shim's JSON handshake: HTTP, for the HTTP server (see
+		// SocketHTTP).
+		if b, perr := br.Peek(1); perr == nil && b[0] != '{' {
+			_ = conn.SetReadDeadline(time.Time{})
+			if handed = t.socketHTTP.hand(&socketConn{Conn: conn, r: br}); handed {
+				return nil
+			}
+		}
+	}
 	var line []byte
 	if err == nil {
 		line, err = br.ReadBytes('\n')

@@ -9,34 +9,138 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
-// Control is a client of one running daemon.
+// Control is a client of one running daemon. Its methods may be called
+// from several goroutines.
 type Control struct {
 	URL     string // the daemon's base URL, e.g. http://127.0.0.1:7332
 	Token   string // its bearer token, if it has one
 	Version string // the client's version, told to the daemon
+	// Socket, when set, is the daemon's unix socket, tried before URL:
+	// the daemon serves its HTTP API there too, so the CLI reaches it
+	// whatever became of its TCP port, and never takes another program on
+	// that port for it.
+	Socket string
+
+	once  sync.Once
+	route route
+}
+
+// route is how the daemon is reached: base URL and client, or why it is
+// not.
+type route struct {
+	base   string
+	client *http.Client
+	err    error
+}
+
+// socketBase is the base URL of requests on the socket (the Host the
+// daemon's DNS-rebinding check accepts).
+const socketBase = "http://localhost"
+
+// ServerHeader prefixes the Server header of every answer of an mcpgw
+// daemon (Server: mcpgw/VERSION).
+const ServerHeader = "mcpgw/"
+
+// ViaSocket reports whether the daemon answers on its unix socket (rather
+// than at URL).
+func (c *Control) ViaSocket(ctx context.Context) bool {
+	r := c.resolve(ctx)
+	return r.err == nil && r.base == socketBase
+}
+
+// resolve finds the daemon once: on the socket if one answers there as
+// mcpgw, else at URL, if what answers there is mcpgw.
+func (c *Control) resolve(ctx context.Context) route {
+	c.once.Do(func() {
+		var sockErr error
+		if c.Socket != "" {
+			if sockErr = deploy.CheckSocketOwner(c.Socket); sockErr == nil {
+				sock := c.Socket
+				client := &http.Client{Transport: &http.Transport{
+					DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+						var d net.Dialer
+						return d.DialContext(ctx, "unix", sock)
+					},
+				}}
+				if sockErr = probe(ctx, client, socketBase); sockErr == nil {
+					c.route = route{base: socketBase, client: client}
+					return
+				}
+			}
+		}
+		base := strings.TrimRight(c.URL, "/")
+		c.route = route{base: base, client: http.DefaultClient}
+		var nm *notMcpgw
+		switch err := probe(ctx, http.DefaultClient, base); {
+		case errors.As(err, &nm) && c.Socket != "":
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v), and what answers at %s is not one: %w; start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+		case errors.As(err, &nm):
+			c.route.err = fmt.Errorf("what answers at %s is not an mcpgw daemon: %w", c.URL, err)
+		case err != nil && c.Socket != "":
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v) nor at %s (%v); start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+		case err != nil:
+			c.route.err = c.unreachable(err)
+		}
+	})
+	return c.route
+}
+
+// notMcpgw is the answer of a program that is not mcpgw.
+type notMcpgw struct{ status string }
+
+func (e *notMcpgw) Error() string {
+	return fmt.Sprintf("it answered %s, without mcpgw's Server header (an mcpgw older than this CLI would too: restart it)", e.status)
+}
+
+// probe asks base's /healthz whether an mcpgw daemon answers there.
+func probe(ctx context.Context, client *http.Client, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if !strings.HasPrefix(resp.Header.Get("Server"), ServerHeader) {
+		// Another program's answer: never shown as mcpgw's.
+		return &notMcpgw{resp.Status}
+	}
+	return nil
 }
 
 // request makes a request of the control API; an error names the daemon
 // that does not answer.
 func (c *Control) request(ctx context.Context, method, path string) (body []byte, status int, err error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+path, nil)
+	r := c.resolve(ctx)
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, 0, c.unreachable(err)
 	}
@@ -96,13 +200,17 @@ func (c *Control) Logs(ctx context.Context, server string) ([]string, error) {
 // model would see. If the call waits for the user's approval (the CLI's
 // session cannot be asked), waiting is told of it, once.
 func (c *Control) Proxy(ctx context.Context, args map[string]any, waiting func(api.PendingApproval)) (*mcp.CallToolResult, error) {
-	httpClient := &http.Client{}
+	r := c.resolve(ctx)
+	if r.err != nil {
+		return nil, r.err
+	}
+	httpClient := &http.Client{Transport: r.client.Transport}
 	if c.Token != "" {
-		httpClient.Transport = bearerTransport{token: c.Token}
+		httpClient.Transport = bearerTransport{token: c.Token, next: r.client.Transport}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-cli", Version: c.Version}, nil)
 	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             strings.TrimRight(c.URL, "/") + "/mcp?mode=proxy",
+		Endpoint:             r.base + "/mcp?mode=proxy",
 		HTTPClient:           httpClient,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
@@ -145,12 +253,19 @@ func (c *Control) watchApprovals(ctx context.Context, session string, waiting fu
 	}
 }
 
-type bearerTransport struct{ token string }
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper // nil: http.DefaultTransport
+}
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	next := b.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(r)
 }
 
 // Healthz asks the daemon's /healthz and returns "URL: answer"; an error
