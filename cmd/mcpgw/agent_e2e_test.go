@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
 // Coding agents end-to-end: the real agent from the npm registry,
@@ -88,19 +93,81 @@ func (e *agentEnv) setenv(kv ...string) { e.env = append(e.env, kv...) }
 // slot, and returns its combined output; the test fails if it fails.
 func (e *agentEnv) run(name string, args ...string) string {
 	e.t.Helper()
-	defer heavy()()
+	return e.start(name, args...)()
+}
+
+// start starts the agent as run does and returns at once; wait waits for
+// it to end and returns what run returns. Call wait on the test's
+// goroutine, once.
+func (e *agentEnv) start(name string, args ...string) (wait func() string) {
+	e.t.Helper()
+	release := heavy()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = e.dir
 	cmd.Env = e.env
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Start()
 	if err != nil {
-		e.model.logRequests()
-		e.t.Fatalf("%s: %v\n%s", filepath.Base(name), err, out)
+		cancel()
+		release()
+		e.t.Fatalf("starting %s: %v", filepath.Base(name), err)
 	}
-	return string(out)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer release()
+		defer cancel()
+		err = cmd.Wait()
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return func() string {
+		e.t.Helper()
+		<-done
+		if err != nil {
+			e.model.logRequests()
+			e.t.Fatalf("%s: %v\n%s", filepath.Base(name), err, out.String())
+		}
+		return out.String()
+	}
+}
+
+// approveFromCLI waits until a call of tool waits for approval and allows
+// it once with `mcpgw approve ID`, as the person would. It returns what
+// `mcpgw approve --list` showed.
+func (e *agentEnv) approveFromCLI(tool string) string {
+	e.t.Helper()
+	var id string
+	pollUntil(e.t, "a call of "+tool+" waiting for approval", func() bool {
+		resp, err := http.Get(e.url + "/-/status")
+		if err != nil {
+			return false // the shim has not started the daemon yet
+		}
+		defer resp.Body.Close()
+		var r api.Report
+		_ = json.NewDecoder(resp.Body).Decode(&r)
+		for _, p := range r.Approvals {
+			if p.Tool == tool {
+				id = p.ID
+			}
+		}
+		return id != ""
+	})
+	mcpgw := func(args ...string) string {
+		cmd := exec.Command(e.bin, args...)
+		cmd.Env = e.env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			e.t.Fatalf("mcpgw %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	list := mcpgw("approve", "--list")
+	e.t.Logf("mcpgw approve --list:\n%s", list)
+	mcpgw("approve", id)
+	return list
 }
 
 // turns logs what the model got and fails the test unless the

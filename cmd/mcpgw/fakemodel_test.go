@@ -53,6 +53,8 @@ type modelRequest struct {
 	// Side marks a request the agent makes besides the conversation (a
 	// title, a quota check): answered with text, never from the script.
 	Side bool
+	// single: the client asked for one JSON answer, not a stream.
+	single bool
 }
 
 // lastToolResult is the text of the last tool result.
@@ -68,10 +70,11 @@ func (r modelRequest) lastToolResult() string {
 type modelWire interface {
 	// handles reports whether a request to path is a model turn.
 	handles(path string) bool
-	// parse reads one request's body.
-	parse(raw []byte) (modelRequest, error)
-	// write answers with step; n is the request's number, for unique ids.
-	write(w http.ResponseWriter, n int, step modelStep)
+	// parse reads one request's body, sent to path.
+	parse(path string, raw []byte) (modelRequest, error)
+	// write answers req with step; n is the request's number, for unique
+	// ids.
+	write(w http.ResponseWriter, req modelRequest, n int, step modelStep)
 }
 
 // newFakeModel serves script over the OpenAI chat completions API.
@@ -123,7 +126,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
 	var req modelRequest
 	if err == nil {
-		req, err = m.wire.parse(raw)
+		req, err = m.wire.parse(r.URL.Path, raw)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -135,7 +138,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		n := len(m.side)
 		m.side = append(m.side, req)
 		m.mu.Unlock()
-		m.wire.write(w, 1000+n, modelStep{Text: "ok"})
+		m.wire.write(w, req, 1000+n, modelStep{Text: "ok"})
 		return
 	}
 	n := len(m.reqs)
@@ -160,7 +163,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			step = modelStep{Text: fmt.Sprintf("no tool ending in %s among %v", step.ToolFrom, req.Tools)}
 		}
 	}
-	m.wire.write(w, n, step)
+	m.wire.write(w, req, n, step)
 }
 
 // sse writes one server-sent event; event may be empty.
@@ -203,7 +206,7 @@ type openAIChat struct{}
 
 func (openAIChat) handles(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
 
-func (openAIChat) parse(raw []byte) (modelRequest, error) {
+func (openAIChat) parse(_ string, raw []byte) (modelRequest, error) {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -230,7 +233,7 @@ func (openAIChat) parse(raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (openAIChat) write(w http.ResponseWriter, n int, step modelStep) {
+func (openAIChat) write(w http.ResponseWriter, _ modelRequest, n int, step modelStep) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	chunk := func(delta map[string]any, finish any) {
 		sse(w, "", map[string]any{
@@ -261,7 +264,7 @@ type anthropicMessages struct{}
 
 func (anthropicMessages) handles(path string) bool { return path == "/v1/messages" }
 
-func (anthropicMessages) parse(raw []byte) (modelRequest, error) {
+func (anthropicMessages) parse(_ string, raw []byte) (modelRequest, error) {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -295,7 +298,7 @@ func (anthropicMessages) parse(raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (anthropicMessages) write(w http.ResponseWriter, n int, step modelStep) {
+func (anthropicMessages) write(w http.ResponseWriter, _ modelRequest, n int, step modelStep) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": "fake",
@@ -321,4 +324,75 @@ func (anthropicMessages) write(w http.ResponseWriter, n int, step modelStep) {
 	sse(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 1}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+}
+
+// geminiContent is Gemini's generateContent API, as Gemini CLI speaks it:
+// the conversation streamed (streamGenerateContent), its side requests
+// (checks of who speaks next, of loops) as one answer (generateContent).
+type geminiContent struct{}
+
+func (geminiContent) handles(path string) bool {
+	return strings.HasSuffix(path, ":streamGenerateContent") || strings.HasSuffix(path, ":generateContent")
+}
+
+func (geminiContent) parse(path string, raw []byte) (modelRequest, error) {
+	var body struct {
+		Contents []struct {
+			Parts []struct {
+				FunctionResponse *struct {
+					Response struct {
+						Output  json.RawMessage `json:"output"`
+						Content json.RawMessage `json:"content"`
+					} `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+		Tools []struct {
+			FunctionDeclarations []struct {
+				Name string `json:"name"`
+			} `json:"functionDeclarations"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return modelRequest{}, err
+	}
+	req := modelRequest{single: strings.HasSuffix(path, ":generateContent")}
+	req.Side = req.single
+	for _, tl := range body.Tools {
+		for _, f := range tl.FunctionDeclarations {
+			req.Tools = append(req.Tools, f.Name)
+		}
+	}
+	for _, c := range body.Contents {
+		for _, p := range c.Parts {
+			if r := p.FunctionResponse; r != nil {
+				if len(r.Response.Output) > 0 {
+					req.Results = append(req.Results, contentText(r.Response.Output))
+				} else {
+					req.Results = append(req.Results, contentText(r.Response.Content))
+				}
+			}
+		}
+	}
+	return req, nil
+}
+
+func (geminiContent) write(w http.ResponseWriter, req modelRequest, n int, step modelStep) {
+	part := map[string]any{"text": step.Text}
+	if step.Tool != "" {
+		part = map[string]any{"functionCall": map[string]any{"name": step.Tool, "args": step.Args}}
+	}
+	answer := map[string]any{
+		"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
+			"content": map[string]any{"role": "model", "parts": []any{part}}}},
+		"usageMetadata": map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+		"modelVersion":  "fake",
+	}
+	if req.single {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(answer)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	sse(w, "", answer)
 }
