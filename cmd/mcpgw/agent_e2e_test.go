@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -180,4 +181,22 @@ func (e *agentEnv) turns(want int) []modelRequest {
 		e.t.Fatalf("the model was asked %d times, want %d", len(reqs), want)
 	}
 	return reqs
+}
+
+// metric is a sample of the daemon's /metrics, by its name and labels as
+// written there, or "(absent)".
+func (e *agentEnv) metric(series string) string {
+	e.t.Helper()
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return "(absent)"
 }

@@ -55,6 +55,9 @@ type modelRequest struct {
 	Side bool
 	// single: the client asked for one JSON answer, not a stream.
 	single bool
+	// namespace is the namespace of each tool offered inside one (the
+	// Responses API's), by the name in Tools.
+	namespace map[string]string
 }
 
 // lastToolResult is the text of the last tool result.
@@ -395,4 +398,69 @@ func (geminiContent) write(w http.ResponseWriter, req modelRequest, n int, step 
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	sse(w, "", answer)
+}
+
+// openAIResponses is the OpenAI Responses API (streamed), as Codex speaks
+// it. Codex sends an MCP server's tools as one namespace (mcp__mcpgw with
+// the tools inside); Tools names them namespace + tool, as the model
+// calls them.
+type openAIResponses struct{}
+
+func (openAIResponses) handles(path string) bool { return strings.HasSuffix(path, "/responses") }
+
+func (openAIResponses) parse(_ string, raw []byte) (modelRequest, error) {
+	type tool struct {
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	var body struct {
+		Input []struct {
+			Type   string          `json:"type"`
+			Output json.RawMessage `json:"output"`
+		} `json:"input"`
+		Tools []tool `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return modelRequest{}, err
+	}
+	req := modelRequest{namespace: map[string]string{}}
+	for _, tl := range body.Tools {
+		if tl.Type != "namespace" {
+			req.Tools = append(req.Tools, tl.Name)
+			continue
+		}
+		for _, inner := range tl.Tools {
+			name := tl.Name + "__" + inner.Name
+			req.Tools = append(req.Tools, name)
+			req.namespace[name] = tl.Name
+		}
+	}
+	for _, in := range body.Input {
+		if in.Type == "function_call_output" {
+			req.Results = append(req.Results, contentText(in.Output))
+		}
+	}
+	return req, nil
+}
+
+func (openAIResponses) write(w http.ResponseWriter, req modelRequest, n int, step modelStep) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	id := fmt.Sprintf("resp_%d", n)
+	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	item := map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%d", n),
+		"content": []any{map[string]any{"type": "output_text", "text": step.Text, "annotations": []any{}}}}
+	if step.Tool != "" {
+		args, _ := json.Marshal(step.Args)
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
+			"name": step.Tool, "arguments": string(args)}
+		if ns, ok := req.namespace[step.Tool]; ok {
+			item["namespace"], item["name"] = ns, strings.TrimPrefix(step.Tool, ns+"__")
+		}
+	}
+	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": id,
+		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
 }
