@@ -294,11 +294,15 @@ func TestExpiredSessionReconnectsOnce(t *testing.T) {
 // connect's deadline.
 func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
 	ts, _ := httpServer(t, fakeupstream.Handler(nil))
-	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", Hash: "old", StartupTimeout: 100 * time.Millisecond}
+	// Long enough for the connect to finish on a busy machine, which
+	// this test needs; the stream must then outlive it.
+	const startup = 3 * time.Second
+	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", Hash: "old", StartupTimeout: startup}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
+	started := time.Now()
 	call(t, u, "echo", map[string]any{"message": "x"})
-	time.Sleep(300 * time.Millisecond) // past the startup deadline
+	time.Sleep(time.Until(started.Add(startup + 200*time.Millisecond))) // past the startup deadline
 	if got := call(t, u, "echo", map[string]any{"message": "later"}); got != "later" {
 		t.Errorf("echo = %q", got)
 	}

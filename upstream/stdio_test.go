@@ -313,7 +313,11 @@ func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
 	}
 	env := map[string]string{testMode: "legacy", "MCPGW_LEGACY_SILENT": "1"}
 	srv := &registry.Server{Name: "silent", Command: exe, Env: env, Hash: fakeupstream.Hash(exe, nil, env),
-		StartupTimeout: 500 * time.Millisecond}
+		// The probe is never answered, so the first connect always
+		// times out; the timeout only has to be long enough for the
+		// server to start and say so on stderr, and for the second,
+		// pinned connect, on a busy machine.
+		StartupTimeout: 3 * time.Second}
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
 	_, err = u.Call(context.Background(), "version", nil, nil)
