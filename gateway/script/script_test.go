@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,8 +194,14 @@ func TestCallLimits(t *testing.T) {
 		const third = await tools.call("echo", {big});
 		return third.ok || third.error.message;`)
 	wantOK(t, r, `"the arguments of the script's calls in flight would pass 100 bytes (settings.scriptArgsBytes): this call's are 50 bytes, those in flight 100; await calls before making more"`)
-	if len(h.calls) != 2 {
-		t.Errorf("calls that reached the host: %v, want the two blocked ones", h.calls)
+	// The refused call never reaches the host. The two blocked ones may
+	// not have either: the script's end cancels them, maybe before their
+	// goroutines ran.
+	h.mu.Lock()
+	reached := slices.Clone(h.calls)
+	h.mu.Unlock()
+	if len(reached) > 2 || slices.Contains(reached, "echo") {
+		t.Errorf("calls that reached the host: %v, want at most the two blocked ones", reached)
 	}
 	r = runJS(t, nil, Limits{ArgBytes: 100}, `
 		const big = "y".repeat(40);
