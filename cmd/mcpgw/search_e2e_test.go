@@ -11,7 +11,9 @@ import (
 // TestSearchPrefersReplacementOfDeprecated: `mcpgw search read a file`
 // with the real server-filesystem, which keeps read_file ("DEPRECATED:
 // Use read_text_file instead") beside read_text_file, shows
-// read_text_file first.
+// read_text_file in the first two results and the deprecated one after
+// it (alone with its server, get_file_info, through read's synonym get,
+// scores close to read_text_file).
 func TestSearchPrefersReplacementOfDeprecated(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
