@@ -17,18 +17,21 @@ import (
 // every mode, prompts under gateway names as tools are, resources under
 // their own URIs (rewritten only when two servers offer the same one). The
 // SDK announces changes to each session with list_changed. One exception:
-// a proxy-mode session's resources/list is empty (resourceListMiddleware).
+// a proxy-mode session of a client that makes tools of resources lists
+// none (resourceListMiddleware).
 
-// resourceListMiddleware answers a proxy-mode session's resources/list
-// with no resources. Proxy mode promises the model one tool, and reaches
-// resources through it (mcp({tool: "SERVER_read_NAME"})); a client that
-// makes a tool of each listed resource (pi-mcp-adapter does, from its
-// cache on every start after the first) would offer the model one more
-// tool per resource. The resources stay offered: a client that reads,
-// subscribes to or completes one by URI is answered as in any mode.
+// resourceListMiddleware answers resources/list with no resources for a
+// proxy-mode session whose client makes a tool of each listed resource
+// (pi-mcp-adapter does, from its cache, on every start after the first).
+// Proxy mode promises the model one tool, and reaches resources through
+// it (mcp({tool: "SERVER_read_NAME"})); such a client would offer one
+// more tool per resource. Other clients list them as in every mode: they
+// show resources to the person, not to the model. The resources stay
+// offered: a read, subscription or completion by URI is answered as for
+// any session.
 func (ss *session) resourceListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/list" && ss.mode == ModeProxy {
+		if method == "resources/list" && ss.mode == ModeProxy && ss.naming().ResourcesAsTools() {
 			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}, nil
 		}
 		return next(ctx, method, req)

@@ -14,15 +14,20 @@ import (
 // Prompts, resources and templates of two servers reach a session in every
 // mode, prompts under gateway names, a URI both servers offer rewritten for
 // the second; gets, reads and completions reach the right upstream. A
-// proxy-mode session lists no resources (its model reaches them through
-// the mcp tool) and still reads each by its URI.
+// proxy-mode session of pi-mcp-adapter, which would make a tool of each
+// listed resource, lists none (its model reaches them through the mcp
+// tool) and still reads each by its URI.
 func TestPromptsAndResourcesForwarded(t *testing.T) {
-	for _, mode := range []Mode{ModeProxy, ModeToolSearch, ModeDirect} {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range []struct {
+		mode   Mode
+		prefix string // the client's naming: "mcpgw_" is pi-mcp-adapter's
+	}{{ModeProxy, ""}, {ModeToolSearch, ""}, {ModeDirect, ""}, {ModeProxy, "mcpgw_"}, {ModeDirect, "mcpgw_"}} {
+		mode, adapterProxy := tc.mode, tc.mode == ModeProxy && tc.prefix != ""
+		t.Run(string(mode)+tc.prefix, func(t *testing.T) {
 			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha", "beta")
 			connectNow(t, gw, "alpha")
 			connectNow(t, gw, "beta")
-			c := connect(t, gw, SessionOptions{})
+			c := connect(t, gw, SessionOptions{ClientPrefix: tc.prefix})
 			ctx := context.Background()
 
 			pl, err := c.sess.ListPrompts(ctx, nil)
@@ -54,9 +59,9 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 				uris = append(uris, r.URI)
 			}
 			switch {
-			case mode == ModeProxy:
+			case adapterProxy:
 				if len(uris) != 0 {
-					t.Errorf("a proxy-mode session lists resources %v, want none", uris)
+					t.Errorf("pi-mcp-adapter's proxy-mode session lists resources %v, want none", uris)
 				}
 			case !slices.Contains(uris, "test://hello") || !slices.Contains(uris, "mcpgw://beta/test://hello") || len(uris) != 6:
 				t.Errorf("resources = %v", uris)

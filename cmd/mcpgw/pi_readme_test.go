@@ -75,9 +75,10 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 	writeJSON(e.t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
 }
 
-// warmDaemon starts e's daemon and connects server on it, so that
-// mcpgw has written server's listing to the metadata cache it shares with
-// pi-mcp-adapter before Pi first starts: Pi's runs then only read what
+// warmDaemon starts e's daemon and waits until it has discovered server
+// (a daemon connects, at its start, each server whose tools it has not
+// cached) and written its listing to the metadata cache it shares with
+// pi-mcp-adapter, before Pi first starts: Pi's runs then only read what
 // mcpgw cached, and the adapter is the only one writing the file.
 func (e *piEnv) warmDaemon(server string) {
 	e.t.Helper()
@@ -91,12 +92,6 @@ func (e *piEnv) warmDaemon(server string) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	waitHTTP(e.t, e.url+"/healthz")
-	connect := exec.Command(e.bin, "connect", "--url", e.url, server)
-	connect.Env = e.env
-	if out, err := connect.CombinedOutput(); err != nil {
-		e.t.Fatalf("mcpgw connect %s: %v\n%s", server, err, out)
-	}
 	waitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
 }
 

@@ -62,6 +62,11 @@ func NamingFor(override string, info *mcp.Implementation) Naming {
 	return Naming{}
 }
 
+// ResourcesAsTools reports whether the client makes a tool of each
+// resource it is listed: pi-mcp-adapter registers read_NAME for each one
+// it has cached (unless its entry says "exposeResources": false).
+func (n Naming) ResourcesAsTools() bool { return n.style == namingAdapter }
+
 // name is the name the client shows for mcpgw's tool gw.
 func (n Naming) Name(gw string) string {
 	switch n.style {

@@ -203,6 +203,8 @@ func TestSearchTuning(t *testing.T) {
 		{"no pairs", func(p *rankParams) { p.pair = 0 }},
 		{"no typos", func(p *rankParams) { p.typo = 0 }},
 		{"no exact", func(p *rankParams) { p.weight[fieldNameExact] = 0 }},
+		{"no dated", func(p *rankParams) { p.dated = 0 }},
+		{"no plural", func(p *rankParams) { p.plural = 0 }},
 		{"hard max", func(p *rankParams) { p.soft = 0 }},
 		{"k1 0.9", func(p *rankParams) { p.k1 = 0.9 }},
 		{"k1 2", func(p *rankParams) { p.k1 = 2 }},

@@ -29,6 +29,12 @@ type Explanation struct {
 	// Identifier: the tool requires an identifier and the query carries
 	// one ("paper 2203.12277"), which gains it rankParams.ident.
 	Identifier bool
+	// PluralName: the tool's name has in the plural a noun the query has
+	// only in the singular, which costs it rankParams.plural.
+	PluralName bool
+	// Deprecated: the tool's description says it is deprecated and the
+	// query does not name it in full, which costs it rankParams.dated.
+	Deprecated bool
 }
 
 // A TermMatch is one query word's part in a tool's score.
@@ -93,8 +99,13 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if ex.Number = ix.p.number > 0 && ix.numberFits(d, s, gen, acts); ex.Number {
 		score *= 1 + ix.p.number
 	}
+	if ex.PluralName = ix.p.plural > 0 && !quantified(query) && ix.pluralOnly(d, s, gen); ex.PluralName {
+		score *= 1 - ix.p.plural
+	}
 	if ex.FullName = slices.Contains(ix.namedTools(query, s), d); ex.FullName {
 		score *= 1 + ix.p.fullName
+	} else if ex.Deprecated = ix.deprecated[d]; ex.Deprecated {
+		score *= 1 - ix.p.dated
 	}
 	if ex.Identifier = ix.p.ident > 0 && ix.needsID[d] && hasIdentifier(query); ex.Identifier {
 		score *= 1 + ix.p.ident
@@ -160,6 +171,12 @@ func (ex Explanation) String() string {
 	}
 	if ex.OtherKind {
 		b.WriteString(", its name handles another kind of file than the query names")
+	}
+	if ex.PluralName {
+		b.WriteString(", its name has in the plural what the query names in the singular")
+	}
+	if ex.Deprecated {
+		b.WriteString(", deprecated")
 	}
 	if ex.Clause != "" {
 		fmt.Fprintf(&b, "\n  best clause: %q", ex.Clause)

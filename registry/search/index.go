@@ -96,6 +96,10 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix := &Index{docs: docs, p: p, terms: make(map[string]int32), stems: make(map[string]string),
 		surface: make(map[string]struct{}), prose: make(map[string]struct{})}
 	ix.needsID = make([]bool, len(docs))
+	ix.deprecated = make([]bool, len(docs))
+	for i, d := range docs {
+		ix.deprecated[i] = deprecated(d.Description)
+	}
 	raw := docsWords(docs, ix.needsID)
 	ix.toolKinds(raw)
 	all := ix.vocabulary(raw)
@@ -114,6 +118,7 @@ func newIndex(docs []Doc, p *rankParams) *Index {
 	ix.docNames()
 	ix.fullNames()
 	ix.toolActions()
+	ix.pluralNames(raw)
 	ix.serverWords = serverWords(docs, ix)
 	ix.pool.New = func() any { return newSearchScratch(len(docs), len(ix.terms)) }
 	return ix

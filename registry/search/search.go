@@ -105,6 +105,8 @@ type Index struct {
 	kinds       []uint16   // the kinds of file each tool's name handles (toolKinds)
 	lists       []bool     // by tool: its name says it lists ("list", "enumerate")
 	needsID     []bool     // by tool: its schema requires an identifier ("id", "paper_id")
+	deprecated  []bool     // by tool: its description says it is deprecated (see deprecated)
+	pluralName  []int32    // by tool: the term of a noun its name writes in the plural (read_multiple_files: file), or -1
 	pairTerm    []bool     // by term: it is a pair of CJK characters (splitCJK)
 	termActs    []uint8    // by term: the actions of an action word (actionTerms), 0 for other words
 	object      []int32    // by tool: the noun its name acts on, where its server has a list tool and another of it; -1 if none
@@ -163,6 +165,8 @@ type rankParams struct {
 	filler    float64 // weight of a word that only qualifies a request ("specific", "reliable")
 	digits    float64 // weight of a number ("3 days", an ID): data for the tool, like a quoted word
 	ident     float64 // score boost of a tool that requires an identifier, for a query that has one
+	dated     float64 // score cut of a tool its description calls deprecated, unless the query names it in full
+	plural    float64 // score cut of a tool whose name has in the plural a noun the query has only in the singular
 }
 
 var defaultParams = rankParams{
@@ -214,6 +218,8 @@ var defaultParams = rankParams{
 	filler:    0.5,
 	digits:    0.5,
 	ident:     0.1,
+	dated:     0.5,
+	plural:    0.05,
 }
 
 // searchScratch is the per-search working memory, pooled so that a search does
@@ -314,8 +320,9 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	named := ix.namedServers(query, s)
 	tools := ix.namedTools(query, s)
 	hasID := ix.p.ident > 0 && hasIdentifier(query)
+	several := quantified(query)
 	var gen uint32
-	if ix.p.cover > 0 || ix.p.number > 0 {
+	if ix.p.cover > 0 || ix.p.number > 0 || ix.p.plural > 0 {
 		gen = ix.markQuery(query, s)
 	}
 	keys := s.keys[:0]
@@ -337,8 +344,13 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 		if ix.p.number > 0 && ix.numberFits(d, s, gen, acts) {
 			sc *= 1 + float32(ix.p.number)
 		}
+		if ix.p.plural > 0 && !several && ix.pluralOnly(d, s, gen) {
+			sc *= 1 - float32(ix.p.plural)
+		}
 		if len(tools) > 0 && slices.Contains(tools, d) {
 			sc *= 1 + float32(ix.p.fullName)
+		} else if ix.deprecated[d] {
+			sc *= 1 - float32(ix.p.dated)
 		}
 		if hasID && ix.needsID[d] {
 			sc *= 1 + float32(ix.p.ident)

@@ -460,6 +460,48 @@ func (ix *Index) listedNouns() {
 	}
 }
 
+// Number in names: "read a file" wants read_text_file before
+// read_multiple_files, though both read files. A tool whose name writes in
+// the plural a noun the query has only in the singular scores less
+// (rankParams.plural); the number signal above only weighs list tools.
+
+// pluralNames records, for each tool, a noun its name writes in the plural.
+func (ix *Index) pluralNames(raw []docWords) {
+	ix.pluralName = make([]int32, len(raw))
+	for d := range raw {
+		ix.pluralName[d] = -1
+		for _, w := range raw[d][fieldName] {
+			if !plural(w) {
+				continue
+			}
+			if id, ok := ix.terms[ix.stem(w)]; ok {
+				ix.pluralName[d] = id
+				break
+			}
+		}
+	}
+}
+
+// pluralOnly reports whether tool d's name has in the plural a noun the
+// query (marked gen by markQuery) has, and only in the singular.
+func (ix *Index) pluralOnly(d int32, s *searchScratch, gen uint32) bool {
+	t := ix.pluralName[d]
+	return t >= 0 && s.one[t] == gen && s.many[t] != gen
+}
+
+// quantified reports whether query asks for several of something in a
+// word ("all the ticker symbols", "each entity"), whatever number its
+// nouns have.
+func quantified(query string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch w {
+		case "all", "every", "each", "multiple", "many", "several", "bulk", "batch":
+			return true
+		}
+	}
+	return false
+}
+
 // plural reports whether a word, lower-cased, looks like a plural noun.
 func plural(w string) bool {
 	if len(w) < 4 || w[len(w)-1] != 's' {
@@ -549,6 +591,30 @@ func hasIdentifier(query string) bool {
 			continue
 		}
 		if run++; run >= 5 || run == 1 && i > 0 && query[i-1] == '#' {
+			return true
+		}
+	}
+	return false
+}
+
+// deprecated reports whether a tool's description says the tool is
+// deprecated: the word in capitals ("DEPRECATED: use read_text_file
+// instead"), or in its first sentence, or in a phrase that can only be
+// about the tool ("is deprecated", "deprecated in favor of"). A
+// description that only mentions deprecated things ("lists deprecated
+// APIs") later on does not count. Servers keep such a tool for old
+// callers beside its replacement, which matches the same words.
+func deprecated(desc string) bool {
+	if strings.Contains(desc, "DEPRECATED") {
+		return true
+	}
+	lower := strings.ToLower(desc)
+	first, _, _ := strings.Cut(lower, ". ")
+	if strings.HasPrefix(strings.TrimLeft(first, "([ "), "deprecated") {
+		return true
+	}
+	for _, p := range []string{"(deprecated)", "[deprecated]", "deprecated:", "is deprecated", "deprecated in favor", "deprecated in favour", "deprecated; use", "deprecated, use"} {
+		if strings.Contains(lower, p) {
 			return true
 		}
 	}

@@ -562,3 +562,52 @@ func TestSearchChineseText(t *testing.T) {
 		{"给我看看所有菜谱", "cook/getAllRecipes"},
 	})
 }
+
+// TestSearchDeprecatedAndNumber: a server that keeps a deprecated tool
+// beside its replacement (server-filesystem's read_file and
+// read_text_file) ranks the replacement first for what both do, unless
+// the query names the old one; a name with the plural of what the query
+// asks for in the singular (read_multiple_files for "a file") comes after
+// one without.
+func TestSearchDeprecatedAndNumber(t *testing.T) {
+	docs := []Doc{
+		{Server: "filesystem", Name: "read_file", Description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."},
+		{Server: "filesystem", Name: "read_text_file", Description: "Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read."},
+		{Server: "filesystem", Name: "read_multiple_files", Description: "Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files."},
+		{Server: "filesystem", Name: "write_file", Description: "Create a new file or completely overwrite an existing file with new content."},
+		{Server: "tracker", Name: "search", Description: "(Deprecated) Search issues by keyword. Use search_v2."},
+		{Server: "tracker", Name: "search_v2", Description: "Search issues by keyword, label or assignee."},
+		{Server: "tracker", Name: "get_issue", Description: "This tool is deprecated in favor of get_issue_v2. Get an issue by its number."},
+		{Server: "tracker", Name: "get_issue_v2", Description: "Get an issue by its number, with its comments."},
+		{Server: "apis", Name: "list_deprecated_endpoints", Description: "List the API endpoints that the spec marks deprecated."},
+	}
+	ix := NewIndex(docs)
+	expectFirst(t, ix, docs, []struct{ query, want string }{
+		{"read a file", "filesystem/read_text_file"},
+		{"read file", "filesystem/read_text_file"},
+		{"Show me what is in the file notes.txt", "filesystem/read_text_file"},
+		{"read_file", "filesystem/read_file"},
+		{"read all the files in the folder", "filesystem/read_multiple_files"},
+		{"search issues", "tracker/search_v2"},
+		{"get issue 42", "tracker/get_issue_v2"},
+		{"which endpoints are deprecated", "apis/list_deprecated_endpoints"},
+	})
+}
+
+func TestDeprecated(t *testing.T) {
+	for desc, want := range map[string]bool{
+		"Read a file. DEPRECATED: Use read_text_file instead.":    true,
+		"Deprecated. Use search_v2.":                              true,
+		"[Deprecated] Search issues.":                             true,
+		"Search issues (deprecated).":                             true,
+		"This tool is deprecated; use get_issue_v2.":              true,
+		"Get an issue. Deprecated in favour of get_issue_v2.":     true,
+		"List the API endpoints that the spec marks deprecated.":  false,
+		"Identify deprecated NPM packages in a list of packages.": false,
+		"Read a file.": false,
+	} {
+		if got := deprecated(desc); got != want {
+			t.Errorf("deprecated(%q) = %v, want %v", desc, got, want)
+		}
+	}
+}
