@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,16 +88,27 @@ func (c *Control) resolve(ctx context.Context) route {
 		var nm *notMcpgw
 		switch err := probe(ctx, http.DefaultClient, base); {
 		case errors.As(err, &nm) && c.Socket != "":
-			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v), and what answers at %s is not one: %w; start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%s), and what answers at %s is not one: %w; start one with `mcpgw serve`", c.Socket, socketProblem(sockErr), c.URL, err)
 		case errors.As(err, &nm):
 			c.route.err = fmt.Errorf("what answers at %s is not an mcpgw daemon: %w", c.URL, err)
 		case err != nil && c.Socket != "":
-			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v) nor at %s (%v); start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%s) nor at %s (%v); start one with `mcpgw serve`", c.Socket, socketProblem(sockErr), c.URL, err)
 		case err != nil:
 			c.route.err = c.unreachable(err)
 		}
 	})
 	return c.route
+}
+
+// socketProblem says in a few words why the socket did not answer.
+func socketProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such socket"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens on it"
+	}
+	return err.Error()
 }
 
 // notMcpgw is the answer of a program that is not mcpgw.
