@@ -12,7 +12,7 @@ import (
 
 // TestSocketHTTP: once SocketHTTP is served, a connection to the shims'
 // socket that speaks HTTP reaches the daemon's handler as the socket's
-// owner (no token: the owner check passes), with mcpgw's Server header; a
+// owner (no token: the owner check passes), with mcpgw's version header; a
 // shim on the same socket still gets its session.
 func TestSocketHTTP(t *testing.T) {
 	t.Parallel()
@@ -49,8 +49,8 @@ func TestSocketHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || string(body) != "report" || resp.Header.Get("Server") != "mcpgw/test" {
-		t.Errorf("GET /-/status on the socket: %s %q, Server %q", resp.Status, body, resp.Header.Get("Server"))
+	if resp.StatusCode != http.StatusOK || string(body) != "report" || resp.Header.Get(VersionHeader) != "test" {
+		t.Errorf("GET /-/status on the socket: %s %q, %s %q", resp.Status, body, VersionHeader, resp.Header.Get(VersionHeader))
 	}
 
 	c, err := net.Dial("unix", sock)

@@ -52,9 +52,9 @@ type route struct {
 // daemon's DNS-rebinding check accepts).
 const socketBase = "http://localhost"
 
-// ServerHeader prefixes the Server header of every answer of an mcpgw
-// daemon (Server: mcpgw/VERSION).
-const ServerHeader = "mcpgw/"
+// versionHeader is on every answer of an mcpgw daemon (its version):
+// what answers without it is another program.
+const versionHeader = "Mcpgw-Version"
 
 // ViaSocket reports whether the daemon answers on its unix socket (rather
 // than at URL).
@@ -115,7 +115,7 @@ func socketProblem(err error) string {
 type notMcpgw struct{ status string }
 
 func (e *notMcpgw) Error() string {
-	return fmt.Sprintf("it answered %s, without mcpgw's Server header (an mcpgw older than this CLI would too: restart it)", e.status)
+	return fmt.Sprintf("it answered %s, without mcpgw's Mcpgw-Version header (an mcpgw older than this CLI would too: restart it)", e.status)
 }
 
 // probe asks base's /healthz whether an mcpgw daemon answers there.
@@ -132,7 +132,7 @@ func probe(ctx context.Context, client *http.Client, base string) error {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	if !strings.HasPrefix(resp.Header.Get("Server"), ServerHeader) {
+	if resp.Header.Get(versionHeader) == "" {
 		// Another program's answer: never shown as mcpgw's.
 		return &notMcpgw{resp.Status}
 	}
