@@ -107,13 +107,14 @@ func stderrSuffix(lines []string) string {
 const stderrHeader = "; last stderr lines:\n  "
 
 // stateText is a failed connect's error as the upstream's state keeps it
-// (Status.LastError): when the server wrote to stderr, the last thing it
-// wrote comes first, on a line of its own (with the exit status when it
-// exited), since that is where a server says what it lacks, and status
-// lines and lists show a first line; the whole error follows.
+// (Status.LastError), for status lines and lists, which show a first
+// line: when the server exited, the last thing it wrote on stderr comes
+// first (with the exit status), since that is where a server says what it
+// lacks; when it did not (a timeout), the error and that line. The whole
+// error follows.
 func stateText(err error) string {
 	msg := err.Error()
-	_, tail, ok := strings.Cut(msg, stderrHeader)
+	head, tail, ok := strings.Cut(msg, stderrHeader)
 	if !ok {
 		return msg
 	}
@@ -129,9 +130,9 @@ func stateText(err error) string {
 	}
 	var exit *ExitError
 	if errors.As(err, &exit) {
-		cause += " (" + exit.Status + ")"
+		return cause + " (" + exit.Status + ")\n" + msg
 	}
-	return cause + "\n" + msg
+	return head + " (stderr: " + cause + ")\n" + msg
 }
 
 // nodeVersionLine is the line Node.js ends an uncaught exception's report

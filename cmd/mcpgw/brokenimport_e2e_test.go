@@ -64,8 +64,9 @@ func TestBrokenImportAtStart(t *testing.T) {
 	}
 
 	// The file still broken does not hold back an edit of mcpgw's own.
+	// (Edits below are saved whole, so that no reload sees half a file.)
 	start := time.Now()
-	saveFileInPlace(t, config, mcpJSON(t, map[string]any{"own": pidServerEntry(bin, dir, "own"), "own2": pidServerEntry(bin, dir, "own2")},
+	saveFileAtomic(t, config, mcpJSON(t, map[string]any{"own": pidServerEntry(bin, dir, "own"), "own2": pidServerEntry(bin, dir, "own2")},
 		map[string]any{"imports": []string{"claude-desktop", "cursor"}}))
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload of mcpgw's own file while the import stays broken: %s", info.Error)
@@ -75,7 +76,7 @@ func TestBrokenImportAtStart(t *testing.T) {
 	}
 
 	start = time.Now()
-	saveFileInPlace(t, claude, mcpJSON(t, map[string]any{"cd": pidServerEntry(bin, dir, "cd")}, nil))
+	saveFileAtomic(t, claude, mcpJSON(t, map[string]any{"cd": pidServerEntry(bin, dir, "cd")}, nil))
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the file: %s", info.Error)
 	}
@@ -84,7 +85,7 @@ func TestBrokenImportAtStart(t *testing.T) {
 	}
 
 	start = time.Now()
-	saveFileInPlace(t, claude, []byte(truncated))
+	saveFileAtomic(t, claude, []byte(truncated))
 	if info := d.waitReload(t, start); info.OK || info.NoConfig {
 		t.Fatalf("reload of a half-saved file: %+v, want a failure that keeps the running config", info)
 	}

@@ -132,15 +132,18 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		// Open to local scrapers of any user, but not to a DNS-rebinding page.
 		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
 	}
-	return serverHeader(t.o.Version, mux)
+	return versionHeader(t.o.Version, mux)
 }
 
-// serverHeader marks every answer as mcpgw's (Server: mcpgw/VERSION), so
-// that a client can tell the daemon from another program on its port.
-func serverHeader(version string, next http.Handler) http.Handler {
-	value := "mcpgw/" + version
+// VersionHeader is on every answer of the daemon's (Mcpgw-Version:
+// VERSION), so that a client can tell the daemon from another program on
+// its port. A header of its own, not Server, which proxies replace.
+const VersionHeader = "Mcpgw-Version"
+
+// versionHeader marks every answer as mcpgw's (VersionHeader).
+func versionHeader(version string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Server", value)
+		w.Header().Set(VersionHeader, version)
 		next.ServeHTTP(w, r)
 	})
 }

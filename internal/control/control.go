@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,9 +52,9 @@ type route struct {
 // daemon's DNS-rebinding check accepts).
 const socketBase = "http://localhost"
 
-// ServerHeader prefixes the Server header of every answer of an mcpgw
-// daemon (Server: mcpgw/VERSION).
-const ServerHeader = "mcpgw/"
+// versionHeader is on every answer of an mcpgw daemon (its version):
+// what answers without it is another program.
+const versionHeader = "Mcpgw-Version"
 
 // ViaSocket reports whether the daemon answers on its unix socket (rather
 // than at URL).
@@ -86,11 +88,11 @@ func (c *Control) resolve(ctx context.Context) route {
 		var nm *notMcpgw
 		switch err := probe(ctx, http.DefaultClient, base); {
 		case errors.As(err, &nm) && c.Socket != "":
-			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v), and what answers at %s is not one: %w; start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%s), and what answers at %s is not one: %w; start one with `mcpgw serve`", c.Socket, socketProblem(sockErr), c.URL, err)
 		case errors.As(err, &nm):
 			c.route.err = fmt.Errorf("what answers at %s is not an mcpgw daemon: %w", c.URL, err)
 		case err != nil && c.Socket != "":
-			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%v) nor at %s (%v); start one with `mcpgw serve`", c.Socket, sockErr, c.URL, err)
+			c.route.err = fmt.Errorf("no mcpgw daemon answers on %s (%s) nor at %s (%v); start one with `mcpgw serve`", c.Socket, socketProblem(sockErr), c.URL, err)
 		case err != nil:
 			c.route.err = c.unreachable(err)
 		}
@@ -98,11 +100,22 @@ func (c *Control) resolve(ctx context.Context) route {
 	return c.route
 }
 
+// socketProblem says in a few words why the socket did not answer.
+func socketProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such socket"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens on it"
+	}
+	return err.Error()
+}
+
 // notMcpgw is the answer of a program that is not mcpgw.
 type notMcpgw struct{ status string }
 
 func (e *notMcpgw) Error() string {
-	return fmt.Sprintf("it answered %s, without mcpgw's Server header (an mcpgw older than this CLI would too: restart it)", e.status)
+	return fmt.Sprintf("it answered %s, without mcpgw's Mcpgw-Version header (an mcpgw older than this CLI would too: restart it)", e.status)
 }
 
 // probe asks base's /healthz whether an mcpgw daemon answers there.
@@ -119,7 +132,7 @@ func probe(ctx context.Context, client *http.Client, base string) error {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	if !strings.HasPrefix(resp.Header.Get("Server"), ServerHeader) {
+	if resp.Header.Get(versionHeader) == "" {
 		// Another program's answer: never shown as mcpgw's.
 		return &notMcpgw{resp.Status}
 	}
