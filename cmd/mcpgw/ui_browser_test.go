@@ -61,14 +61,14 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(tctx,
-		chromedp.Click(`tr#server-flaky button`),
+		clickNow(`tr#server-flaky button`),
 		chromedp.WaitVisible(`tr#server-flaky.state-ok`),
 	); err != nil {
 		t.Fatalf("Reconnect did not bring flaky back on the page: %v", err)
 	}
 	// Disable, then enable again, from the page.
 	if err := chromedp.Do(tctx,
-		chromedp.Click(`tr#server-flaky form[action="/-/disable"] button`),
+		clickNow(`tr#server-flaky form[action="/-/disable"] button`),
 		chromedp.WaitVisible(`tr#server-flaky form[action="/-/enable"] button`),
 	); err != nil {
 		t.Fatalf("Disable: %v", err)
@@ -77,7 +77,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("state after Disable: %q (%v)", state, err)
 	}
 	if err := chromedp.Do(tctx,
-		chromedp.Click(`tr#server-flaky form[action="/-/enable"] button`),
+		clickNow(`tr#server-flaky form[action="/-/enable"] button`),
 		chromedp.WaitVisible(`tr#server-flaky form[action="/-/disable"] button`),
 	); err != nil {
 		t.Fatalf("Enable: %v", err)
@@ -151,7 +151,7 @@ func TestApprovalInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(text, "delete_thing") || !strings.Contains(text, `name: "from-the-page"`) {
 		t.Fatalf("the page's approval (%v):\n%s", err, text)
 	}
-	if err := chromedp.Do(tctx, chromedp.Click(card+` form:has(input[value="once"]) button`)); err != nil {
+	if err := chromedp.Do(tctx, clickNow(card+` form:has(input[value="once"]) button`)); err != nil {
 		t.Fatalf("clicking Allow once: %v", err)
 	}
 	select {
@@ -176,6 +176,20 @@ func needChromium(t *testing.T) string {
 		t.Skip("chromium is not installed (apt-get install chromium)")
 	}
 	return chromium
+}
+
+// clickNow clicks what sel matches when the click runs, in the page's own
+// thread. The page re-renders its rows in place as the daemon's state
+// changes, so a node that chromedp.Click found in one DevTools call may be
+// gone by its next ("Could not find node with given id").
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		clicked, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const el = document.querySelector(%q); if (!el) return false; el.click(); return true; })()`, sel))(ctx, t)
+		if err == nil && !clicked {
+			err = fmt.Errorf("nothing on the page matches %s", sel)
+		}
+		return chromedp.Void{}, err
+	}
 }
 
 // newChromium starts a headless Chromium for the test, ended with it.
