@@ -75,6 +75,9 @@ func newAgentEnv(t *testing.T, wire modelWire, servers map[string]any, script ..
 		"XDG_STATE_HOME="+filepath.Join(e.home, ".local", "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(e.home, ".cache"), "XDG_DATA_HOME="+filepath.Join(e.home, ".local", "share"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "NO_COLOR=1",
+		// exec sets no PWD when Env is given: the test's would be kept, and
+		// an agent that believes it (opencode) would work in the repository.
+		"PWD="+e.dir,
 		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Cleanup(func() {
 		stopDaemonAt(t, e.url)
