@@ -62,18 +62,31 @@ func claudeDeferred(r modelRequest) []string {
 
 var goServer = map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}
 
-// TestClaudeToolSearchThenCall: from a cold daemon the model searches with
-// Claude Code's ToolSearch, which finds mcpgw's tool, loads it, and the
-// call returns the upstream's result.
+// TestClaudeToolSearchThenCall: from a cold daemon, Claude Code's first
+// request names every tool of mcpgw's; the model searches with Claude
+// Code's ToolSearch, which finds and loads mcpgw's tool, and the call
+// returns the upstream's result. Started again, on a new daemon answering
+// from the cache the first one wrote, the first request names the same
+// tools. (With --mcp-config, print mode waits for the server before its
+// first request; a server added with `claude mcp add` it does not wait
+// for.)
 func TestClaudeToolSearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, claude := newClaudeEnv(t, goServer,
 		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo message", "max_results": 3}},
 		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "hello from claude"}},
 		modelStep{Text: "done"},
+		modelStep{Text: "warm"},
 	)
 	claudePrint(e, claude, "Echo a greeting through the gateway.")
 	reqs := e.turns(3)
+	want := []string{"mcp__mcpgw__go_add", "mcp__mcpgw__go_add_tool", "mcp__mcpgw__go_crash", "mcp__mcpgw__go_cwd",
+		"mcp__mcpgw__go_echo", "mcp__mcpgw__go_env", "mcp__mcpgw__go_fail", "mcp__mcpgw__go_freeze",
+		"mcp__mcpgw__go_image", "mcp__mcpgw__go_log", "mcp__mcpgw__go_meta", "mcp__mcpgw__go_pid",
+		"mcp__mcpgw__go_sleep", "mcp__mcpgw__go_spawn", "mcp__mcpgw__go_stderr", "mcp__mcpgw__go_touch"}
+	if cold := claudeDeferred(reqs[0]); !slices.Equal(cold, want) {
+		t.Errorf("first start: the first request names %v, want %v", cold, want)
+	}
 	if got := reqs[1].lastToolResult(); !strings.HasPrefix(got, "mcp__mcpgw__go_echo\n") {
 		t.Errorf("ToolSearch found %q, want mcp__mcpgw__go_echo first", got)
 	}
@@ -83,28 +96,11 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 	if got := reqs[2].lastToolResult(); got != "hello from claude" {
 		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
 	}
-}
 
-// TestClaudeFirstTurnAndWarmStart: Claude Code's first request names every
-// tool of mcpgw's, from a cold daemon, and again on its second start, from
-// a new daemon that answers from the cache the first one wrote.
-// (With --mcp-config, print mode waits for the server before its first
-// request; a server added with `claude mcp add` it does not wait for.)
-func TestClaudeFirstTurnAndWarmStart(t *testing.T) {
-	t.Parallel()
-	e, claude := newClaudeEnv(t, goServer, modelStep{Text: "cold"}, modelStep{Text: "warm"})
-	claudePrint(e, claude, "What can you do?")
 	stopDaemonAt(t, e.url)
 	claudePrint(e, claude, "What can you do now?")
-	reqs := e.turns(2)
-	want := []string{"mcp__mcpgw__go_add", "mcp__mcpgw__go_add_tool", "mcp__mcpgw__go_crash", "mcp__mcpgw__go_cwd",
-		"mcp__mcpgw__go_echo", "mcp__mcpgw__go_env", "mcp__mcpgw__go_fail", "mcp__mcpgw__go_freeze",
-		"mcp__mcpgw__go_image", "mcp__mcpgw__go_log", "mcp__mcpgw__go_meta", "mcp__mcpgw__go_pid",
-		"mcp__mcpgw__go_sleep", "mcp__mcpgw__go_spawn", "mcp__mcpgw__go_stderr", "mcp__mcpgw__go_touch"}
-	if cold := claudeDeferred(reqs[0]); !slices.Equal(cold, want) {
-		t.Errorf("first start: the first request names %v, want %v", cold, want)
-	}
-	if warm := claudeDeferred(reqs[1]); !slices.Equal(warm, want) {
+	reqs = e.turns(4)
+	if warm := claudeDeferred(reqs[3]); !slices.Equal(warm, want) {
 		t.Errorf("second start: the first request names %v, want %v", warm, want)
 	}
 }

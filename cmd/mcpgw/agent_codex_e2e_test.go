@@ -14,7 +14,8 @@ import (
 )
 
 // Codex end-to-end: mcpgw in ~/.codex/config.toml as the README says
-// (proxy mode), the model a local provider on the Responses API. Codex
+// (proxy mode; required, so that Codex waits for its tools before the
+// first request), the model a local provider on the Responses API. Codex
 // sends an MCP server's tools as one namespace, mcp__mcpgw, and starts
 // MCP servers with only HOME, PATH, SHELL, TERM and LANG of its
 // environment: the shim finds the daemon, which runs as a service would,
@@ -50,6 +51,7 @@ wire_api = "responses"
 [mcp_servers.mcpgw]
 command = %q
 args = ["stdio"]
+required = true
 default_tools_approval_mode = "approve"
 `, e.model.baseURL(), e.bin)
 	if err := os.MkdirAll(filepath.Join(e.home, ".codex"), 0o700); err != nil {

@@ -68,13 +68,20 @@ func newAgentEnv(t *testing.T, wire modelWire, servers map[string]any, script ..
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	e.model = newFakeModelWire(t, wire, script...)
 	node := e2ePath("node_modules/node/bin")
-	// CI is left out: agents change behaviour under it, and the tests
-	// should see what a user sees.
-	e.env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "CI=") })
+	// Left out: CI, under which agents change behaviour (the tests should
+	// see what a user sees), and the agents' own variables, which could
+	// point them at the developer's configuration or models.
+	e.env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return slices.ContainsFunc([]string{"CI=", "ANTHROPIC_", "CLAUDE_", "GEMINI_", "GOOGLE_", "OPENAI_", "CODEX_", "OPENCODE_"},
+			func(prefix string) bool { return strings.HasPrefix(kv, prefix) })
+	})
 	e.env = append(e.env, "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
 		"XDG_STATE_HOME="+filepath.Join(e.home, ".local", "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(e.home, ".cache"), "XDG_DATA_HOME="+filepath.Join(e.home, ".local", "share"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "NO_COLOR=1",
+		// exec sets no PWD when Env is given: the test's would be kept, and
+		// an agent that believes it (opencode) would work in the repository.
+		"PWD="+e.dir,
 		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Cleanup(func() {
 		stopDaemonAt(t, e.url)

@@ -224,7 +224,9 @@ func (openAIChat) parse(_ string, raw []byte) (modelRequest, error) {
 	if err := json.Unmarshal(raw, &body); err != nil {
 		return modelRequest{}, err
 	}
-	var req modelRequest
+	// A request that offers no tools is a side request (opencode asks for
+	// a title so).
+	req := modelRequest{Side: len(body.Tools) == 0}
 	for _, tl := range body.Tools {
 		req.Tools = append(req.Tools, tl.Function.Name)
 	}

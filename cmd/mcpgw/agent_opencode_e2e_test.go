@@ -1,0 +1,100 @@
+//go:build unix
+
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// opencode end-to-end: mcpgw in opencode.json as the README says (proxy
+// mode: the model sees one tool of mcpgw's, mcpgw_mcp), the model an
+// OpenAI-compatible local provider.
+
+const opencodeCLI = "node_modules/opencode-ai/bin/opencode.exe"
+
+// newOpencodeEnv is an agentEnv for opencode: the README's opencode.json
+// with the fake model as its provider, and what opencode fetches besides
+// turned off: the models.dev catalogue, updates, default plugins, language
+// servers, sharing. At start opencode installs its plugin package into its
+// config directory with npm; npm is kept offline, the install fails, and
+// opencode goes on without it. It returns the command line that runs
+// opencode on prompt.
+func newOpencodeEnv(t *testing.T, servers map[string]any, script ...modelStep) (*agentEnv, func(prompt string) []string) {
+	t.Helper()
+	opencode := needAgent(t, opencodeCLI)
+	e := newAgentEnv(t, openAIChat{}, servers, script...)
+	e.setenv("OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1", "npm_config_offline=true")
+	writeJSON(t, filepath.Join(e.home, ".config", "opencode", "opencode.json"), map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm": "@ai-sdk/openai-compatible", "name": "fake",
+			"options": map[string]any{"baseURL": e.model.baseURL(), "apiKey": "fake"},
+			"models":  map[string]any{"fake": map[string]any{"name": "fake"}},
+		}},
+		"model": "fake/fake",
+		"mcp":   map[string]any{"mcpgw": map[string]any{"type": "local", "command": []string{e.bin, "stdio"}}},
+	})
+	return e, func(prompt string) []string { return []string{opencode, "run", prompt} }
+}
+
+// TestOpencodeProxySearchThenCall: from a cold daemon, opencode's first
+// request offers mcpgw's one tool; the model searches, calls go_echo and
+// gets its text. Started again, on a new daemon answering from the cache,
+// the first request offers the same.
+func TestOpencodeProxySearchThenCall(t *testing.T) {
+	t.Parallel()
+	e, opencode := newOpencodeEnv(t, goServer,
+		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"search": "echo"}},
+		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from opencode"}}},
+		modelStep{Text: "done"},
+		modelStep{Text: "warm"},
+	)
+	cmd := opencode("Echo a greeting through the gateway.")
+	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
+	reqs := e.turns(3)
+	want := []string{"mcpgw_mcp"}
+	if got := mcpTools(reqs[0], "mcpgw_"); !slices.Equal(got, want) {
+		t.Errorf("first request offers mcpgw's tools %v, want %v", got, want)
+	}
+	if got := reqs[1].lastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
+		t.Errorf("search result:\n%s", got)
+	}
+	if got := reqs[2].lastToolResult(); got != "hello from opencode" {
+		t.Errorf("the call gave %q", got)
+	}
+
+	stopDaemonAt(t, e.url)
+	cmd = opencode("And now?")
+	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
+	reqs = e.turns(4)
+	if got := mcpTools(reqs[3], "mcpgw_"); !slices.Equal(got, want) {
+		t.Errorf("second start: first request offers mcpgw's tools %v, want %v", got, want)
+	}
+}
+
+// TestOpencodeApproval: a tool under approveTools, called from opencode.
+// The person allows it with `mcpgw approve`, and the model gets the
+// result.
+func TestOpencodeApproval(t *testing.T) {
+	t.Parallel()
+	servers := map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	e, opencode := newOpencodeEnv(t, servers,
+		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
+		modelStep{Text: "done"},
+	)
+	cmd := opencode("Echo after approval.")
+	wait := e.start(cmd[0], cmd[1:]...)
+	list := e.approveFromCLI("echo")
+	t.Logf("opencode output:\n%s", wait())
+	reqs := e.turns(2)
+	if !strings.Contains(list, `message: "approved"`) {
+		t.Errorf("mcpgw approve --list does not show the call's argument:\n%s", list)
+	}
+	if got := reqs[1].lastToolResult(); got != "approved" {
+		t.Errorf("the approved call gave %q", got)
+	}
+}
