@@ -46,6 +46,10 @@ func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, na
 		// upstream wrote it.
 		c.Opts.Input = &upstream.InputRound{Responses: req.Params.InputResponses, State: req.Params.RequestState}
 	}
+	if c.Protocol >= transport.FirstSessionless {
+		// The answer to mcpgw's own approval form, on any route.
+		c.Answers, c.State = req.Params.InputResponses, req.Params.RequestState
+	}
 	return c
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
@@ -94,7 +95,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			ss.gw.relayedCalls.Add(1)
 			return raw
 		}
-		data, err := json.Marshal(res)
+		var data []byte
+		var err error
+		if dispatch.IsInputRequired(res) {
+			// mcpgw's approval form (dispatch/inputgate.go): the SDK marks
+			// such a result on its path; here it is marked by hand.
+			data, err = json.Marshal(struct {
+				ResultType    string              `json:"resultType"`
+				InputRequests mcp.InputRequestMap `json:"inputRequests"`
+				RequestState  string              `json:"requestState,omitempty"`
+			}{"input_required", res.InputRequests, res.RequestState})
+		} else {
+			data, err = json.Marshal(res)
+		}
 		if err != nil {
 			data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
 		}

@@ -58,6 +58,14 @@ type Call struct {
 	Relay bool
 	// Script is the ID of the code-mode script that made the call.
 	Script string
+	// Answers and State are what a 2026-07-28 client sent back with a
+	// call it retried after an input_required result: its inputResponses
+	// and the requestState it was given (mcpgw's, for an approval form).
+	Answers mcp.InputResponseMap
+	State   string
+	// inputApproval is the ID of the approval its client's form gave the
+	// call, held until the call completes (see inputgate.go).
+	inputApproval string
 
 	// Outcome is set by Dispatch: ok, tool_error, error, timeout,
 	// canceled, denied, approval_required, approval_limit, unknown_tool,
@@ -128,6 +136,7 @@ type Dispatcher struct {
 	o         Options
 	log       *slog.Logger
 	approvals approvals
+	inputs    inputApprovals // asked of and given by 2026-07-28 clients
 }
 
 // New returns a Dispatcher.
@@ -205,6 +214,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	if opts == nil {
 		opts = &upstream.CallOptions{}
 	}
+	if opts.Input != nil && OwnInputState(opts.Input.State) {
+		// The client answered mcpgw's form: the upstream's rounds start.
+		opts.Input = &upstream.InputRound{Capabilities: opts.Input.Capabilities}
+	}
 	// The entry called through decides: two entries for one upstream
 	// share its process, not their timeouts.
 	opts.Timeout = srv.RequestTimeout
@@ -226,6 +239,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		res, err = u.Call(ctx, t.Original, args, opts)
 	}
 	elapsed := time.Since(start)
+	if c.inputApproval != "" && (err != nil || !(res != nil && res.NeedsInput() || raw != nil && rawNeedsInput(raw))) {
+		d.inputs.remove(c.inputApproval) // the call is over: its approval with it
+	}
 	outcome := callOutcome(ctx, res, err)
 	c.Outcome = outcome
 	d.o.Observer.Called(srv.Name, outcome, elapsed)
@@ -322,3 +338,14 @@ func Untrusted(srv *registry.Server) error {
 type refusal string
 
 func (r refusal) Error() string { return string(r) }
+
+// rawNeedsInput reports whether the result bytes raw ask the client for
+// input (resultType input_required) instead of ending the call.
+func rawNeedsInput(raw json.RawMessage) bool {
+	rt, ok := jsonwire.Member(raw, "resultType")
+	if !ok {
+		return false
+	}
+	s, _ := jsonwire.String(rt)
+	return s == "input_required"
+}

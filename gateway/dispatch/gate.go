@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -57,6 +56,9 @@ type decision struct {
 	grant string // grantOnce, grantTool, grantServer or grantDeny
 	by    string
 	why   string // a refusal's reason (by byLimit)
+	// input is the call's answer when the decision is the client's, to
+	// be asked in that answer (protocol 2026-07-28; see inputgate.go).
+	input *mcp.CallToolResult
 }
 
 func (d decision) allowed() bool { return d.grant != grantDeny && d.grant != "" }
@@ -191,8 +193,23 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	}
 	rec.Rule = rule.Field + " = " + rule.Value
 	dec := granted(c.Caller, t, srv)
-	if !dec.allowed() {
+	byInput := asksByInput(c)
+	if !dec.allowed() && byInput {
+		// A further round of a call the client's form allowed.
+		if id, ok := d.inputs.approvedFor(inputCall(c, srv, t, args)); ok {
+			c.inputApproval, dec = id, decision{grant: grantOnce, by: bySession}
+		}
+	}
+	switch {
+	case dec.allowed():
+	case byInput:
+		dec = d.askByInput(c, v, t, srv, args, rec.Rule)
+	default:
 		dec = d.ask(ctx, c, v, t, srv, args, rec)
+	}
+	if dec.input != nil {
+		rec.Outcome = "input_required"
+		return dec.input
 	}
 	rec.Approval, rec.DecidedBy = dec.auditWord(), dec.by
 	d.o.Observer.Decided(srv.Name, rec.Approval)
@@ -319,11 +336,7 @@ func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *pendingCall, fo
 	}
 	switch {
 	case a.err == nil && a.res.Action == "accept":
-		g, _ := a.res.Content["decision"].(string)
-		if !slices.Contains([]string{grantOnce, grantTool, grantServer}, g) {
-			g = grantDeny
-		}
-		return decision{grant: g, by: byElicitation}, true
+		return decision{grant: formGrant(a.res.Content), by: byElicitation}, true
 	case a.err == nil: // decline, cancel
 		return decision{grant: grantDeny, by: byElicitation}, true
 	case ctx.Err() != nil:
