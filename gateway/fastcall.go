@@ -3,11 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -32,8 +32,11 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 	ss.mu.Lock()
 	protocol := ss.protocol
 	ss.mu.Unlock()
-	if protocol == "" {
-		return nil, false // not initialized yet
+	if protocol == "" || protocol >= transport.FirstSessionless {
+		// Not initialized yet; or protocol 2026-07-28, whose every result
+		// is marked complete or input_required (SEP-2322), as the SDK's
+		// path does.
+		return nil, false
 	}
 	rawName, _ := jsonwire.Member(params, "name")
 	name, ok := jsonwire.String(rawName)
@@ -95,19 +98,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			ss.gw.relayedCalls.Add(1)
 			return raw
 		}
-		var data []byte
-		var err error
-		if dispatch.IsInputRequired(res) {
-			// mcpgw's approval form (dispatch/inputgate.go): the SDK marks
-			// such a result on its path; here it is marked by hand.
-			data, err = json.Marshal(struct {
-				ResultType    string              `json:"resultType"`
-				InputRequests mcp.InputRequestMap `json:"inputRequests"`
-				RequestState  string              `json:"requestState,omitempty"`
-			}{"input_required", res.InputRequests, res.RequestState})
-		} else {
-			data, err = json.Marshal(res)
-		}
+		data, err := json.Marshal(res)
 		if err != nil {
 			data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
 		}

@@ -163,9 +163,3 @@ func formGrant(content map[string]any) string {
 	}
 	return grantDeny
 }
-
-// IsInputRequired reports whether res asks the client for input instead
-// of being the call's result.
-func IsInputRequired(res *mcp.CallToolResult) bool {
-	return res != nil && res.InputRequests != nil && len(res.Content) == 0 && res.StructuredContent == nil
-}
