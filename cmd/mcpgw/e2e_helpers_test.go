@@ -285,9 +285,18 @@ type Target struct {
 	// (SDK 1.x, the 2025 handshake), client2026.mjs the SDK 2.x client
 	// pinned to protocol 2026-07-28 (which knows fewer ops).
 	Driver string
+	// Sample, for client2026.mjs: the client declares sampling and
+	// answers every sampling request with this text.
+	Sample string
 }
 
 func (tg Target) args() ([]string, error) {
+	if tg.Sample != "" {
+		rest := tg
+		rest.Sample = ""
+		args, err := rest.args()
+		return append([]string{"--sample", tg.Sample}, args...), err
+	}
 	switch {
 	case tg.URL != "" && len(tg.Command) > 0:
 		return nil, errors.New("target has both URL and Command")
