@@ -194,7 +194,8 @@ var hopMeta = map[string]bool{
 	mcp.MetaKeyProtocolVersion:    true,
 	mcp.MetaKeyClientInfo:         true,
 	mcp.MetaKeyClientCapabilities: true,
-	mcp.MetaKeyLogLevel:           true, //lint:ignore SA1019 the key is dropped, not used
+	//lint:ignore SA1019 the key is dropped, not used
+	mcp.MetaKeyLogLevel: true,
 }
 
 // rawCallParams encodes the params of a raw tools/call as the SDK would:
