@@ -373,3 +373,25 @@ func TestSessionlessRelaysInputRequired(t *testing.T) {
 		cs.Close()
 	}
 }
+
+// A 2026-07-28 client over HTTP hears of its conversation's tool changes
+// on its subscriptions/listen stream.
+func TestSessionlessListChanged(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	changed := make(chan struct{}, 16)
+	cs := connectHTTP(t, gw, sessionless, "?mode=direct", func() { changed <- struct{}{} })
+	if got := listedTools(t, cs); slices.Contains(got, "alpha_echo") {
+		t.Fatalf("lists %v before alpha is known", got)
+	}
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["alpha"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed on the listen stream")
+	}
+	if got := listedTools(t, cs); !slices.Contains(got, "alpha_echo") {
+		t.Errorf("after list_changed lists %v", got)
+	}
+}
