@@ -81,6 +81,8 @@ func ConformanceServer(protocols ...string) *mcp.Server {
 				Text: fmt.Sprintf(`{"id":%q,"templateTest":true,"data":"Data for ID: %s"}`, id, id)}}}, nil
 		})
 	addConformanceTools(s)
+	addStatelessFixtures(s)
+	addInputRequiredFixtures(s)
 	return s
 }
 
@@ -285,17 +287,30 @@ func addClientRequestTools(s *mcp.Server) {
 					"items": map[string]any{"anyOf": titled("title", "value1", "First Choice", "value2", "Second Choice", "value3", "Third Choice")}},
 			}))
 		})
+	// The keywords of JSON Schema 2020-12 a listing must keep as they are
+	// (SEP-1613), and from 2026-07-28 those of composition, conditions and
+	// anchors too (SEP-2106): a contact by phone or by email.
+	address := obj(map[string]any{"street": str, "city": str})
+	address["$anchor"] = "postalAddress"
 	s.AddTool(&mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features",
 		InputSchema: map[string]any{
 			"$schema": "https://json-schema.org/draft/2020-12/schema",
 			"type":    "object",
-			"$defs": map[string]any{"address": obj(map[string]any{
-				"street": str, "city": str,
-			})},
+			"$defs":   map[string]any{"address": address},
 			"properties": map[string]any{
 				"name":    str,
 				"address": map[string]any{"$ref": "#/$defs/address"},
+				"contact": map[string]any{"type": "string", "enum": []string{"phone", "email"}},
+				"phone":   str,
+				"email":   str,
 			},
+			"allOf": []any{map[string]any{"anyOf": []any{
+				map[string]any{"required": []string{"phone"}},
+				map[string]any{"required": []string{"email"}},
+			}}},
+			"if":                   map[string]any{"properties": map[string]any{"contact": map[string]any{"const": "phone"}}, "required": []string{"contact"}},
+			"then":                 map[string]any{"required": []string{"phone"}},
+			"else":                 map[string]any{"required": []string{"email"}},
 			"additionalProperties": false,
 		}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
