@@ -597,6 +597,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) == 3 && os.Args[1] == "conformance-upstream-http" {
+		// The first line of output is the server's MCP URL.
+		ready := func(url string) { fmt.Println(url) }
+		if err := fakeupstream.ServeConformance(context.Background(), os.Args[2], ready); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance-upstream-http:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) == 3 && os.Args[1] == "conformance-client" {
 		if err := conformanceClientMain(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance-client:", err)
