@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +72,9 @@ var conformanceRevisions = []string{"2026-07-28", "2025-11-25"}
 // fixtures) with an error result where the go-sdk answers with a JSON-RPC
 // error. At 2025-11-25 two of the SSE scenarios make fewer checks through
 // mcpgw: it answers a 2025-era POST as application/json, where the suite
-// has no stream to look at.
+// has no stream to look at. On a loaded machine a check with a time limit
+// may warn rather than pass, one fewer passed; a scenario that fails
+// where it should pass runs again (passOnRetry).
 func TestConformanceRequirements(t *testing.T) {
 	t.Parallel()
 	node22, _ := needConformance(t)
@@ -122,6 +126,12 @@ func checkThrough(t *testing.T, directRun, gwRun requirementsRun, failsDirectly,
 		gr, ran := gwRun.results[sc]
 		whyDirect, failsDirect := failsDirectly[sc]
 		why, isKnown := notThrough[sc]
+		if dr.failed > 0 && !failsDirect {
+			dr = passOnRetry(t, directRun, sc, dr)
+		}
+		if ran && dr.failed == 0 && gr.failed > 0 && !isKnown {
+			gr = passOnRetry(t, gwRun, sc, gr)
+		}
 		switch {
 		case dr.failed > 0 && !failsDirect:
 			t.Errorf("scenario %s fails directly (%d passed, %d failed):\n%s", sc, dr.passed, dr.failed, directRun.failures(sc))
@@ -179,6 +189,8 @@ type requirementsRun struct {
 	results map[string]conformanceResult
 	out     string
 	dir     string
+
+	node22, cli, url, revision string // what ran, for rerun
 }
 
 // runRequirements runs the server requirements of revision against url.
@@ -191,7 +203,43 @@ func runRequirements(t *testing.T, node22, cli, url, revision string) requiremen
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, _ := cmd.CombinedOutput() // non-zero when a scenario fails
 	results, _ := parseConformanceSummary(string(out))
-	return requirementsRun{results: results, out: string(out), dir: filepath.Join(dir, "checks")}
+	return requirementsRun{results: results, out: string(out), dir: filepath.Join(dir, "checks"),
+		node22: node22, cli: cli, url: url, revision: revision}
+}
+
+// conformanceRetries is how many times more a scenario that fails where it
+// should pass runs, alone: a few of the suite's checks allow an answer
+// well under a second (server-stateless reads a call's stream for 500 ms,
+// a subscription's for 800), which a machine running every test of the
+// package at once can miss. A scenario that fails every time fails the
+// test.
+const conformanceRetries = 2
+
+// passOnRetry runs scenario sc of r again, alone, until it passes, at
+// most conformanceRetries times, and returns its last result (res if it
+// did not run again).
+func passOnRetry(t *testing.T, r requirementsRun, sc string, res conformanceResult) conformanceResult {
+	t.Helper()
+	counts := regexp.MustCompile(`Passed: (\d+)/\d+, (\d+) failed`)
+	for i := range conformanceRetries {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		cmd := exec.CommandContext(ctx, r.node22, r.cli, "server", "--url", r.url, "--scenario", sc, "--spec-version", r.revision)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		out, _ := cmd.CombinedOutput()
+		cancel()
+		m := counts.FindSubmatch(out)
+		if m == nil {
+			continue
+		}
+		passed, _ := strconv.Atoi(string(m[1]))
+		failed, _ := strconv.Atoi(string(m[2]))
+		if failed == 0 {
+			t.Logf("scenario %s passed at %s on its retry %d at %s (first %d passed, %d failed)", sc, r.url, i+1, r.revision, res.passed, res.failed)
+			return conformanceResult{passed, failed}
+		}
+	}
+	return res
 }
 
 // counts is "N of M scenarios, P checks passed, F failed".
