@@ -235,7 +235,7 @@ func passOnRetry(t *testing.T, r requirementsRun, sc string, res conformanceResu
 		passed, _ := strconv.Atoi(string(m[1]))
 		failed, _ := strconv.Atoi(string(m[2]))
 		if failed == 0 {
-			t.Logf("scenario %s passed at %s on its retry %d at %s (first %d passed, %d failed)", sc, r.url, i+1, r.revision, res.passed, res.failed)
+			t.Logf("scenario %s passed at %s on its retry %d at %s (first %d passed, %d failed):\n%s", sc, r.url, i+1, r.revision, res.passed, res.failed, r.failures(sc))
 			return conformanceResult{passed, failed}
 		}
 	}
