@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -158,9 +159,15 @@ func rawPost(t *testing.T, url, version, body string) (int, map[string]any) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if version != "" {
 		req.Header.Set("Mcp-Protocol-Version", version)
-		var msg struct{ Method string }
+		var msg struct {
+			Method string
+			Params struct{ Name string }
+		}
 		_ = json.Unmarshal([]byte(body), &msg)
 		req.Header.Set("Mcp-Method", msg.Method) // required from 2026-07-28 on
+		if msg.Params.Name != "" {
+			req.Header.Set("Mcp-Name", msg.Params.Name) // of tools/call and prompts/get
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -371,5 +378,48 @@ func TestSessionlessRelaysInputRequired(t *testing.T) {
 			t.Errorf("%s: test_sampling = %q (error %v), client asked %q", version, text, isErr, asked)
 		}
 		cs.Close()
+	}
+}
+
+// A 2026-07-28 client over HTTP hears of its conversation's tool changes
+// on its subscriptions/listen stream.
+func TestSessionlessListChanged(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	changed := make(chan struct{}, 16)
+	cs := connectHTTP(t, gw, sessionless, "?mode=direct", func() { changed <- struct{}{} })
+	if got := listedTools(t, cs); slices.Contains(got, "alpha_echo") {
+		t.Fatalf("lists %v before alpha is known", got)
+	}
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["alpha"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed on the listen stream")
+	}
+	if got := listedTools(t, cs); !slices.Contains(got, "alpha_echo") {
+		t.Errorf("after list_changed lists %v", got)
+	}
+}
+
+// A call of a tool the conversation does not have is answered, at
+// 2026-07-28, with a result that says it is complete, as every result of
+// that protocol does (SEP-2322), though no tool handler made it.
+func TestSessionlessUnknownToolIsComplete(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	status, m := rawPost(t, ts.URL+"/mcp", sessionless, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",`+newEraMeta+`}}`)
+	res, _ := m["result"].(map[string]any)
+	if status != http.StatusOK || res == nil {
+		t.Fatalf("tools/call nope: %d %v", status, m)
+	}
+	if res["resultType"] != "complete" || res["isError"] != true {
+		t.Errorf("tools/call nope: resultType %v, isError %v, want complete and true: %v", res["resultType"], res["isError"], res)
+	}
+	content, _ := res["content"].([]any)
+	if len(content) != 1 || !strings.HasPrefix(fmt.Sprint(content[0].(map[string]any)["text"]), `Unknown tool "nope".`) {
+		t.Errorf("tools/call nope: content %v", res["content"])
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -516,8 +517,28 @@ func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			// (failed, or needs a login): say which and why.
 			msg += ss.gw.discoveryNote(v)
 		}
-		return surface.Errorf("%s", msg), nil
+		return completeResult(ctr, surface.Errorf("%s", msg)), nil
 	}
+}
+
+// completeResult is res, an answer to req made before the SDK's tools/call
+// handler, marked complete for a caller of protocol 2026-07-28 or later,
+// whose every CallToolResult says whether it is ("resultType", SEP-2322).
+// The SDK marks only its handler's answers, and keeps the mark out of
+// reach but for decoding.
+func completeResult(req *mcp.CallToolRequest, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if sessionProtocol(req) < transport.FirstSessionless {
+		return res
+	}
+	data, err := json.Marshal(res)
+	if err != nil || len(data) < 2 {
+		return res
+	}
+	var marked mcp.CallToolResult
+	if json.Unmarshal([]byte(`{"resultType":"complete",`+string(data[1:])), &marked) != nil {
+		return res
+	}
+	return &marked
 }
 
 // appsMiddleware handles MCP Apps: on initialize it notes whether the

@@ -93,7 +93,10 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 	err = u.doWithin(ctx, fmt.Sprintf("calling tool %q", tool), timeout, func(ctx context.Context, s *session) error {
 		var first *mcp.CallToolResult // a raw call's result that needs input
 		relay := opts != nil && opts.Input != nil
-		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !relay {
+		// The raw path sends no input responses: a relayed call takes it
+		// only on its first round.
+		answering := relay && (len(opts.Input.Responses) > 0 || opts.Input.State != "")
+		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !answering {
 			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
 				r, err := s.lines.rawCall(ctx, "tools/call", p)
 				if err != nil {
@@ -123,6 +126,10 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		}
 		var err error
 		if relay {
+			if first != nil { // the raw call's result, which needs input: the caller's to give
+				res = first
+				return nil
+			}
 			params.InputResponses, params.RequestState = opts.Input.Responses, opts.Input.State
 			res, err = s.cs.CallTool(ctx, params)
 			return err
@@ -187,7 +194,8 @@ var hopMeta = map[string]bool{
 	mcp.MetaKeyProtocolVersion:    true,
 	mcp.MetaKeyClientInfo:         true,
 	mcp.MetaKeyClientCapabilities: true,
-	mcp.MetaKeyLogLevel:           true, //lint:ignore SA1019 the key is dropped, not used
+	//lint:ignore SA1019 the key is dropped, not used
+	mcp.MetaKeyLogLevel: true,
 }
 
 // rawCallParams encodes the params of a raw tools/call as the SDK would:

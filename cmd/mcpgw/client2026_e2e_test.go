@@ -94,3 +94,38 @@ func TestClient2026(t *testing.T) {
 		})
 	}
 }
+
+// An upstream's input_required result reaches the TypeScript SDK 2.x
+// client at 2026-07-28 through mcpgw, over HTTP and the shim; the client
+// answers the sampling request and retries the call itself, and the
+// upstream gets the answer (its requestState untouched by mcpgw).
+func TestClient2026InputRequired(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, npmInstallHint)
+	}
+	bin := buildMcpgw(t)
+	dir := t.TempDir()
+	config := writeConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
+	d := startDaemonProc(t, dir, config)
+	for _, tc := range []struct {
+		name   string
+		target Target
+	}{
+		{"http", Target{URL: d.mcpURL()}},
+		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.target.Driver = "client2026.mjs"
+			tc.target.Sample = "sampled by the client"
+			res := runClient(t, tc.target, []Step{call("test_sampling", map[string]any{"prompt": "a question"})})
+			if len(res) != 1 || !res[0].OK || res[0].IsError() || res[0].Text() != "LLM response: sampled by the client" {
+				t.Errorf("test_sampling: %v", res)
+			}
+		})
+	}
+}

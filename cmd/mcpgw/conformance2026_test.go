@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,10 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // conformanceNext is the suite's release with the requirement sets of
@@ -21,17 +25,24 @@ import (
 const conformanceNext = "node_modules/conformance-next/dist/index.js"
 
 // notYetThrough are, for each revision's server requirements, the
-// scenarios the suite's reference server passes directly and mcpgw does
-// not yet pass in front of it, each with why. The test fails when one of
-// them passes: take it off the list.
+// scenarios our conformance server passes directly and mcpgw does not yet
+// pass in front of it, each with why; none today. The test fails when one
+// of them passes: take it off the list.
 var notYetThrough = map[string]map[string]string{
-	"2026-07-28": {
-		"server-stateless": "one of its checks, of the request stream, calls test_streaming_elicitation, which the reference server answers with two JSON lines in one application/json body (a progress notification, then the result): the go-sdk client mcpgw reaches upstreams with reads no such answer, and the call waits for its timeout",
-	},
-	"2025-11-25": func() map[string]string {
-		why := "mcpgw speaks 2026-07-28 to the reference server, whose tools make no server-to-client request at that version (they answer -32601); a 2025-era caller's sampling and elicitation would need the upstream spoken to at 2025-11-25"
+	"2026-07-28": {},
+	"2025-11-25": {},
+}
+
+// notDirectly are, for each revision's server requirements, the
+// scenarios our conformance server fails itself, each with why. The test
+// fails when another one fails directly, or one of them passes.
+var notDirectly = map[string]map[string]string{
+	"2026-07-28": func() map[string]string {
+		why := "the tasks extension (io.modelcontextprotocol/tasks, not scored): the go-sdk has no tasks"
 		out := map[string]string{}
-		for _, sc := range []string{"tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"} {
+		for _, sc := range []string{"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+			"tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+			"tasks-dispatch-and-envelope", "tasks-required-task-error", "tasks-mrtr-composition"} {
 			out[sc] = why
 		}
 		return out
@@ -42,11 +53,28 @@ var notYetThrough = map[string]map[string]string{
 var conformanceRevisions = []string{"2026-07-28", "2025-11-25"}
 
 // TestConformanceRequirements runs the conformance suite's server
-// requirements of protocols 2026-07-28 and 2025-11-25 against the suite's
-// reference server directly, and through a daemon in direct mode with
-// another copy of that server as its only upstream (its tools under their
+// requirements of protocols 2026-07-28 and 2025-11-25 against our own
+// conformance server (fakeupstream.ConformanceServer) directly, over
+// Streamable HTTP in both eras, and through a daemon in direct mode with
+// the same server as its only upstream, over stdio (its tools under their
 // own names). Every scenario that passes directly passes through mcpgw,
 // but for notYetThrough.
+//
+// Scenarios passed (checks passed / failed), suite 0.2.0-alpha.12:
+//
+//	              directly             through mcpgw
+//	2026-07-28    41 of 50 (165 / 30)  41 of 50 (170 / 25)
+//	2025-11-25    33 of 33 (82 / 0)    33 of 33 (80 / 0)
+//
+// At 2026-07-28 the nine scenarios of the tasks extension (not scored)
+// fail both ways (notDirectly); through mcpgw a few more of their checks
+// pass, as mcpgw answers a call of a tool it does not have (the tasks
+// fixtures) with an error result where the go-sdk answers with a JSON-RPC
+// error. At 2025-11-25 two of the SSE scenarios make fewer checks through
+// mcpgw: it answers a 2025-era POST as application/json, where the suite
+// has no stream to look at. On a loaded machine a check with a time limit
+// may warn rather than pass, one fewer passed; a scenario that fails
+// where it should pass runs again (passOnRetry).
 func TestConformanceRequirements(t *testing.T) {
 	t.Parallel()
 	node22, _ := needConformance(t)
@@ -57,11 +85,10 @@ func TestConformanceRequirements(t *testing.T) {
 		}
 		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
 	}
-	direct := startConformanceServer(t, node22)
-	behind := startConformanceServer(t, node22)
+	direct := startConformanceServer(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
-		"ref": map[string]any{"url": behind},
+		"conformance": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
 	d := startDaemonProc(t, dir, config)
 
@@ -82,13 +109,14 @@ func TestConformanceRequirements(t *testing.T) {
 	wg.Wait()
 	for _, rev := range conformanceRevisions {
 		t.Run(rev, func(t *testing.T) {
-			checkThrough(t, directRuns[rev], gwRuns[rev], notYetThrough[rev])
+			checkThrough(t, directRuns[rev], gwRuns[rev], notDirectly[rev], notYetThrough[rev])
 		})
 	}
 }
 
-// checkThrough holds the run through mcpgw to the run directly.
-func checkThrough(t *testing.T, directRun, gwRun requirementsRun, known map[string]string) {
+// checkThrough holds the run directly to failsDirectly, and the run
+// through mcpgw to the run directly, but for notThrough.
+func checkThrough(t *testing.T, directRun, gwRun requirementsRun, failsDirectly, notThrough map[string]string) {
 	if len(directRun.results) == 0 || len(gwRun.results) == 0 {
 		t.Fatalf("the suite printed no summary:\ndirectly:\n%s\nthrough mcpgw:\n%s", directRun.out, gwRun.out)
 	}
@@ -96,38 +124,62 @@ func checkThrough(t *testing.T, directRun, gwRun requirementsRun, known map[stri
 	for _, sc := range slices.Sorted(maps.Keys(directRun.results)) {
 		dr := directRun.results[sc]
 		gr, ran := gwRun.results[sc]
-		why, isKnown := known[sc]
+		whyDirect, failsDirect := failsDirectly[sc]
+		why, isKnown := notThrough[sc]
+		if dr.failed > 0 && !failsDirect {
+			dr = passOnRetry(t, directRun, sc, dr)
+		}
+		if ran && dr.failed == 0 && gr.failed > 0 && !isKnown {
+			gr = passOnRetry(t, gwRun, sc, gr)
+		}
 		switch {
+		case dr.failed > 0 && !failsDirect:
+			t.Errorf("scenario %s fails directly (%d passed, %d failed):\n%s", sc, dr.passed, dr.failed, directRun.failures(sc))
+		case dr.failed == 0 && failsDirect:
+			t.Errorf("scenario %s passes directly, but is listed as failing there (%s): take it off the list", sc, whyDirect)
 		case !ran:
 			t.Errorf("scenario %s ran directly but not through mcpgw", sc)
 		case dr.failed > 0:
-			// The reference server fails it itself: nothing to hold mcpgw to.
+			// Our server fails it itself: nothing to hold mcpgw to.
 		case gr.failed > 0 && !isKnown:
 			t.Errorf("scenario %s passes directly (%d checks) but not through mcpgw (%d passed, %d failed):\n%s", sc, dr.passed, gr.passed, gr.failed, gwRun.failures(sc))
 		case gr.failed == 0 && isKnown:
 			t.Errorf("scenario %s passes through mcpgw, but is listed as not yet (%s): take it off the list", sc, why)
 		}
 	}
+	for _, sc := range slices.Sorted(maps.Keys(failsDirectly)) {
+		if _, ran := directRun.results[sc]; !ran {
+			t.Errorf("scenario %s, listed as failing directly, did not run", sc)
+		}
+	}
 }
 
-// startConformanceServer runs the suite's reference server (a copy in
-// testdata/e2e/conformance-server) on a free port and returns its MCP URL.
-func startConformanceServer(t *testing.T, node22 string) string {
+// startConformanceServer runs our conformance server over Streamable
+// HTTP (this binary with arg conformance-upstream-http, see TestMain) on
+// a port of its own, and returns its MCP URL, the first line it prints.
+func startConformanceServer(t *testing.T) string {
 	t.Helper()
-	var lastErr error
-	for range 3 { // freePort's port can be taken before node binds it
-		port := freePort(t)
-		cmd := exec.Command(node22, e2ePath("conformance-server/everything-server.ts"))
-		cmd.Dir = e2ePath(".")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-		p := startProcess(t, cmd)
-		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		if lastErr = waitHTTPOrExit(base+"/mcp", p.exited, waitLimit); lastErr == nil {
-			return base + "/mcp"
-		}
-		p.stop()
+	cmd := exec.Command(testServerBin, "conformance-upstream-http", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("starting the conformance reference server: %v", lastErr)
+	p := startProcess(t, cmd)
+	line := make(chan string, 1)
+	go func() { // ends with the first line, or when the process is stopped
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case url := <-line:
+		if url == "" {
+			<-p.exited
+			t.Fatalf("starting the conformance server: it printed no URL: %v\n%s", p.err, p.output)
+		}
+		return url
+	case <-time.After(waitLimit):
+		t.Fatalf("starting the conformance server: no URL after %v", waitLimit)
+	}
 	return ""
 }
 
@@ -137,6 +189,8 @@ type requirementsRun struct {
 	results map[string]conformanceResult
 	out     string
 	dir     string
+
+	node22, cli, url, revision string // what ran, for rerun
 }
 
 // runRequirements runs the server requirements of revision against url.
@@ -149,7 +203,43 @@ func runRequirements(t *testing.T, node22, cli, url, revision string) requiremen
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, _ := cmd.CombinedOutput() // non-zero when a scenario fails
 	results, _ := parseConformanceSummary(string(out))
-	return requirementsRun{results: results, out: string(out), dir: filepath.Join(dir, "checks")}
+	return requirementsRun{results: results, out: string(out), dir: filepath.Join(dir, "checks"),
+		node22: node22, cli: cli, url: url, revision: revision}
+}
+
+// conformanceRetries is how many times more a scenario that fails where it
+// should pass runs, alone: a few of the suite's checks allow an answer
+// well under a second (server-stateless reads a call's stream for 500 ms,
+// a subscription's for 800), which a machine running every test of the
+// package at once can miss. A scenario that fails every time fails the
+// test.
+const conformanceRetries = 2
+
+// passOnRetry runs scenario sc of r again, alone, until it passes, at
+// most conformanceRetries times, and returns its last result (res if it
+// did not run again).
+func passOnRetry(t *testing.T, r requirementsRun, sc string, res conformanceResult) conformanceResult {
+	t.Helper()
+	counts := regexp.MustCompile(`Passed: (\d+)/\d+, (\d+) failed`)
+	for i := range conformanceRetries {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		cmd := exec.CommandContext(ctx, r.node22, r.cli, "server", "--url", r.url, "--scenario", sc, "--spec-version", r.revision)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		out, _ := cmd.CombinedOutput()
+		cancel()
+		m := counts.FindSubmatch(out)
+		if m == nil {
+			continue
+		}
+		passed, _ := strconv.Atoi(string(m[1]))
+		failed, _ := strconv.Atoi(string(m[2]))
+		if failed == 0 {
+			t.Logf("scenario %s passed at %s on its retry %d at %s (first %d passed, %d failed):\n%s", sc, r.url, i+1, r.revision, res.passed, res.failed, r.failures(sc))
+			return conformanceResult{passed, failed}
+		}
+	}
+	return res
 }
 
 // counts is "N of M scenarios, P checks passed, F failed".

@@ -285,9 +285,18 @@ type Target struct {
 	// (SDK 1.x, the 2025 handshake), client2026.mjs the SDK 2.x client
 	// pinned to protocol 2026-07-28 (which knows fewer ops).
 	Driver string
+	// Sample, for client2026.mjs: the client declares sampling and
+	// answers every sampling request with this text.
+	Sample string
 }
 
 func (tg Target) args() ([]string, error) {
+	if tg.Sample != "" {
+		rest := tg
+		rest.Sample = ""
+		args, err := rest.args()
+		return append([]string{"--sample", tg.Sample}, args...), err
+	}
 	switch {
 	case tg.URL != "" && len(tg.Command) > 0:
 		return nil, errors.New("target has both URL and Command")
@@ -584,6 +593,15 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "conformance-upstream" {
 		if err := fakeupstream.ConformanceServer(os.Args[2:]...).Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "conformance-upstream:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) == 3 && os.Args[1] == "conformance-upstream-http" {
+		// The first line of output is the server's MCP URL.
+		ready := func(url string) { fmt.Println(url) }
+		if err := fakeupstream.ServeConformance(context.Background(), os.Args[2], ready); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance-upstream-http:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -17,10 +17,14 @@ import (
 var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ConformanceServer serves the fixtures the MCP conformance suite's server
-// scenarios expect (prompts, resources, completion, tools that return each
-// kind of content, log, report progress, sample, elicit), so that those
-// scenarios can run through mcpgw with it as the upstream. protocols, if
-// any, are the only protocol versions it accepts.
+// scenarios expect: prompts, resources, completion, tools that return each
+// kind of content, log, report progress, sample, elicit, and, for protocol
+// 2026-07-28, the probes of its stateless and HTTP scenarios and the tools
+// of its input_required scenarios (conformance2026.go). It runs as an
+// upstream of mcpgw over stdio, and on its own over Streamable HTTP
+// (ConformanceHandler), so that the suite can hold mcpgw to what the
+// server passes directly. protocols, if any, are the only protocol
+// versions it accepts.
 func ConformanceServer(protocols ...string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpgw-conformance-upstream", Version: "1.0.0"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: protocols,
@@ -81,6 +85,8 @@ func ConformanceServer(protocols ...string) *mcp.Server {
 				Text: fmt.Sprintf(`{"id":%q,"templateTest":true,"data":"Data for ID: %s"}`, id, id)}}}, nil
 		})
 	addConformanceTools(s)
+	addStatelessFixtures(s)
+	addInputRequiredFixtures(s)
 	return s
 }
 
@@ -175,16 +181,7 @@ func addConformanceTools(s *mcp.Server) {
 // then retries; the SDK turns that into plain requests to a client on an
 // older protocol.
 func addClientRequestTools(s *mcp.Server) {
-	text := func(format string, args ...any) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
-	}
-	obj := func(props map[string]any, required ...string) map[string]any {
-		m := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			m["required"] = required
-		}
-		return m
-	}
+	text, obj := textResult, objectSchema
 	str := map[string]any{"type": "string"}
 	// ask returns the client's answer to in, or, if the call does not
 	// carry it yet, the result that asks for it.
@@ -208,13 +205,7 @@ func addClientRequestTools(s *mcp.Server) {
 			if !ok {
 				return nil, fmt.Errorf("sampling answered with %T", r)
 			}
-			var reply []string
-			for _, c := range res.Content {
-				if t, ok := c.(*mcp.TextContent); ok {
-					reply = append(reply, t.Text)
-				}
-			}
-			return text("LLM response: %s", strings.Join(reply, " ")), nil
+			return text("LLM response: %s", samplingText(res)), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "test_roots", Description: "Lists the client's roots.", InputSchema: obj(map[string]any{})},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -226,11 +217,7 @@ func addClientRequestTools(s *mcp.Server) {
 			if !ok {
 				return nil, fmt.Errorf("roots/list answered with %T", r)
 			}
-			var uris []string
-			for _, root := range res.Roots {
-				uris = append(uris, root.URI)
-			}
-			return text("Roots: %s", strings.Join(uris, " ")), nil
+			return text("Roots: %s", rootURIs(res)), nil
 		})
 	elicit := func(req *mcp.CallToolRequest, message string, schema map[string]any) (*mcp.CallToolResult, error) {
 		r, pending := ask(req, &mcp.ElicitParams{Message: message, RequestedSchema: schema})
@@ -285,17 +272,30 @@ func addClientRequestTools(s *mcp.Server) {
 					"items": map[string]any{"anyOf": titled("title", "value1", "First Choice", "value2", "Second Choice", "value3", "Third Choice")}},
 			}))
 		})
+	// The keywords of JSON Schema 2020-12 a listing must keep as they are
+	// (SEP-1613), and from 2026-07-28 those of composition, conditions and
+	// anchors too (SEP-2106): a contact by phone or by email.
+	address := obj(map[string]any{"street": str, "city": str})
+	address["$anchor"] = "postalAddress"
 	s.AddTool(&mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features",
 		InputSchema: map[string]any{
 			"$schema": "https://json-schema.org/draft/2020-12/schema",
 			"type":    "object",
-			"$defs": map[string]any{"address": obj(map[string]any{
-				"street": str, "city": str,
-			})},
+			"$defs":   map[string]any{"address": address},
 			"properties": map[string]any{
 				"name":    str,
 				"address": map[string]any{"$ref": "#/$defs/address"},
+				"contact": map[string]any{"type": "string", "enum": []string{"phone", "email"}},
+				"phone":   str,
+				"email":   str,
 			},
+			"allOf": []any{map[string]any{"anyOf": []any{
+				map[string]any{"required": []string{"phone"}},
+				map[string]any{"required": []string{"email"}},
+			}}},
+			"if":                   map[string]any{"properties": map[string]any{"contact": map[string]any{"const": "phone"}}, "required": []string{"contact"}},
+			"then":                 map[string]any{"required": []string{"phone"}},
+			"else":                 map[string]any{"required": []string{"email"}},
 			"additionalProperties": false,
 		}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })

@@ -4,8 +4,12 @@
 // fallback to the 2025 handshake, every request sessionless.
 //
 // Usage:
-//   node client2026.mjs --url http://127.0.0.1:PORT/mcp [--header 'Name: value']...
-//   node client2026.mjs --stdio -- COMMAND [ARG]...
+//   node client2026.mjs [--sample TEXT] --url http://127.0.0.1:PORT/mcp [--header 'Name: value']...
+//   node client2026.mjs [--sample TEXT] --stdio -- COMMAND [ARG]...
+//
+// --sample TEXT declares the sampling capability and answers every
+// sampling request with TEXT. A server asks through an input_required
+// result, which the client answers and retries the call with itself.
 //
 // Steps, a JSON array on stdin:
 //   {"op":"serverInfo"}     negotiated version, era, server info, capabilities, instructions
@@ -30,10 +34,12 @@ function usage(msg) {
 const argv = process.argv.slice(2);
 let url;
 let stdio;
+let sample;
 const headers = {};
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--url") url = argv[++i];
+  else if (a === "--sample") sample = argv[++i];
   else if (a === "--header") {
     const h = argv[++i] ?? "";
     const c = h.indexOf(":");
@@ -64,8 +70,15 @@ const transport = url
   : new StdioClientTransport({ command: stdio[0], args: stdio.slice(1), env: process.env, cwd: process.cwd() });
 const client = new Client(
   { name: "client2026", version: "1.0.0" },
-  { capabilities: {}, versionNegotiation: { mode: { pin: VERSION } } },
+  { capabilities: sample === undefined ? {} : { sampling: {} }, versionNegotiation: { mode: { pin: VERSION } } },
 );
+if (sample !== undefined) {
+  client.setRequestHandler("sampling/createMessage", async () => ({
+    role: "assistant",
+    model: "client2026",
+    content: { type: "text", text: sample },
+  }));
+}
 try {
   await client.connect(transport);
 } catch (e) {
