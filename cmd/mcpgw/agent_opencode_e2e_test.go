@@ -13,7 +13,11 @@ import (
 // mode: the model sees one tool of mcpgw's, mcpgw_mcp), the model an
 // OpenAI-compatible local provider.
 
-const opencodeCLI = "node_modules/opencode-ai/bin/opencode.exe"
+// opencode-ai takes its binary from one of twelve platform packages, and a
+// lock file cannot name them all where not every one is published: the
+// tests take the Linux binary that runs on any x86-64 (optional, so that
+// npm ci elsewhere skips it) and run it directly.
+const opencodeCLI = "node_modules/opencode-linux-x64-baseline/bin/opencode"
 
 // newOpencodeEnv is an agentEnv for opencode: the README's opencode.json
 // with the fake model as its provider, and what opencode fetches besides
