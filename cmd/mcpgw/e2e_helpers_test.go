@@ -665,3 +665,44 @@ func parallelByDefault() {
 		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
 	}
 }
+
+// waitCached waits until the daemon's cache file holds entries for names.
+func waitCached(t *testing.T, path string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var f struct {
+			Servers map[string]json.RawMessage `json:"servers"`
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(data, &f) == nil {
+			all := true
+			for _, n := range names {
+				if _, ok := f.Servers[n]; !ok {
+					all = false
+				}
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache %s never got entries for %v (have %s)", path, names, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func toolNamesOf(t *testing.T, r StepResult) []string {
+	t.Helper()
+	var res struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	r.Decode(t, &res)
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}

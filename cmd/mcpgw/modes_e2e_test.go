@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,20 +12,6 @@ import (
 	"testing"
 	"time"
 )
-
-func toolNamesOf(t *testing.T, r StepResult) []string {
-	t.Helper()
-	var res struct {
-		Tools []struct{ Name string } `json:"tools"`
-	}
-	r.Decode(t, &res)
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
 
 // TestToolSearchTwoSessions: session A searches, hears list_changed and
 // calls the tool it activated; session B sees none of A's tools and gets a
@@ -81,33 +66,6 @@ func TestToolSearchTwoSessions(t *testing.T) {
 	}
 	if r := b[1]; !r.IsError() || !strings.Contains(r.Text(), "not active in this session") || !strings.Contains(r.Text(), "select:go_add") {
 		t.Errorf("B calls A's tool = %v", r)
-	}
-}
-
-// waitCached waits until the daemon's cache file holds entries for names.
-func waitCached(t *testing.T, path string, names ...string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var f struct {
-			Servers map[string]json.RawMessage `json:"servers"`
-		}
-		data, err := os.ReadFile(path)
-		if err == nil && json.Unmarshal(data, &f) == nil {
-			all := true
-			for _, n := range names {
-				if _, ok := f.Servers[n]; !ok {
-					all = false
-				}
-			}
-			if all {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cache %s never got entries for %v (have %s)", path, names, data)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

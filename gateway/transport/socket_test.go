@@ -62,10 +62,12 @@ func echo(ss Session, received chan<- string) func(context.Context, mcp.Transpor
 // daemon hold them.
 func socketPair(t *testing.T) (client, daemon *net.UnixConn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	conn := func(fd int) *net.UnixConn {
 		f := os.NewFile(uintptr(fd), "socket")
 		defer f.Close()
