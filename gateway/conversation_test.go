@@ -64,13 +64,7 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (strin
 	if err != nil {
 		t.Fatalf("calling %s: %v", name, err)
 	}
-	var texts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), res.IsError
+	return resultText(res), res.IsError
 }
 
 // A 2026-07-28 client over HTTP is served without a session, in the mode

@@ -115,17 +115,7 @@ func (c *client) tools(t *testing.T) []string {
 
 func (c *client) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := c.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("calling %s: %v", name, err)
-	}
-	var texts []string
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), res.IsError
+	return callText(t, c.sess, name, args)
 }
 
 func (c *client) waitListChanged(t *testing.T) {

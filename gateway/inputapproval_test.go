@@ -137,12 +137,13 @@ func manualOn(t *testing.T, cs *mcp.ClientSession, name, state string) *mcp.Call
 	return res
 }
 
+// resultText is the text of res's text contents, a line each.
 func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
+	var texts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
+			texts = append(texts, tc.Text)
 		}
 	}
-	return b.String()
+	return strings.Join(texts, "\n")
 }
