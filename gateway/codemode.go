@@ -46,7 +46,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 // it did as the tool's result.
 func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
 	v := ss.View()
-	if !surface.ScriptsOn(v, ss.mode) {
+	if !surface.ScriptsOn(v, ss.mode.Name()) {
 		return surface.Errorf("Scripts are turned off (settings.scripts is false).")
 	}
 	if strings.TrimSpace(src) == "" {

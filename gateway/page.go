@@ -172,7 +172,7 @@ func (p pageDaemon) Decide(id, decision, by string) (api.PendingApproval, error)
 func (ss *session) pageSession() statuspage.Session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	p := statuspage.Session{Mode: string(ss.mode), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio"}
+	p := statuspage.Session{Mode: string(ss.mode.Name()), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio"}
 	if t := ss.lastActive.Load(); t != 0 {
 		p.LastActive = time.Unix(0, t)
 	}

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,8 +115,11 @@ func response(id, result []byte) []byte {
 // go-sdk.
 func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []byte, idle time.Duration) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" || !acceptsJSONAndSSE(r.Header.Values("Accept")) || !isJSON(r.Header.Get("Content-Type")) {
+	if !acceptsJSONAndSSE(r.Header.Values("Accept")) || !isJSON(r.Header.Get("Content-Type")) {
 		return false
+	}
+	if sid == "" {
+		return t.serveSessionlessFast(w, r, body)
 	}
 	ss, ok := t.hub.HTTPSession(sid)
 	if !ok {
@@ -136,6 +140,43 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 	if idle > 0 && time.Since(seen) > idle/2 {
 		// The go-sdk closes sessions it has not seen for its idle
 		// timeout: let it see this one.
+		return false
+	}
+	run, ok := ss.Fast(req.id, req.params)
+	if !ok {
+		return false
+	}
+	result := run(r.Context())
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	_, _ = w.Write(response(req.id, result))
+	return true
+}
+
+// serveSessionlessFast answers a POST of protocol 2026-07-28 or later
+// that is a fast call, with the conversation its headers describe, as the
+// go-sdk's handler would; false leaves it to the go-sdk. Anything the
+// go-sdk would refuse or check goes to it: a version it does not speak,
+// standard headers that are missing or disagree with the body (Mcp-Method,
+// Mcp-Name, the _meta version), and tools whose arguments are bound to
+// headers (the session leaves those to it).
+func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	pv := r.Header.Get("Mcp-Protocol-Version")
+	if pv < FirstSessionless || !slices.Contains(t.o.Protocols, pv) || r.Header.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	req, ok := parseFastRequest(body)
+	if !ok {
+		return false
+	}
+	name, _ := jsonwire.String(member(req.params, "name"))
+	metaPV, _ := jsonwire.String(member(member(req.params, "_meta"), metaProtocolVersion))
+	if name == "" || r.Header.Get("Mcp-Name") != name || metaPV != pv {
+		return false
+	}
+	ss, ok := t.hub.ConversationSession(httpSessionOptions(r))
+	if !ok {
 		return false
 	}
 	run, ok := ss.Fast(req.id, req.params)

@@ -50,6 +50,12 @@ func (h *fakeHub) Conversation(opts SessionOptions) *mcp.Server {
 	h.convs = append(h.convs, opts)
 	return h.server
 }
+func (h *fakeHub) ConversationSession(opts SessionOptions) (Session, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.convs = append(h.convs, opts)
+	return h.ss, h.ss != nil
+}
 func (h *fakeHub) CancelHTTPSession(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -174,6 +180,70 @@ func TestServeFast(t *testing.T) {
 			}
 			if got := strings.Join(ss.cancelled, ","); got != tc.cancelled {
 				t.Errorf("cancelled %q, want %q", got, tc.cancelled)
+			}
+		})
+	}
+}
+
+// A request of protocol 2026-07-28 without a session is a fast call of
+// the conversation its headers describe when everything the go-sdk would
+// check agrees; anything else is left to the go-sdk.
+func TestServeSessionlessFast(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"a_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	headers := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "a_echo", "Mcp-Gateway-Mode": "direct"}
+	for _, tc := range []struct {
+		name   string
+		change map[string]string // headers changed ("" removes one)
+		body   string
+		want   bool
+	}{
+		{name: "answered", want: true},
+		{name: "a version the daemon does not speak", change: map[string]string{"Mcp-Protocol-Version": "2027-01-01"}},
+		{name: "a 2025 request", change: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}},
+		{name: "no Mcp-Method", change: map[string]string{"Mcp-Method": ""}},
+		{name: "another Mcp-Name", change: map[string]string{"Mcp-Name": "a_other"}},
+		{name: "no Mcp-Name", change: map[string]string{"Mcp-Name": ""}},
+		{name: "the body names another version", body: strings.Replace(call, `"2026-07-28"}`, `"2025-11-25"}`, 1)},
+		{name: "no _meta version", body: strings.Replace(call, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, "", 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := &fakeSession{fast: true}
+			hub := &fakeHub{ss: ss}
+			tr := New(hub, Options{Protocols: []string{"2025-11-25", "2026-07-28"}})
+			body := call
+			if tc.body != "" {
+				body = tc.body
+			}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Content-Type", "application/json")
+			for k, v := range headers {
+				r.Header.Set(k, v)
+			}
+			for k, v := range tc.change {
+				if v == "" {
+					r.Header.Del(k)
+				} else {
+					r.Header.Set(k, v)
+				}
+			}
+			w := httptest.NewRecorder()
+			answered := tr.serveFast(w, r, []byte(body), 10*time.Minute)
+			calls, _ := ss.record()
+			if !tc.want {
+				if answered || w.Body.Len() > 0 || len(calls) > 0 {
+					t.Errorf("answered %v (%q), calls %v; want it left to the go-sdk", answered, w.Body.String(), calls)
+				}
+				return
+			}
+			if want := `{"jsonrpc":"2.0","id":"c1","result":{"content":[{"type":"text","text":"hi"}]}}`; !answered || w.Body.String() != want {
+				t.Fatalf("answered %v: %q; want %q", answered, w.Body.String(), want)
+			}
+			hub.mu.Lock()
+			convs := slices.Clone(hub.convs)
+			hub.mu.Unlock()
+			if len(convs) != 1 || convs[0].Mode != "direct" {
+				t.Errorf("conversations asked for: %+v", convs)
 			}
 		})
 	}

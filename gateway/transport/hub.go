@@ -54,6 +54,9 @@ type Hub interface {
 	// protocol 2026-07-28 or later (which has no session) described by
 	// opts, or nil when none can; called for every such request.
 	Conversation(opts SessionOptions) *mcp.Server
+	// ConversationSession is the conversation Conversation would answer
+	// with, as a Session: for its fast calls.
+	ConversationSession(opts SessionOptions) (Session, bool)
 	// HTTPSession returns the initialized session whose Streamable HTTP
 	// session ID is id.
 	HTTPSession(id string) (Session, bool)
