@@ -22,7 +22,7 @@ import (
 
 // Fast implements transport.Session: the fast call of the tools/call id
 // with params, or ok false when the go-sdk should answer it.
-func (ss *session) Fast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool) {
+func (ss *session) Fast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.lastActive.Store(time.Now().UnixNano())
 	ss.gw.busy()
 	return ss.prepareFast(id, params)
@@ -30,7 +30,7 @@ func (ss *session) Fast(id, params []byte) (run func(context.Context) json.RawMe
 
 // prepareFast decides whether the tools/call id with params is a fast
 // call; if it is, run makes it and returns the result.
-func (ss *session) prepareFast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool) {
+func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.mu.Lock()
 	protocol := ss.protocol
 	ss.mu.Unlock()
@@ -79,7 +79,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 		// as on the SDK's path (sdkToolCall).
 		c.Opts.Input = &upstream.InputRound{}
 	}
-	return func(ctx context.Context) json.RawMessage {
+	return func(ctx context.Context) (json.RawMessage, error) {
 		ss.gw.fastCalls.Add(1)
 		// As cancelMiddleware does for the SDK's requests, and cancelled
 		// by the client's notifications/cancelled (see cancelFast).
@@ -100,6 +100,12 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			ss.mu.Unlock()
 		}()
 		res, raw := ss.gw.calls.Dispatch(ctx, c)
+		if c.ProtocolErr != nil {
+			// An upstream's JSON-RPC error to a relayed round (a
+			// capability the caller did not declare, a tampered state)
+			// is the caller's answer, as on the SDK's path.
+			return nil, c.ProtocolErr
+		}
 		data, needsInput := raw, false
 		if raw != nil {
 			ss.gw.relayedCalls.Add(1)
@@ -113,7 +119,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 		if modern {
 			data = withServerInfo(withResultType(data, needsInput), ss.gw.serverInfo)
 		}
-		return data
+		return data, nil
 	}, true
 }
 

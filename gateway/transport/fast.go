@@ -2,10 +2,14 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
@@ -110,6 +114,28 @@ func response(id, result []byte) []byte {
 	return append(b, '}')
 }
 
+// answer is the JSON-RPC response to request id: result, or err as a
+// JSON-RPC error (any error that is not one is an internal error).
+func answer(id, result []byte, err error) []byte {
+	if err == nil {
+		return response(id, result)
+	}
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		werr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	data, merr := json.Marshal(werr)
+	if merr != nil {
+		data, _ = json.Marshal(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: werr.Message})
+	}
+	b := make([]byte, 0, len(data)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, data...)
+	return append(b, '}')
+}
+
 // serveFast answers a POST that is a fast call of a known session, as the
 // go-sdk's handler would (JSON response mode); false leaves it to the
 // go-sdk.
@@ -146,11 +172,11 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 	if !ok {
 		return false
 	}
-	result := run(r.Context())
+	result, err := run(r.Context())
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
-	_, _ = w.Write(response(req.id, result))
+	_, _ = w.Write(answer(req.id, result, err))
 	return true
 }
 
@@ -183,13 +209,39 @@ func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return false
 	}
-	result := run(r.Context())
+	result, err := run(r.Context())
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
-	_, _ = w.Write(response(req.id, result))
+	if status := errorStatus(err); status != 0 {
+		w.WriteHeader(status)
+	}
+	_, _ = w.Write(answer(req.id, result, err))
 	return true
 }
+
+// errorStatus is the HTTP status of an answer of protocol 2026-07-28 that
+// is err (SEP-2575): 404 for an unknown method, 400 for invalid params, an
+// unsupported version or a missing client capability; 0 for 200.
+func errorStatus(err error) int {
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		return 0
+	}
+	switch werr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, codeUnsupportedProtocolVersion, codeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// JSON-RPC error codes of protocol 2026-07-28 (SEP-2575).
+const (
+	codeMissingRequiredClientCapabilities = -32021
+	codeUnsupportedProtocolVersion        = -32022
+)
 
 // isJSON reports whether a Content-Type is application/json.
 func isJSON(ct string) bool {

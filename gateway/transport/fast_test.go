@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +85,8 @@ func (h *fakeHub) record() (opened, served []SessionOptions, canceled []string) 
 type fakeSession struct {
 	protocol string
 	seen     time.Time
-	fast     bool // Fast takes the call
+	fast     bool  // Fast takes the call
+	err      error // and answers with this error
 
 	id, secret string // ShimIdentity's
 
@@ -96,15 +99,18 @@ type fakeSession struct {
 func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
-func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMessage, bool) {
+func (s *fakeSession) Fast(id, params []byte) (func(context.Context) (json.RawMessage, error), bool) {
 	if !s.fast {
 		return nil, false
 	}
-	return func(context.Context) json.RawMessage {
+	return func(context.Context) (json.RawMessage, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.calls = append(s.calls, string(params))
-		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+		if s.err != nil {
+			return nil, s.err
+		}
+		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`), nil
 	}, true
 }
 func (s *fakeSession) CancelFast(id []byte) {
@@ -246,5 +252,36 @@ func TestServeSessionlessFast(t *testing.T) {
 				t.Errorf("conversations asked for: %+v", convs)
 			}
 		})
+	}
+}
+
+// A fast call that ends in a JSON-RPC error is answered with it, with
+// the HTTP status protocol 2026-07-28 gives that error.
+func TestServeSessionlessFastError(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a_x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	for _, tc := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{&jsonrpc.Error{Code: -32021, Message: "needs sampling"}, http.StatusBadRequest, `{"jsonrpc":"2.0","id":3,"error":{"code":-32021,"message":"needs sampling"}}`},
+		{&jsonrpc.Error{Code: -32601, Message: "no such method"}, http.StatusNotFound, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no such method"}}`},
+		{&jsonrpc.Error{Code: -32000, Message: "tampered"}, http.StatusOK, `{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"tampered"}}`},
+		{errors.New("broken"), http.StatusOK, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"broken"}}`},
+	} {
+		ss := &fakeSession{fast: true, err: tc.err}
+		tr := New(&fakeHub{ss: ss}, Options{Protocols: []string{"2026-07-28"}})
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(call))
+		for k, v := range map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "a_x"} {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		if !tr.serveFast(w, r, []byte(call), 0) {
+			t.Fatalf("%v: not answered", tc.err)
+		}
+		if w.Code != tc.status || w.Body.String() != tc.want {
+			t.Errorf("%v: %d %s; want %d %s", tc.err, w.Code, w.Body.String(), tc.status, tc.want)
+		}
 	}
 }
