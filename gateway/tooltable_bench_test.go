@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,3 +104,45 @@ func BenchmarkDirectSession1600(b *testing.B) {
 }
 
 var nextCursor = regexp.MustCompile(`"nextCursor":("[^"]*")`)
+
+// BenchmarkSessionlessCall measures a forwarded echo call of protocol
+// 2026-07-28 over HTTP (no session: the conversation its headers
+// describe), direct mode, to a real stdio upstream, with and without the
+// fast path.
+func BenchmarkSessionlessCall(b *testing.B) {
+	for _, noFast := range []bool{false, true} {
+		name := map[bool]string{false: "fast", true: "sdk"}[noFast]
+		b.Run(name, func(b *testing.B) {
+			cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+				Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+			gw := New(cfg, &Options{NoFastPath: noFast})
+			gw.Start()
+			defer gw.Close()
+			ts := httptest.NewServer(gw.Handler(nil))
+			defer ts.Close()
+			body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"hello through mcpgw"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+			post := func() []byte {
+				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+				for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+					"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "a_echo"} {
+					req.Header.Set(k, v)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer resp.Body.Close()
+				data, _ := io.ReadAll(resp.Body)
+				return data
+			}
+			if data := post(); !bytes.Contains(data, []byte("hello through mcpgw")) {
+				b.Fatalf("answer: %s", data)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				post()
+			}
+		})
+	}
+}
