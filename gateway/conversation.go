@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/identity"
 )
 
 // Conversations: protocol 2026-07-28 has no session. Each request names
@@ -48,6 +50,7 @@ const maxConversations = 64
 // description, the mode as the request gave it.
 type conversationKey struct {
 	cwd, mode, directTools, clientPrefix string
+	user                                 string // in team mode, each user's own
 }
 
 // conversations are the daemon's open conversations, by key.
@@ -59,7 +62,7 @@ type conversations struct {
 // Conversation implements transport.Hub: the server of the conversation
 // opts describe, opened if it is not (nil once the daemon is closing).
 func (s *Server) Conversation(opts SessionOptions) *mcp.Server {
-	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix}
+	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix, identity.NameOf(opts.User)}
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
 	if ss, ok := s.convs.byKey[key]; ok && ss.ctx.Err() == nil {

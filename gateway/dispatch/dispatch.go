@@ -89,6 +89,10 @@ type Caller interface {
 	// Identity names the session and its client on the audit log and
 	// the approvals list.
 	Identity() (id, client string)
+	// User names who the session belongs to, in team mode: on the audit
+	// log, and the only one who sees and decides its pending approvals.
+	// "" outside team mode.
+	User() string
 	// Upstream is the upstream that serves srv for the session.
 	Upstream(srv *registry.Server) *upstream.Upstream
 	// Used notes that the session called a tool of server.
@@ -171,6 +175,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	auditing := d.auditing(v)
 	rec := audit.Record{Event: audit.EventCall, Tool: name, Script: c.Script}
 	rec.Session, rec.Client = c.Caller.Identity()
+	rec.User = c.Caller.User()
 	refuse := func(outcome string, args []byte) {
 		c.Outcome = outcome
 		if auditing {

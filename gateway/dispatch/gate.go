@@ -133,13 +133,16 @@ func (a *approvals) waitOutside(id string, deadline time.Time) {
 	}
 }
 
-// List returns the pending approvals, oldest first, each with its
+// list returns user's pending approvals, oldest first, each with its
 // arguments whole.
-func (a *approvals) list() []api.PendingApproval {
+func (a *approvals) list(user string) []api.PendingApproval {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make([]api.PendingApproval, 0, len(a.pending))
 	for _, p := range a.pending {
+		if p.User != user {
+			continue
+		}
 		pa := p.PendingApproval
 		pa.Full = argsWhole(p.args)
 		out = append(out, pa)
@@ -152,10 +155,12 @@ func (a *approvals) list() []api.PendingApproval {
 // (or no longer) pending.
 var ErrNoApproval = errors.New("no such pending approval (it was decided, timed out, or its call was cancelled)")
 
-// decide answers the pending approval id.
-func (a *approvals) decide(id string, d decision) (api.PendingApproval, error) {
+// decide answers user's pending approval id; another user's is not
+// there for user.
+func (a *approvals) decide(user, id string, d decision) (api.PendingApproval, error) {
 	a.mu.Lock()
 	p, ok := a.pending[id]
+	ok = ok && p.User == user
 	if ok {
 		delete(a.pending, id)
 	}
@@ -168,18 +173,28 @@ func (a *approvals) decide(id string, d decision) (api.PendingApproval, error) {
 }
 
 // Approvals lists the calls waiting for a decision from the status page
-// or `mcpgw approve`.
-func (d *Dispatcher) Approvals() []api.PendingApproval { return d.approvals.list() }
+// or `mcpgw approve`, outside team mode (ApprovalsOf "").
+func (d *Dispatcher) Approvals() []api.PendingApproval { return d.approvals.list("") }
+
+// ApprovalsOf lists user's calls waiting for a decision: in team mode
+// nobody sees another user's ("" outside team mode).
+func (d *Dispatcher) ApprovalsOf(user string) []api.PendingApproval { return d.approvals.list(user) }
 
 // Decide allows (grant once, tool or server) or denies the pending
-// approval id; by says who: "page" or "cli".
+// approval id; by says who: "page" or "cli". It is DecideAs "".
 func (d *Dispatcher) Decide(id, grant, by string) (api.PendingApproval, error) {
+	return d.DecideAs("", id, grant, by)
+}
+
+// DecideAs is Decide by user, who decides only calls of theirs: another
+// user's approval is ErrNoApproval, as if there were none.
+func (d *Dispatcher) DecideAs(user, id, grant, by string) (api.PendingApproval, error) {
 	switch grant {
 	case grantOnce, grantTool, grantServer, grantDeny:
 	default:
 		return api.PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
 	}
-	return d.approvals.decide(id, decision{grant: grant, by: by})
+	return d.approvals.decide(user, id, decision{grant: grant, by: by})
 }
 
 // gate decides whether the call c of t on srv with args (what the
@@ -215,7 +230,7 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	d.o.Observer.Decided(srv.Name, rec.Approval)
 	if dec.by != bySession {
 		d.auditWrite(v, audit.Record{
-			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: rec.Tool, Method: rec.Method,
+			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, User: rec.User, Server: srv.Name, Tool: rec.Tool, Method: rec.Method,
 			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: dec.by, Rule: rec.Rule,
 		})
 	}
@@ -261,6 +276,7 @@ func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *regi
 		ID:        newApprovalID(),
 		Session:   rec.Session,
 		Client:    rec.Client,
+		User:      rec.User,
 		Server:    srv.Name,
 		Tool:      t.Original,
 		Args:      view.listed(),

@@ -80,6 +80,7 @@ type fakeSession struct {
 	fast     bool // Fast takes the call
 
 	id, secret string // ShimIdentity's
+	user       string // User's
 
 	mu        sync.Mutex
 	calls     []string // params of the calls made
@@ -88,6 +89,7 @@ type fakeSession struct {
 }
 
 func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret }
+func (s *fakeSession) User() string                      { return s.user }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
 func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMessage, bool) {
