@@ -132,15 +132,18 @@ type Options struct {
 	// at maxOutputBytes, for the caller alone to read; nil (or a nil
 	// Saver) cuts without keeping.
 	SaverFor func(Caller) content.Saver
+	// Pending keeps the calls waiting for the page or the CLI; nil keeps
+	// them in this process's memory (NewMemoryPending).
+	Pending Pending
 }
 
 // Dispatcher makes calls; it also keeps the calls waiting for an
 // approval from the page or the CLI.
 type Dispatcher struct {
-	o         Options
-	log       *slog.Logger
-	approvals approvals
-	inputs    inputApprovals // asked of and given by 2026-07-28 clients
+	o       Options
+	log     *slog.Logger
+	pending Pending
+	inputs  inputApprovals // asked of and given by 2026-07-28 clients
 }
 
 // New returns a Dispatcher.
@@ -149,7 +152,11 @@ func New(o Options) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{o: o, log: log}
+	pending := o.Pending
+	if pending == nil {
+		pending = NewMemoryPending()
+	}
+	return &Dispatcher{o: o, log: log, pending: pending}
 }
 
 // Dispatch makes the call c. With c.Relay, a result that may reach the
