@@ -226,6 +226,7 @@ func (r *recentScripts) add(res *script.Result, ss *session) {
 		Source:     surface.Truncate(res.Source, 4<<10),
 	}
 	rep.Session, rep.Client = ss.Identity()
+	rep.User = ss.User()
 	if res.Error != nil {
 		rep.Error = surface.Shorten(res.Error.Message, 300)
 	}

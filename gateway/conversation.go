@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 )
 
@@ -50,6 +51,7 @@ const maxConversations = 64
 // description, the mode as the request gave it.
 type conversationKey struct {
 	cwd, mode, directTools, clientPrefix string
+	user                                 string // in team mode, each user's own
 }
 
 // conversations are the daemon's open conversations, by key.
@@ -76,7 +78,7 @@ func (s *Server) ConversationSession(opts SessionOptions) (transport.Session, bo
 // conversation is the session of the conversation opts describe, opened
 // if it is not; nil once the daemon is closing.
 func (s *Server) conversation(opts SessionOptions) *session {
-	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix}
+	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix, identity.NameOf(opts.User)}
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
 	if ss, ok := s.convs.byKey[key]; ok && ss.ctx.Err() == nil {

@@ -21,9 +21,10 @@ type pageDaemon struct{ s *Server }
 var _ statuspage.Daemon = pageDaemon{}
 
 // PageData gathers what the page shows.
-func (p pageDaemon) PageData(query string) *statuspage.Data {
+func (p pageDaemon) PageData(ctx context.Context, query string) *statuspage.Data {
 	s := p.s
-	rep := s.Status()
+	user := userOf(ctx)
+	rep := s.statusFor(user)
 	d := &statuspage.Data{Report: rep}
 	v := s.catalog.View()
 	for _, sr := range rep.Servers {
@@ -41,6 +42,9 @@ func (p pageDaemon) PageData(query string) *statuspage.Data {
 	}
 	users := map[string][]string{} // server → clients of the sessions that called it
 	for _, ss := range s.sessionList() {
+		if ss.User() != user {
+			continue // another user's, in team mode
+		}
 		ps := ss.pageSession()
 		d.SessionList = append(d.SessionList, ps)
 		ss.mu.Lock()
@@ -155,10 +159,12 @@ func (p pageDaemon) ServerLog(name string) ([]string, error) {
 	return lines, nil
 }
 
-func (p pageDaemon) Approvals() []api.PendingApproval { return p.s.Approvals() }
+func (p pageDaemon) Approvals(ctx context.Context) []api.PendingApproval {
+	return p.s.calls.ApprovalsOf(userOf(ctx))
+}
 
-func (p pageDaemon) Decide(id, decision, by string) (api.PendingApproval, error) {
-	pa, err := p.s.Decide(id, decision, by)
+func (p pageDaemon) Decide(ctx context.Context, id, decision, by string) (api.PendingApproval, error) {
+	pa, err := p.s.calls.DecideAs(userOf(ctx), id, decision, by)
 	switch {
 	case err == ErrNoApproval:
 		return pa, statuspage.Errorf(http.StatusNotFound, "%s: %v", id, err)
@@ -172,7 +178,7 @@ func (p pageDaemon) Decide(id, decision, by string) (api.PendingApproval, error)
 func (ss *session) pageSession() statuspage.Session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	p := statuspage.Session{Mode: string(ss.mode.Name()), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio"}
+	p := statuspage.Session{Mode: string(ss.mode.Name()), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio", User: ss.User()}
 	if t := ss.lastActive.Load(); t != 0 {
 		p.LastActive = time.Unix(0, t)
 	}

@@ -201,6 +201,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	})
 	s.transports = transport.New(s, transport.Options{
 		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,
+		Team: s.teamAuthority(),
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

@@ -166,7 +166,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(s.Status())
+	_ = enc.Encode(s.statusFor(userOf(r.Context())))
 }
 
 // login describes srv's stored OAuth login, never its tokens.

@@ -293,7 +293,7 @@ func hashFiles(files []string, data [][]byte) string {
 // Fields mcpgw reads, and fields pi-mcp-adapter defines that mcpgw ignores
 // (a warning each, no "unknown field" suggestion).
 var (
-	topFields        = []string{"mcpServers", "mcp-servers", "imports", "settings"}
+	topFields        = []string{"mcpServers", "mcp-servers", "imports", "settings", "team"}
 	topFieldsForeign = []string{"claudePlugins"}
 
 	serverFields = []string{
@@ -364,6 +364,8 @@ func (p *configParser) config(root *hujson.Value, cfg *Config) {
 			if list, ok := p.stringList(m.value, "imports"); ok {
 				cfg.Imports = list
 			}
+		case "team":
+			p.team(m.value, cfg)
 		default:
 			p.unknownField(m, joinField("", m.name), topFields, topFieldsForeign)
 		}

@@ -61,6 +61,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-imports.json", `FILE:1:14: imports: must be an array of strings, got string`},
 		{"invalid-direct-tools.json", `FILE:1:63: mcpServers.github.directTools: must be true, false or an array of tool names, got number`},
 		{"invalid-odd-name.json", `FILE:1:63: mcpServers."my.server".lifecycle: "sometimes" is not one of lazy, eager, keep-alive, lazy-keep-alive`},
+		{"invalid-team-issuer-http.json", `FILE:1:23: team.issuer: "http://login.example.com": an issuer must be https (plain http only on a loopback host)`},
+		{"invalid-team-no-audience.json", `FILE:1:11: team.audience: is required: the audience a token must be issued for`},
 		{"invalid-several.json", "FILE:3:32: settings.idleTimeout: must be a number of minutes, got string\nFILE:5:41: mcpServers.a.lifecycle: \"eagre\" is not one of lazy, eager, keep-alive, lazy-keep-alive\nFILE:6:19: mcpServers.b.url: \"http://\" has no host"},
 	}
 	files, err := filepath.Glob("testdata/invalid-*.json")

@@ -56,6 +56,7 @@ func TestConfigSchemaNamesEveryField(t *testing.T) {
 		{"a server", defs["server"], serverFields},
 		{"settings", defs["settings"], settingsFields},
 		{"oauth", defs["oauth"], oauthFields},
+		{"team", defs["team"], teamFields},
 	} {
 		want := slices.Clone(tc.fields)
 		sort.Strings(want)
@@ -105,6 +106,7 @@ func TestConfigSchemaValidates(t *testing.T) {
 		"invalid-lifecycle.json", "invalid-server-string.json", "invalid-server-tool-prefix.json",
 		"invalid-servers-array.json", "invalid-settings-mode.json", "invalid-settings-object.json",
 		"invalid-settings-tool-prefix.json", "invalid-timeout-string.json", "invalid-top-level-array.json",
+		"invalid-team-issuer-http.json", "invalid-team-no-audience.json",
 	} {
 		if err := check(name); err == nil {
 			t.Errorf("%s passes the schema; the parser refuses it", name)

@@ -63,6 +63,9 @@ type Config struct {
 	Settings Settings
 	// Imports as written in the file (e.g. "cursor", "claude-code").
 	Imports []string
+	// Team is the "team" block (team.go); nil outside team mode. Only
+	// mcpgw's own file sets it: imports and project files cannot.
+	Team *Team
 	// Files lists every file that contributed (for watching), existing or not.
 	Files []string
 	// Hash is a content hash of everything that contributed; equal hashes

@@ -79,9 +79,6 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return err
 		}
 	}
-	if f.allowRemote && f.token == "" && !f.stdio {
-		return errors.New("--allow-remote needs a token (--token-file FILE or $MCPGW_TOKEN): without one, anyone who reaches the port can use your servers and their credentials")
-	}
 	if f.token == "" && f.listen != "" && !f.stdio && !ownerCheck() {
 		// No way to tell which user a loopback client runs as: the
 		// install token stands in, and the CLI reads it from its file.
@@ -100,6 +97,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			w.audit.Close()
 		}
 	}()
+	if w.cfg.Team != nil && !f.stdio {
+		log.Info("team mode: requests need a bearer token from the issuer", "issuer", w.cfg.Team.Issuer, "audience", w.cfg.Team.Audience)
+	}
 	if f.stdio {
 		// A private single-session gateway: stdout carries protocol bytes only.
 		w.gw.Start()
@@ -192,6 +192,13 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		// status, metric) and picks up the file once it is fixed.
 		log.Error("config does not load; serving no servers until it is fixed", "err", w.loadErr)
 		w.cfg = registry.Empty(w.path)
+	}
+	// In team mode every request needs a user's token from the issuer,
+	// wherever it comes from: that is the lock --allow-remote asks for.
+	// (A reload that drops the team block leaves the owner check, which
+	// refuses whoever it cannot tell.)
+	if f.allowRemote && f.token == "" && !f.stdio && w.cfg.Team == nil {
+		return nil, errors.New("--allow-remote needs a token (--token-file FILE or $MCPGW_TOKEN) or a team block in the config: without one, anyone who reaches the port can use your servers and their credentials")
 	}
 	if w.cfg.Missing {
 		log.Info("no config file; starting with no servers", "path", w.path,

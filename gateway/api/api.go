@@ -39,6 +39,7 @@ type ScriptReport struct {
 	ID         string       `json:"id"`
 	Session    string       `json:"session,omitempty"`
 	Client     string       `json:"client,omitempty"`
+	User       string       `json:"user,omitempty"` // in team mode
 	Started    time.Time    `json:"started"`
 	DurationMs float64      `json:"durationMs"`
 	Outcome    string       `json:"outcome"` // ok, or why it stopped: exception, syntax, timeout, memory, canceled, stalled
@@ -112,6 +113,7 @@ type PendingApproval struct {
 	ID      string    `json:"id"`
 	Session string    `json:"session"`
 	Client  string    `json:"client,omitempty"`
+	User    string    `json:"user,omitempty"` // whose call it is, in team mode
 	Server  string    `json:"server"`
 	Tool    string    `json:"tool"`
 	Args    string    `json:"args"` // as the approval form shows them: every value, secret ones masked, long ones cut

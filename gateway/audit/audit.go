@@ -28,8 +28,11 @@ type Record struct {
 	Event   string    `json:"event"` // EventCall or EventApproval
 	Session string    `json:"session,omitempty"`
 	Client  string    `json:"client,omitempty"`
-	Server  string    `json:"server"`
-	Tool    string    `json:"tool"`
+	// User is who called, in team mode (the verified token's user
+	// claim); empty, and left out, otherwise.
+	User   string `json:"user,omitempty"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
 	// Method is the request, when it is not a tool call (tools/call):
 	// resources/read, prompts/get, completion/complete or
 	// resources/subscribe. Tool then names what it asked for as the

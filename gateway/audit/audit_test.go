@@ -19,6 +19,7 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Event: EventApproval, Session: "s1", Client: "pi <agent> & co", Script: "s-0a1b",
 			Server: "we\"ird\\", Tool: "t\n\x01\u2028é\xff", Args: "hmac-sha256:00", Outcome: "denied", Approval: "denied",
 			DecidedBy: "cli", Rule: `settings.approveTools = ["a"]`, DurationMs: 12.345},
+		{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Session: "s1", User: "alice@example.com", Server: "gh", Tool: "t", Outcome: "ok"},
 	} {
 		want, err := json.Marshal(r)
 		if err != nil {
@@ -28,6 +29,21 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 		if string(got) != string(want)+"\n" {
 			t.Errorf("appendRecord:\n got %s\nwant %s", got, want)
 		}
+	}
+}
+
+// TestRecordUser: a record names its user in team mode, after the
+// client, and outside it a record's bytes are what they always were.
+func TestRecordUser(t *testing.T) {
+	r := Record{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Session: "s1", Client: "pi", Server: "gh", Tool: "t", Outcome: "ok"}
+	const without = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","server":"gh","tool":"t","outcome":"ok"}` + "\n"
+	if got := string(appendRecord(nil, &r)); got != without {
+		t.Errorf("without a user:\n got %s\nwant %s", got, without)
+	}
+	r.User = "alice"
+	const with = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","user":"alice","server":"gh","tool":"t","outcome":"ok"}` + "\n"
+	if got := string(appendRecord(nil, &r)); got != with {
+		t.Errorf("with a user:\n got %s\nwant %s", got, with)
 	}
 }
 

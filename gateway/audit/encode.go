@@ -16,6 +16,7 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendString(b, r.Event)
 	b = appendField(b, "session", r.Session)
 	b = appendField(b, "client", r.Client)
+	b = appendField(b, "user", r.User)
 	b = append(b, `,"server":`...)
 	b = appendString(b, r.Server)
 	b = append(b, `,"tool":`...)

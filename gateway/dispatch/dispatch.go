@@ -89,6 +89,10 @@ type Caller interface {
 	// Identity names the session and its client on the audit log and
 	// the approvals list.
 	Identity() (id, client string)
+	// User names who the session belongs to, in team mode: on the audit
+	// log, and the only one who sees and decides its pending approvals.
+	// "" outside team mode.
+	User() string
 	// Upstream is the upstream that serves srv for the session.
 	Upstream(srv *registry.Server) *upstream.Upstream
 	// Used notes that the session called a tool of server.
@@ -128,15 +132,18 @@ type Options struct {
 	// at maxOutputBytes, for the caller alone to read; nil (or a nil
 	// Saver) cuts without keeping.
 	SaverFor func(Caller) content.Saver
+	// Pending keeps the calls waiting for the page or the CLI; nil keeps
+	// them in this process's memory (NewMemoryPending).
+	Pending Pending
 }
 
 // Dispatcher makes calls; it also keeps the calls waiting for an
 // approval from the page or the CLI.
 type Dispatcher struct {
-	o         Options
-	log       *slog.Logger
-	approvals approvals
-	inputs    inputApprovals // asked of and given by 2026-07-28 clients
+	o       Options
+	log     *slog.Logger
+	pending Pending
+	inputs  inputApprovals // asked of and given by 2026-07-28 clients
 }
 
 // New returns a Dispatcher.
@@ -145,7 +152,11 @@ func New(o Options) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{o: o, log: log}
+	pending := o.Pending
+	if pending == nil {
+		pending = NewMemoryPending()
+	}
+	return &Dispatcher{o: o, log: log, pending: pending}
 }
 
 // Dispatch makes the call c. With c.Relay, a result that may reach the
@@ -171,6 +182,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	auditing := d.auditing(v)
 	rec := audit.Record{Event: audit.EventCall, Tool: name, Script: c.Script}
 	rec.Session, rec.Client = c.Caller.Identity()
+	rec.User = c.Caller.User()
 	refuse := func(outcome string, args []byte) {
 		c.Outcome = outcome
 		if auditing {

@@ -22,6 +22,7 @@ type fakeCaller struct {
 	canElicit bool
 	answer    string // the elicitation form's decision; "" declines
 	id        string // the session's ID; "" is sess1
+	user      string // User's
 	mu        sync.Mutex
 	grants    map[string]bool
 	asked     int
@@ -36,6 +37,7 @@ func (f *fakeCaller) Identity() (string, string) {
 	}
 	return "sess1", "test-client"
 }
+func (f *fakeCaller) User() string        { return f.user }
 func (f *fakeCaller) Used(string)         {}
 func (f *fakeCaller) CanElicitForm() bool { return f.canElicit }
 func (f *fakeCaller) Upstream(srv *registry.Server) *upstream.Upstream {

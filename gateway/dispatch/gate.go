@@ -5,10 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,13 +41,6 @@ const (
 	byLimit       = "limit" // refused: too many calls wait for approval
 )
 
-// pendingCall is a call waiting in approvals.
-type pendingCall struct {
-	api.PendingApproval
-	args    json.RawMessage // what the upstream will be sent
-	decided chan decision   // buffered: the first decision wins
-}
-
 // decision is the answer to an approval.
 type decision struct {
 	grant string // grantOnce, grantTool, grantServer or grantDeny
@@ -85,101 +75,29 @@ func (d decision) auditWord() string {
 	return "denied"
 }
 
-// approvals are the calls waiting for a decision from outside their
-// session.
-type approvals struct {
-	mu      sync.Mutex
-	pending map[string]*pendingCall
-}
-
-// add lists p, unless its session already has perSession calls
-// waiting or all sessions total: then it says why not, naming the
-// setting.
-func (a *approvals) add(p *pendingCall, l registry.Limits) (refused string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, q := range a.pending {
-		if q.Session == p.Session {
-			n++
-		}
-	}
-	if n >= l.ApprovalsPerSession {
-		return fmt.Sprintf("too many calls of this session wait for approval (limit %d, settings.approvalsPerSession)", l.ApprovalsPerSession)
-	}
-	if len(a.pending) >= l.ApprovalsPerDaemon {
-		return fmt.Sprintf("too many calls wait for approval in mcpgw (limit %d, settings.approvalsPerDaemon)", l.ApprovalsPerDaemon)
-	}
-	if a.pending == nil {
-		a.pending = make(map[string]*pendingCall)
-	}
-	a.pending[p.ID] = p
-	return ""
-}
-
-func (a *approvals) remove(id string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.pending, id)
-}
-
-// waitOutside notes that the call id, whose session could not be asked,
-// now waits for the page or the CLI until deadline.
-func (a *approvals) waitOutside(id string, deadline time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p, ok := a.pending[id]; ok {
-		p.InSession, p.Deadline = false, deadline
-	}
-}
-
-// List returns the pending approvals, oldest first, each with its
-// arguments whole.
-func (a *approvals) list() []api.PendingApproval {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]api.PendingApproval, 0, len(a.pending))
-	for _, p := range a.pending {
-		pa := p.PendingApproval
-		pa.Full = argsWhole(p.args)
-		out = append(out, pa)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
-	return out
-}
-
-// ErrNoApproval is the error of a decision on an approval that is not
-// (or no longer) pending.
-var ErrNoApproval = errors.New("no such pending approval (it was decided, timed out, or its call was cancelled)")
-
-// decide answers the pending approval id.
-func (a *approvals) decide(id string, d decision) (api.PendingApproval, error) {
-	a.mu.Lock()
-	p, ok := a.pending[id]
-	if ok {
-		delete(a.pending, id)
-	}
-	a.mu.Unlock()
-	if !ok {
-		return api.PendingApproval{}, ErrNoApproval
-	}
-	p.decided <- d
-	return p.PendingApproval, nil
-}
-
 // Approvals lists the calls waiting for a decision from the status page
-// or `mcpgw approve`.
-func (d *Dispatcher) Approvals() []api.PendingApproval { return d.approvals.list() }
+// or `mcpgw approve`, outside team mode (ApprovalsOf "").
+func (d *Dispatcher) Approvals() []api.PendingApproval { return d.pending.List("") }
+
+// ApprovalsOf lists user's calls waiting for a decision: in team mode
+// nobody sees another user's ("" outside team mode).
+func (d *Dispatcher) ApprovalsOf(user string) []api.PendingApproval { return d.pending.List(user) }
 
 // Decide allows (grant once, tool or server) or denies the pending
-// approval id; by says who: "page" or "cli".
+// approval id; by says who: "page" or "cli". It is DecideAs "".
 func (d *Dispatcher) Decide(id, grant, by string) (api.PendingApproval, error) {
+	return d.DecideAs("", id, grant, by)
+}
+
+// DecideAs is Decide by user, who decides only calls of theirs: another
+// user's approval is ErrNoApproval, as if there were none.
+func (d *Dispatcher) DecideAs(user, id, grant, by string) (api.PendingApproval, error) {
 	switch grant {
 	case grantOnce, grantTool, grantServer, grantDeny:
 	default:
 		return api.PendingApproval{}, fmt.Errorf("decision %q is not one of once, tool, server, deny", grant)
 	}
-	return d.approvals.decide(id, decision{grant: grant, by: by})
+	return d.pending.Decide(user, id, Decision{Grant: grant, By: by})
 }
 
 // gate decides whether the call c of t on srv with args (what the
@@ -215,7 +133,7 @@ func (d *Dispatcher) gate(ctx context.Context, c *Call, v *registry.View, t *reg
 	d.o.Observer.Decided(srv.Name, rec.Approval)
 	if dec.by != bySession {
 		d.auditWrite(v, audit.Record{
-			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, Server: srv.Name, Tool: rec.Tool, Method: rec.Method,
+			Event: audit.EventApproval, Session: rec.Session, Client: rec.Client, User: rec.User, Server: srv.Name, Tool: rec.Tool, Method: rec.Method,
 			Script: rec.Script, Args: rec.Args, Approval: rec.Approval, DecidedBy: dec.by, Rule: rec.Rule,
 		})
 	}
@@ -257,30 +175,33 @@ func approvalTimeout(v *registry.View) time.Duration {
 // may decide it.
 func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *registry.Tool, srv *registry.Server, args json.RawMessage, rec *audit.Record) decision {
 	view := argsSummary(args)
-	p := &pendingCall{PendingApproval: api.PendingApproval{
+	p := &api.PendingApproval{
 		ID:        newApprovalID(),
 		Session:   rec.Session,
 		Client:    rec.Client,
+		User:      rec.User,
 		Server:    srv.Name,
 		Tool:      t.Original,
 		Args:      view.listed(),
 		Rule:      rec.Rule,
 		Since:     time.Now(),
 		InSession: c.Caller.CanElicitForm(),
-	}, args: args, decided: make(chan decision, 1)}
+	}
 	wait := approvalTimeout(v)
 	if !p.InSession {
 		p.Deadline = p.Since.Add(wait)
 	}
-	if why := d.approvals.add(p, v.Config.Settings.Limits.Resolved()); why != "" {
+	decided, why := d.pending.Add(*p, args, v.Config.Settings.Limits.Resolved())
+	if why != "" {
 		return decision{by: byLimit, why: why}
 	}
-	defer d.approvals.remove(p.ID)
+	defer d.pending.Remove(p.ID)
 	if p.InSession {
-		if dec, ok := d.askSession(ctx, c, p, approvalForm(srv.Name, t.Original, view, rec.Rule)); ok {
+		if dec, ok := d.askSession(ctx, c, p, decided, approvalForm(srv.Name, t.Original, view, rec.Rule)); ok {
 			return dec
 		}
-		d.approvals.waitOutside(p.ID, time.Now().Add(wait))
+		p.InSession, p.Deadline = false, time.Now().Add(wait)
+		d.pending.WaitOutside(p.ID, p.Deadline)
 	}
 	d.log.Warn("tool call waits for approval: approve it on the status page or with `mcpgw approve "+p.ID+"`",
 		"id", p.ID, "server", srv.Name, "tool", t.Original, "session", rec.Session, "timeout", wait)
@@ -295,8 +216,8 @@ func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *regi
 	}
 	for n := 1; ; n++ {
 		select {
-		case dec := <-p.decided:
-			return dec
+		case dec := <-decided:
+			return dec.decision()
 		case <-timer.C:
 			return decision{by: byTimeout}
 		case <-ctx.Done():
@@ -310,7 +231,7 @@ func (d *Dispatcher) ask(ctx context.Context, c *Call, v *registry.View, t *regi
 // askSession asks the call's session with form; the page or the CLI may
 // decide first, which withdraws the form. ok is false when the client
 // could not be asked (the call then waits for the page or the CLI).
-func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *pendingCall, form *mcp.ElicitParams) (_ decision, ok bool) {
+func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *api.PendingApproval, decided <-chan Decision, form *mcp.ElicitParams) (_ decision, ok bool) {
 	ectx, cancel := context.WithCancel(ctx)
 	type answer struct {
 		res *mcp.ElicitResult
@@ -325,10 +246,10 @@ func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *pendingCall, fo
 	select {
 	case a = <-got:
 		cancel()
-	case dec := <-p.decided:
+	case dec := <-decided:
 		cancel()
 		<-got
-		return dec, true
+		return dec.decision(), true
 	case <-ctx.Done():
 		cancel()
 		<-got
@@ -350,7 +271,7 @@ func (d *Dispatcher) askSession(ctx context.Context, c *Call, p *pendingCall, fo
 // is told it still waits.
 var approvalProgressEvery = 5 * time.Second
 
-func approvalProgress(p *pendingCall, n int) *mcp.ProgressNotificationParams {
+func approvalProgress(p *api.PendingApproval, n int) *mcp.ProgressNotificationParams {
 	return &mcp.ProgressNotificationParams{
 		Progress: float64(n),
 		Message: fmt.Sprintf("waiting for the user to approve %s on %s: on mcpgw's status page, or `mcpgw approve %s` (until %s)",

@@ -60,6 +60,7 @@ func (d *Dispatcher) Forward(ctx context.Context, r *Request, do func(context.Co
 	v := r.Caller.View()
 	rec := audit.Record{Event: audit.EventCall, Method: r.Method, Server: r.Server, Tool: r.Name, Script: r.Script}
 	rec.Session, rec.Client = r.Caller.Identity()
+	rec.User = r.Caller.User()
 	if d.auditing(v) {
 		rec.Args = d.o.Audit.Digest(r.Args)
 	}
@@ -98,5 +99,6 @@ func (d *Dispatcher) Refused(caller Caller, method, name string, args json.RawMe
 	}
 	rec := audit.Record{Event: audit.EventCall, Method: method, Tool: name, Outcome: outcome, Args: d.o.Audit.Digest(args)}
 	rec.Session, rec.Client = caller.Identity()
+	rec.User = caller.User()
 	d.auditWrite(v, rec)
 }

@@ -16,7 +16,7 @@ import (
 type Daemon interface {
 	// PageData is everything the page shows; query, if not empty, is a
 	// search of the tools as the model would make it.
-	PageData(query string) *Data
+	PageData(ctx context.Context, query string) *Data
 	// Reconnect connects server now, or again.
 	Reconnect(ctx context.Context, server string) error
 	// SetEnabled turns server on or off until the daemon stops.
@@ -32,9 +32,11 @@ type Daemon interface {
 	// after them (prefixed "stderr: ").
 	ServerLog(server string) ([]string, error)
 	// Approvals are the calls waiting for the user's decision; Decide
-	// makes one: once, tool, server or deny; by is "page" or "cli".
-	Approvals() []api.PendingApproval
-	Decide(id, decision, by string) (api.PendingApproval, error)
+	// makes one: once, tool, server or deny; by is "page" or "cli". In
+	// team mode, the user is the one ctx carries (identity.FromContext):
+	// another user's calls are neither listed nor decided.
+	Approvals(ctx context.Context) []api.PendingApproval
+	Decide(ctx context.Context, id, decision, by string) (api.PendingApproval, error)
 }
 
 // Error is a refusal with the HTTP status to answer it with.
@@ -189,9 +191,9 @@ func serveLogs(d Daemon) http.HandlerFunc {
 
 // serveApprovals is GET /-/approvals: the pending approvals as JSON.
 func serveApprovals(d Daemon) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(d.Approvals())
+		_ = json.NewEncoder(w).Encode(d.Approvals(r.Context()))
 	}
 }
 
@@ -208,7 +210,7 @@ func serveApprove(d Daemon) http.HandlerFunc {
 		if r.FormValue("by") == "cli" {
 			by = "cli"
 		}
-		p, err := d.Decide(id, decision, by)
+		p, err := d.Decide(r.Context(), id, decision, by)
 		if IsForm(r) {
 			http.Redirect(w, r, "/#approvals", http.StatusSeeOther)
 			return

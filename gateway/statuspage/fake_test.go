@@ -39,7 +39,7 @@ func (d *fakeDaemon) Calls() []string {
 	return append([]string(nil), d.calls...)
 }
 
-func (d *fakeDaemon) PageData(query string) *Data {
+func (d *fakeDaemon) PageData(_ context.Context, query string) *Data {
 	d.record("PageData(%q)", query)
 	if d.data == nil {
 		return &Data{Report: &api.Report{}}
@@ -72,12 +72,12 @@ func (d *fakeDaemon) ServerLog(server string) ([]string, error) {
 	return d.logs, d.err
 }
 
-func (d *fakeDaemon) Approvals() []api.PendingApproval {
+func (d *fakeDaemon) Approvals(context.Context) []api.PendingApproval {
 	d.record("Approvals()")
 	return d.approvals
 }
 
-func (d *fakeDaemon) Decide(id, decision, by string) (api.PendingApproval, error) {
+func (d *fakeDaemon) Decide(_ context.Context, id, decision, by string) (api.PendingApproval, error) {
 	d.record("Decide(%q, %q, %q)", id, decision, by)
 	return d.decided, d.err
 }

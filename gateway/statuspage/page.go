@@ -60,8 +60,9 @@ type Tool struct {
 
 // Session is one live downstream session.
 type Session struct {
-	Client     string    `json:"client"`    // name and version from initialize
-	Transport  string    `json:"transport"` // http, socket (mcpgw stdio) or stdio
+	Client     string    `json:"client"`         // name and version from initialize
+	User       string    `json:"user,omitempty"` // who opened it, in team mode
+	Transport  string    `json:"transport"`      // http, socket (mcpgw stdio) or stdio
 	LastActive time.Time `json:"lastActive,omitzero"`
 	Mode       string    `json:"mode"`
 	Dir        string    `json:"dir,omitempty"` // its project directory, when known
@@ -121,7 +122,7 @@ func servePage(d Daemon) http.HandlerFunc {
 			http.NotFound(w, r)
 			return
 		}
-		data := d.PageData(r.URL.Query().Get("q"))
+		data := d.PageData(r.Context(), r.URL.Query().Get("q"))
 		for i := range data.Servers {
 			s := &data.Servers[i]
 			switch s.State {

@@ -89,6 +89,7 @@ type fakeSession struct {
 	err      error // and answers with this error
 
 	id, secret string // ShimIdentity's
+	user       string // User's
 
 	mu        sync.Mutex
 	calls     []string // params of the calls made
@@ -97,6 +98,7 @@ type fakeSession struct {
 }
 
 func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret }
+func (s *fakeSession) User() string                      { return s.user }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
 func (s *fakeSession) Fast(id, params []byte) (func(context.Context) (json.RawMessage, error), bool) {

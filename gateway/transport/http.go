@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/internal/loopback"
 	"github.com/mcpgw/mcpgw/registry"
@@ -86,19 +87,25 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	fast := func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		return !t.o.NoFastPath && t.serveFast(w, r, body, o.SessionTimeout)
 	}
-	// The owner check, then the token: both must pass.
+	// The owner check, then the token: both must pass. In team mode, the
+	// bearer token of a user instead (team.go).
 	protect := func(h http.Handler) http.Handler {
+		personal := h
 		if o.Token != "" {
-			h = requireToken(o.Token, h)
+			personal = requireToken(o.Token, personal)
 		}
-		return ownerOnly(o.Token != "", h)
+		return t.teamOr(h, ownerOnly(o.Token != "", personal))
 	}
-	h := protect(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler))))
+	h := protect(t.sessionOwner(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler)))))
 	mux := http.NewServeMux()
 	// One check of Host and one of Origin, before the fast path and the
 	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
 	// check is off: it came after the fast path had answered).
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(loopbackHost(h)))
+	if t.o.Team != nil {
+		mux.HandleFunc("GET "+MetadataPath, t.serveMetadata)
+		mux.HandleFunc("GET "+MetadataPath+"/{resource...}", t.serveMetadata)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -260,6 +267,7 @@ func httpSessionOptions(r *http.Request) SessionOptions {
 		Mode:         registry.Mode(get("mode", HeaderMode)),
 		DirectTools:  get("directTools", HeaderDirectTools),
 		ClientPrefix: get("clientPrefix", HeaderClientPrefix),
+		User:         identity.FromContext(r.Context()),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -38,6 +39,10 @@ type SessionOptions struct {
 	ID     string
 	Resume bool
 	Secret string
+	// User is who opened the session, in team mode (nil otherwise):
+	// what the session does is recorded under that user, and only that
+	// user continues it.
+	User *identity.User
 }
 
 // Hub is the daemon as its transports see it: it makes sessions and knows
@@ -93,6 +98,8 @@ type Session interface {
 	// is kept under and the secret the resume must present ("", "" for a
 	// session that is not kept). The shim is told both in its welcome.
 	ShimIdentity() (id, secret string)
+	// User names who opened the session, in team mode; "" otherwise.
+	User() string
 }
 
 // Options configure Transports.
@@ -106,6 +113,9 @@ type Options struct {
 	// NoFastPath sends every request through the go-sdk, tool calls
 	// included: for comparing the two paths.
 	NoFastPath bool
+	// Team says who is calling while team mode is on (team.go); nil for
+	// a daemon that is never in team mode.
+	Team Authenticator
 }
 
 // Transports serve one Hub's sessions.

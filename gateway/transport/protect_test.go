@@ -38,7 +38,7 @@ func (p *fakePage) Calls() int {
 	return p.calls
 }
 
-func (p *fakePage) PageData(string) *statuspage.Data {
+func (p *fakePage) PageData(context.Context, string) *statuspage.Data {
 	p.called()
 	return &statuspage.Data{Report: &api.Report{}}
 }
@@ -48,10 +48,10 @@ func (p *fakePage) TrustProject(string, bool) (string, error) {
 	p.called()
 	return "", nil
 }
-func (p *fakePage) Login(context.Context, string) (string, error) { p.called(); return "", nil }
-func (p *fakePage) ServerLog(string) ([]string, error)            { p.called(); return nil, nil }
-func (p *fakePage) Approvals() []api.PendingApproval              { p.called(); return nil }
-func (p *fakePage) Decide(string, string, string) (api.PendingApproval, error) {
+func (p *fakePage) Login(context.Context, string) (string, error)   { p.called(); return "", nil }
+func (p *fakePage) ServerLog(string) ([]string, error)              { p.called(); return nil, nil }
+func (p *fakePage) Approvals(context.Context) []api.PendingApproval { p.called(); return nil }
+func (p *fakePage) Decide(context.Context, string, string, string) (api.PendingApproval, error) {
 	p.called()
 	return api.PendingApproval{}, nil
 }
@@ -74,12 +74,16 @@ type surface struct {
 	mu       sync.Mutex
 }
 
-func newSurface(token string) *surface {
+func newSurface(token string) *surface { return newSurfaceWith(token, Options{Version: "test"}, "") }
+
+// newSurfaceWith is newSurface with transports of o, and session s1
+// opened by user.
+func newSurfaceWith(token string, o Options, user string) *surface {
 	s := &surface{
-		hub:  &fakeHub{ss: &fakeSession{protocol: "2025-06-18", seen: time.Now(), fast: true}, server: mcp.NewServer(&mcp.Implementation{Name: "fake"}, nil)},
+		hub:  &fakeHub{ss: &fakeSession{protocol: "2025-06-18", seen: time.Now(), fast: true, user: user}, server: mcp.NewServer(&mcp.Implementation{Name: "fake"}, nil)},
 		page: &fakePage{},
 	}
-	s.tr = New(s.hub, Options{Version: "test"})
+	s.tr = New(s.hub, o)
 	s.h = s.tr.Handler(&HTTPOptions{Token: token, Gatherer: prometheus.NewRegistry(), Reload: func() error {
 		s.mu.Lock()
 		s.reloads++

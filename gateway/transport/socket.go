@@ -78,6 +78,11 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 		writeWelcome(conn, wire.Welcome{Version: t.o.Version, Error: "not an mcpgw shim handshake"})
 		return fmt.Errorf("bad shim handshake %q", line)
 	}
+	if t.teamOn() {
+		fdpass.Close(fds)
+		writeWelcome(conn, wire.Welcome{Version: t.o.Version, Error: refuseShimInTeamMode})
+		return errors.New("a shim dialled a daemon in team mode")
+	}
 	if in, out, ok := clientPipes(hello, fds); ok {
 		return t.servePipes(ctx, conn, br, hello, in, out)
 	}

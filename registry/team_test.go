@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestTeamBlock(t *testing.T) {
+	cfg, err := Load(absTestdata(t, "valid-team.json"), testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Team{Issuer: "https://login.example.com/realms/eng", Audience: "mcpgw", UserClaim: "preferred_username", GroupsClaim: "groups"}
+	if !reflect.DeepEqual(cfg.Team, want) {
+		t.Errorf("Team = %+v, want %+v", cfg.Team, want)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings: %q", cfg.Warnings)
+	}
+
+	// Without the block, no team mode.
+	cfg, err = Load(absTestdata(t, "valid-minimal.json"), testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Team != nil {
+		t.Errorf("Team = %+v without a team block", cfg.Team)
+	}
+}
+
+func TestTeamBlockValues(t *testing.T) {
+	env := map[string]string{"ISSUER": "https://id.example.com", "REDIS_PASSWORD": "hunter2"}
+	for _, tc := range []struct {
+		name string
+		team string // the block's members
+		want *Team  // nil: an error
+		err  string // the error, or the one warning
+	}{
+		{"defaults", `"issuer": "https://id.example.com", "audience": "a"`,
+			&Team{Issuer: "https://id.example.com", Audience: "a", UserClaim: "sub"}, ""},
+		{"interpolated", `"issuer": "${ISSUER}/realms/x", "audience": "a"`,
+			&Team{Issuer: "https://id.example.com/realms/x", Audience: "a", UserClaim: "sub"}, ""},
+		{"http on loopback", `"issuer": "http://127.0.0.1:8080", "audience": "a"`,
+			&Team{Issuer: "http://127.0.0.1:8080", Audience: "a", UserClaim: "sub"}, ""},
+		{"http on localhost", `"issuer": "http://localhost:8080/", "audience": "a"`,
+			&Team{Issuer: "http://localhost:8080/", Audience: "a", UserClaim: "sub"}, ""},
+		{"store accepted with a warning", `"issuer": "https://id.example.com", "audience": "a", "store": "redis://:${REDIS_PASSWORD}@redis:6379/0"`,
+			&Team{Issuer: "https://id.example.com", Audience: "a", UserClaim: "sub", Store: "redis://:hunter2@redis:6379/0"},
+			"team.store: not used yet: approvals, grants and sessions are kept in this process's memory, so run one replica"},
+		{"http elsewhere", `"issuer": "http://id.example.com", "audience": "a"`, nil,
+			`team.issuer: "http://id.example.com": an issuer must be https (plain http only on a loopback host)`},
+		{"not a URL", `"issuer": "id.example.com", "audience": "a"`, nil,
+			`team.issuer: "id.example.com" is not an https URL`},
+		{"query", `"issuer": "https://id.example.com/?x=1", "audience": "a"`, nil,
+			`team.issuer: "https://id.example.com/?x=1": an issuer URL has no query or fragment`},
+		{"unset variable", `"issuer": "${NOPE}", "audience": "a"`, nil,
+			`team.issuer: must not be empty`},
+		{"no issuer", `"audience": "a"`, nil,
+			`team.issuer: is required: the OpenID Connect issuer whose tokens the daemon accepts`},
+		{"empty audience", `"issuer": "https://id.example.com", "audience": ""`, nil,
+			`team.audience: must not be empty`},
+		{"empty user claim", `"issuer": "https://id.example.com", "audience": "a", "userClaim": ""`, nil,
+			`team.userClaim: must not be empty`},
+		{"groups claim a number", `"issuer": "https://id.example.com", "audience": "a", "groupsClaim": 3`, nil,
+			`team.groupsClaim: must be a string, got number 3; quote it: "3"`},
+		{"store not redis", `"issuer": "https://id.example.com", "audience": "a", "store": "postgres://u:hunter2@db/x"`, nil,
+			`team.store: scheme "postgres" is not supported; want redis:// or rediss://`},
+		{"store without host", `"issuer": "https://id.example.com", "audience": "a", "store": "redis:///0"`, nil,
+			`team.store: has no host; want redis://HOST:PORT`},
+		{"unknown field", `"issuer": "https://id.example.com", "audience": "a", "usrClaim": "email"`,
+			&Team{Issuer: "https://id.example.com", Audience: "a", UserClaim: "sub"},
+			`team.usrClaim: unknown field (did you mean "userClaim"?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(`{"team": {`+tc.team+`}}`), "/c/mcp.json", testOptions(env))
+			if tc.want == nil {
+				if err == nil {
+					t.Fatalf("Parse succeeded: %+v", cfg.Team)
+				}
+				// "/c/mcp.json:1:N: " before the field.
+				_, got, _ := strings.Cut(err.Error(), ": ")
+				if got != tc.err {
+					t.Errorf("error:\n got: %s\nwant: %s", got, tc.err)
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("the error shows the store's password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.Team, tc.want) {
+				t.Errorf("Team = %+v, want %+v", cfg.Team, tc.want)
+			}
+			var warns []string
+			if tc.err != "" {
+				warns = []string{tc.err}
+			}
+			if !reflect.DeepEqual(cfg.Warnings, warns) {
+				t.Errorf("warnings = %q, want %q", cfg.Warnings, warns)
+			}
+		})
+	}
+}
