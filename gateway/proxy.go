@@ -102,11 +102,6 @@ func (s *Server) listServer(ctx context.Context, v *registry.View, name string) 
 	return surface.ServerTools(sv, s.serverState(sv), b.String())
 }
 
-// serverState is the state shown in status and lists.
-func (s *Server) serverState(sv *registry.ServerView) string {
-	return surface.ServerState(sv, s.serverReport(sv))
-}
-
 // getPromptText answers mcp({prompt, args}): the prompt's messages, each
 // under its role, images kept, other content as text.
 func (ss *session) getPromptText(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage) *mcp.CallToolResult {
