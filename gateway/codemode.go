@@ -45,7 +45,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 // it did as the tool's result.
 func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
 	v := ss.View()
-	if !surface.ScriptsOn(v, ss.mode) {
+	if !surface.ScriptsOn(v, ss.mode.Name()) {
 		return surface.ScriptsOff()
 	}
 	if strings.TrimSpace(src) == "" {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/transport"
 )
 
 // Conversations: protocol 2026-07-28 has no session. Each request names
@@ -59,12 +61,27 @@ type conversations struct {
 // Conversation implements transport.Hub: the server of the conversation
 // opts describe, opened if it is not (nil once the daemon is closing).
 func (s *Server) Conversation(opts SessionOptions) *mcp.Server {
+	if ss := s.conversation(opts); ss != nil {
+		return ss.server
+	}
+	return nil
+}
+
+// ConversationSession implements transport.Hub.
+func (s *Server) ConversationSession(opts SessionOptions) (transport.Session, bool) {
+	ss := s.conversation(opts)
+	return ss, ss != nil
+}
+
+// conversation is the session of the conversation opts describe, opened
+// if it is not; nil once the daemon is closing.
+func (s *Server) conversation(opts SessionOptions) *session {
 	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix}
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
 	if ss, ok := s.convs.byKey[key]; ok && ss.ctx.Err() == nil {
 		ss.lastActive.Store(time.Now().UnixNano())
-		return ss.server
+		return ss
 	}
 	if s.ctx.Err() != nil {
 		return nil
@@ -90,7 +107,7 @@ func (s *Server) Conversation(opts SessionOptions) *mcp.Server {
 		s.unregister(ss)
 	})
 	ss.expireIdle()
-	return ss.server
+	return ss
 }
 
 // newConversation makes and registers the session that serves a

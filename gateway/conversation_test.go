@@ -299,8 +299,8 @@ func TestConversationIdleExpiry(t *testing.T) {
 		for s := range gw.sessions {
 			ss = s
 		}
-		if !ss.sessionless || ss.saver != nil || ss.mode != ModeDirect {
-			t.Errorf("conversation: sessionless %v, saver %v, mode %s", ss.sessionless, ss.saver != nil, ss.mode)
+		if !ss.sessionless || ss.saver != nil || ss.mode.Name() != ModeDirect {
+			t.Errorf("conversation: sessionless %v, saver %v, mode %s", ss.sessionless, ss.saver != nil, ss.mode.Name())
 		}
 		ss.inFlight.Add(1) // a call longer than the idle time
 		time.Sleep(2 * conversationIdle)
@@ -328,8 +328,8 @@ func TestConversationKeepsNothingPrivate(t *testing.T) {
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	gw.Conversation(SessionOptions{Mode: ModeToolSearch})
 	ss := gw.sessionList()[0]
-	if ss.mode != ModeProxy {
-		t.Errorf("toolsearch conversation in mode %s, want proxy", ss.mode)
+	if ss.mode.Name() != ModeProxy {
+		t.Errorf("toolsearch conversation in mode %s, want proxy", ss.mode.Name())
 	}
 	ss.Grant("server:alpha")
 	if ss.Granted("server:alpha") {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/gateway/transport"
@@ -20,7 +22,7 @@ import (
 
 // Fast implements transport.Session: the fast call of the tools/call id
 // with params, or ok false when the go-sdk should answer it.
-func (ss *session) Fast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool) {
+func (ss *session) Fast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.lastActive.Store(time.Now().UnixNano())
 	ss.gw.busy()
 	return ss.prepareFast(id, params)
@@ -28,27 +30,38 @@ func (ss *session) Fast(id, params []byte) (run func(context.Context) json.RawMe
 
 // prepareFast decides whether the tools/call id with params is a fast
 // call; if it is, run makes it and returns the result.
-func (ss *session) prepareFast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool) {
+func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.mu.Lock()
 	protocol := ss.protocol
 	ss.mu.Unlock()
-	if protocol == "" || protocol >= transport.FirstSessionless {
-		// Not initialized yet; or protocol 2026-07-28, whose every result
-		// is marked complete or input_required (SEP-2322), as the SDK's
-		// path does.
-		return nil, false
+	meta, hasMeta := jsonwire.Member(params, "_meta")
+	if ss.sessionless {
+		// A conversation's requests each say their version.
+		protocol, _ = jsonwire.String(member(meta, mcp.MetaKeyProtocolVersion))
 	}
+	if protocol == "" {
+		return nil, false // not initialized yet
+	}
+	// Protocol 2026-07-28 and later: each result says whether it is
+	// complete (SEP-2322), which run writes, as the SDK's path does.
+	modern := protocol >= transport.FirstSessionless
 	rawName, _ := jsonwire.Member(params, "name")
 	name, ok := jsonwire.String(rawName)
 	if !ok || !ss.hasTool(name) {
 		return nil, false
 	}
+	if t := ss.tools.Load().upstream[name]; t != nil && modern && t.HeadersBound() {
+		return nil, false // the SDK's handler checks its Mcp-Param-* headers
+	}
 	c := &dispatch.Call{Caller: ss, Name: name, Route: dispatch.ViaExposed, Protocol: protocol, Relay: true, Opts: &upstream.CallOptions{}}
-	if raw, has := jsonwire.Member(params, "_meta"); has {
-		if _, progress := jsonwire.Member(raw, "progressToken"); progress {
+	if hasMeta {
+		if _, progress := jsonwire.Member(meta, "progressToken"); progress {
 			return nil, false
 		}
-		if err := json.Unmarshal(raw, &c.Opts.Meta); err != nil {
+		if _, logs := jsonwire.Member(meta, mcp.MetaKeyLogLevel); logs && modern {
+			return nil, false // the request's log messages travel with its answer
+		}
+		if err := json.Unmarshal(meta, &c.Opts.Meta); err != nil {
 			return nil, false
 		}
 	}
@@ -58,22 +71,15 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 		}
 	}
 	c.Args, _ = jsonwire.Member(params, "arguments")
-	switch {
-	case ss.mode == ModeProxy && name == "mcp":
-		var a surface.MCPArgs
-		if len(c.Args) > 0 && string(c.Args) != "null" {
-			if err := json.Unmarshal(c.Args, &a); err != nil {
-				return nil, false
-			}
-		}
-		if a.Tool == "" {
-			return nil, false // the mcp tool's other actions: the SDK's path
-		}
-		c.Name, c.Args, c.Route = a.Tool, a.Args, dispatch.ViaProxy
-	case ss.mode == ModeToolSearch && name == surface.ToolSearchName, name == surface.ScriptToolName && ss.hasTool(name):
-		return nil, false
+	if _, own := ss.tools.Load().own[name]; own && !ss.mode.fast(c) {
+		return nil, false // one of mcpgw's own tools: its handler's
 	}
-	return func(ctx context.Context) json.RawMessage {
+	if modern && c.Route == dispatch.ViaExposed {
+		// An upstream's input_required goes back to the client as it is,
+		// as on the SDK's path (sdkToolCall).
+		c.Opts.Input = &upstream.InputRound{}
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
 		ss.gw.fastCalls.Add(1)
 		// As cancelMiddleware does for the SDK's requests, and cancelled
 		// by the client's notifications/cancelled (see cancelFast).
@@ -94,15 +100,26 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) jso
 			ss.mu.Unlock()
 		}()
 		res, raw := ss.gw.calls.Dispatch(ctx, c)
+		if c.ProtocolErr != nil {
+			// An upstream's JSON-RPC error to a relayed round (a
+			// capability the caller did not declare, a tampered state)
+			// is the caller's answer, as on the SDK's path.
+			return nil, c.ProtocolErr
+		}
+		data, needsInput := raw, false
 		if raw != nil {
 			ss.gw.relayedCalls.Add(1)
-			return raw
+		} else {
+			var err error
+			if data, err = json.Marshal(res); err != nil {
+				data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
+			}
+			needsInput = len(res.InputRequests) > 0
 		}
-		data, err := json.Marshal(res)
-		if err != nil {
-			data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
+		if modern {
+			data = withServerInfo(withResultType(data, needsInput), ss.gw.serverInfo)
 		}
-		return data
+		return data, nil
 	}, true
 }
 
@@ -115,4 +132,10 @@ func (ss *session) CancelFast(id []byte) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// member is jsonwire.Member without the flag.
+func member(obj []byte, key string) []byte {
+	v, _ := jsonwire.Member(obj, key)
+	return v
 }

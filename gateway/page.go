@@ -161,7 +161,7 @@ func (p pageHub) Sessions() []statuspage.SessionFacts {
 
 // sessionFacts are ss's facts, its project's untrusted servers included.
 func (p pageHub) sessionFacts(ss *session) statuspage.SessionFacts {
-	f := statuspage.SessionFacts{Mode: string(ss.mode), Shim: ss.opts.ID != "", Dir: ss.opts.Cwd}
+	f := statuspage.SessionFacts{Mode: string(ss.mode.Name()), Shim: ss.opts.ID != "", Dir: ss.opts.Cwd}
 	if t := ss.lastActive.Load(); t != 0 {
 		f.LastActive = time.Unix(0, t)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -82,6 +84,7 @@ type Server struct {
 	log         *slog.Logger
 	opts        Options
 	version     string
+	serverInfo  []byte // mcpgw's Implementation as JSON, for results written outside the SDK
 	started     time.Time
 	catalog     *registry.Catalog     // the listings: safe for concurrent use
 	pool        *upstream.Pool        // the upstreams: safe for concurrent use
@@ -170,6 +173,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	if s.version == "" {
 		s.version = "dev"
 	}
+	s.serverInfo, _ = json.Marshal(&mcp.Implementation{Name: "mcpgw", Version: s.version})
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.metrics = newMetrics(s.opts.Registerer)
 	s.metrics.approvalServers(cfg)

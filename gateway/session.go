@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,23 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/content"
-	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
-)
-
-// Mode is a session's mode, as the config names it.
-type Mode = registry.Mode
-
-// Session modes: the `mcp` tool (the default);
-// `ToolSearch` with direct tools and the tools it activated; every tool
-// under its own name, with its full schema.
-const (
-	ModeProxy      = registry.ModeProxy
-	ModeToolSearch = registry.ModeToolSearch
-	ModeDirect     = registry.ModeDirect
 )
 
 // session is one downstream MCP session: its own go-sdk Server (tools are
@@ -48,7 +33,7 @@ type session struct {
 	// describes itself alike, so it keeps nothing for one client: no
 	// activations (toolsearch is served as proxy), grants or saved results.
 	sessionless bool
-	mode        registry.Mode
+	mode        mode
 	direct      directSpec
 	server      *mcp.Server
 	// ctx ends when the session or the daemon ends; every request's context
@@ -80,6 +65,7 @@ type session struct {
 	overlay     atomic.Pointer[registry.Config] // the session's project configuration (nil: the daemon's)
 	lastActive  atomic.Int64                    // when the client last sent a request (Unix ns)
 	inFlight    atomic.Int64                    // the go-sdk's requests being handled (cancelMiddleware)
+	tools       atomic.Pointer[toolTable]       // what it lists, and the handlers of its own tools: replaced under mu (syncTools)
 
 	// mu guards the SDK session and what the session has negotiated,
 	// listed, activated and been granted: the fields that follow. Taken
@@ -93,17 +79,17 @@ type session struct {
 	activated  map[string]bool               // toolsearch: gateway names activated by ToolSearch
 	grants     map[string]bool               // approvals for the session: "tool:server/tool", "server:server"
 	servers    map[string]bool               // the servers the session has called (for the status page)
-	registered map[string]*registry.Tool     // upstream tools currently on s.server, by gateway name
 	prompts    map[string]*registry.Prompt
 	resources  map[string]*registry.Resource
 	templates  map[string]*registry.Template
-	toolSearch string          // toolsearch: ToolSearch's description as last added
-	scriptTool bool            // mcp_script is on the list (toolsearch, direct)
 	instructed map[string]bool // toolsearch: servers whose instructions an answer gave
-	uiClient   bool            // the client declared MCP Apps (registry.UIExtension)
-	lists      int             // tools/list requests answered
-	listed     chan struct{}   // closed (and replaced) when one is answered
-	noRelist   bool            // the client did not re-list after list_changed: do not hold
+	// headerBound are the listed tools also on server, for the SDK's
+	// check of their Mcp-Param-* headers (syncHeaderBoundLocked).
+	headerBound map[string]*registry.Tool
+	uiClient    bool          // the client declared MCP Apps (registry.UIExtension)
+	lists       int           // tools/list requests answered
+	listed      chan struct{} // closed (and replaced) when one is answered
+	noRelist    bool          // the client did not re-list after list_changed: do not hold
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
 
@@ -127,24 +113,20 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 		gw:          s,
 		key:         "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
 		opts:        opts,
-		mode:        sessionMode(opts.Mode, v.Config.Settings.Mode),
+		mode:        modeOf(opts.Mode, v.Config.Settings.Mode, sessionless),
 		activated:   make(map[string]bool),
-		registered:  make(map[string]*registry.Tool),
 		prompts:     make(map[string]*registry.Prompt),
 		resources:   make(map[string]*registry.Resource),
 		templates:   make(map[string]*registry.Template),
 		listed:      make(chan struct{}),
 		sessionless: sessionless,
 	}
-	if sessionless && ss.mode == ModeToolSearch {
-		ss.mode = ModeProxy
-	}
 	if s.results != nil && !sessionless {
 		ss.saver = ss.saveResult
 	}
 	ss.secret, ss.opts.Secret = opts.Secret, ""
 	if st != nil {
-		ss.mode = sessionMode(registry.Mode(st.Mode), ss.mode)
+		ss.mode = modeOf(registry.Mode(st.Mode), ss.mode.Name(), sessionless)
 		for _, name := range st.Activated {
 			ss.activated[name] = true
 		}
@@ -162,7 +144,7 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 	ss.direct = parseDirectSpec(spec)
 	ss.overlay.Store(ov)
 
-	instructions := surface.SessionInstructions(v, ss.mode)
+	instructions := surface.SessionInstructions(v, ss.mode.Name())
 	ss.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgw", Version: s.version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
@@ -193,11 +175,9 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 		},
 	})
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.unknownToolMiddleware, ss.appsMiddleware, ss.listMiddleware, ss.logMiddleware, ss.resourceListMiddleware)
-	switch ss.mode {
-	case ModeProxy:
-		ss.server.AddTool(surface.MCPTool(), ss.handleProxy)
-	}
+	// Middleware runs in this order; toolsMiddleware answers tools/list
+	// and tools/call from the session's table (tools.go).
+	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.appsMiddleware, ss.logMiddleware, ss.resourceListMiddleware, ss.toolsMiddleware)
 	ss.syncTools(v)
 	if ov != nil {
 		s.discover(v) // the project's own servers
@@ -212,17 +192,6 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 // connection, which is one client's, a 2026-07-28 client's requests are
 // its session's.
 var sessionProtocols = mcp.SupportedProtocolVersions()
-
-// sessionMode picks the session's mode: its own request, else the config's.
-func sessionMode(requested, configured registry.Mode) registry.Mode {
-	for _, m := range []registry.Mode{requested, configured} {
-		switch m := registry.Mode(strings.ToLower(string(m))); m {
-		case ModeProxy, ModeToolSearch, ModeDirect:
-			return m
-		}
-	}
-	return ModeProxy
-}
 
 // naming is how the session's client names mcpgw's tools (see surface.NamingFor);
 // known once the client has initialized.
@@ -259,10 +228,8 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 	ss.mu.Lock()
 	already := ss.ss != nil
 	ss.ss = sess
-	if p := sess.InitializeParams(); p != nil && p.ProtocolVersion < transport.FirstSessionless {
-		// The fast path's protocol: a 2026-07-28 client's calls go to
-		// the go-sdk, which writes that protocol's results.
-		ss.protocol = p.ProtocolVersion
+	if p := sess.InitializeParams(); p != nil {
+		ss.protocol = p.ProtocolVersion // the fast path's (prepareFast)
 	}
 	ss.sdkSeen = time.Now()
 	if ss.initTimer != nil {
@@ -375,11 +342,7 @@ func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 		case t.Resource != nil && !resourceTools(v, t.Server):
 			// Resources reach the session as resources; as tools only in
 			// proxy mode (the mcp tool), or where the server asks for it.
-		case ss.mode == ModeDirect:
-			out[t.Name] = t
-		case ss.mode == ModeToolSearch && ss.activated[t.Name]:
-			out[t.Name] = t
-		case ss.direct.matches(t, v):
+		case ss.mode.lists(ss, t), ss.direct.matches(t, v):
 			out[t.Name] = t
 		}
 	}
@@ -397,148 +360,6 @@ func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 		}
 	}
 	return out
-}
-
-// syncTools adds and removes upstream tools on the session's Server so that
-// it lists exactly wanted(v).
-func (ss *session) syncTools(v *registry.View) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	want := ss.wanted(v)
-	var gone []string
-	for name := range ss.registered {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(ss.registered, name)
-		}
-	}
-	if len(gone) > 0 {
-		ss.server.RemoveTools(gone...)
-	}
-	for name, t := range want {
-		if old, ok := ss.registered[name]; ok && old.Def == t.Def {
-			continue
-		}
-		if err := ss.addTool(t, name); err != nil {
-			ss.gw.log.Warn("tool not offered", "server", t.Server, "tool", t.Original, "err", err)
-			continue
-		}
-		ss.registered[name] = t
-	}
-	ss.syncPromptsLocked(v)
-	if on := ss.mode != ModeProxy && surface.ScriptsOn(v, ss.mode); on != ss.scriptTool {
-		ss.scriptTool = on
-		if on {
-			ss.server.AddTool(surface.ScriptTool(), ss.handleScriptTool)
-		} else {
-			ss.server.RemoveTools(surface.ScriptToolName)
-		}
-	}
-	if ss.mode == ModeToolSearch {
-		// Its description names the servers and their tool counts: keep it
-		// in step with the catalogue (the first one may predate discovery).
-		if d := surface.ToolSearchDescription(v); d != ss.toolSearch {
-			ss.toolSearch = d
-			ss.server.AddTool(surface.ToolSearchTool(v), ss.handleToolSearch)
-		}
-	}
-}
-
-// addTool adds t to the session's Server. The catalogue has already
-// checked it (registry.CheckTool); should the SDK still refuse it, the
-// tool is left out rather than taking the daemon down.
-func (ss *session) addTool(t *registry.Tool, name string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("refused by the MCP SDK: %v", r)
-		}
-	}()
-	ss.server.AddTool(t.Exposed(), ss.forward(name))
-	return nil
-}
-
-// forward calls the upstream tool behind a gateway name, resolved at call
-// time so that a reload in between is honoured.
-func (ss *session) forward(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := ss.sdkToolCall(ctx, req, name, req.Params.Arguments, dispatch.ViaExposed)
-		res := ss.gw.calls.Result(ctx, c)
-		if c.ProtocolErr != nil {
-			return nil, c.ProtocolErr
-		}
-		return res, nil
-	}
-}
-
-// hasTool reports whether name is on the session's tool list.
-func (ss *session) hasTool(name string) bool {
-	switch {
-	case ss.mode == ModeProxy && name == "mcp", ss.mode == ModeToolSearch && name == surface.ToolSearchName:
-		return true
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	_, ok := ss.registered[name]
-	return ok || (name == surface.ScriptToolName && ss.scriptTool)
-}
-
-// unknownToolMiddleware answers a call of a tool the session does not list
-// with an explanation and suggestions instead of the SDK's bare error.
-func (ss *session) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		ctr, ok := req.(*mcp.CallToolRequest)
-		if !ok || ctr.Params == nil || ss.hasTool(ctr.Params.Name) {
-			return next(ctx, method, req)
-		}
-		name := ctr.Params.Name
-		// A server being discovered may have it.
-		v := ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
-		ss.syncTools(v)
-		if ss.hasTool(name) {
-			return next(ctx, method, req)
-		}
-		ss.gw.calls.Refused(ss, method, name, ctr.Params.Arguments, "unknown_tool")
-		var msg string
-		switch t, found := v.Lookup(name); {
-		case found && ss.mode == ModeToolSearch:
-			msg = surface.NotActivated(name, t.Name)
-		case found && ss.mode == ModeProxy:
-			msg = surface.ThroughMCPTool(name, t.Name)
-		default:
-			sugg := v.Suggest(name, 5)
-			if ss.mode != ModeProxy {
-				sugg = ss.naming().Names(sugg)
-			}
-			msg = surface.UnknownToolText(name, sugg)
-			// It may be a tool of a server that is not available
-			// (failed, or needs a login): say which and why.
-			msg += ss.gw.discoveryNote(v)
-		}
-		return completeResult(ctr, surface.Errorf("%s", msg)), nil
-	}
-}
-
-// completeResult is res, an answer to req made before the SDK's tools/call
-// handler, marked complete for a caller of protocol 2026-07-28 or later,
-// whose every CallToolResult says whether it is ("resultType", SEP-2322).
-// The SDK marks only its handler's answers, and keeps the mark out of
-// reach but for decoding.
-func completeResult(req *mcp.CallToolRequest, res *mcp.CallToolResult) *mcp.CallToolResult {
-	if sessionProtocol(req) < transport.FirstSessionless {
-		return res
-	}
-	data, err := json.Marshal(res)
-	if err != nil || len(data) < 2 {
-		return res
-	}
-	var marked mcp.CallToolResult
-	if json.Unmarshal([]byte(`{"resultType":"complete",`+string(data[1:])), &marked) != nil {
-		return res
-	}
-	return &marked
 }
 
 // appsMiddleware handles MCP Apps: on initialize it notes whether the
@@ -620,54 +441,6 @@ func (ss *session) cancelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer stop()
 		return next(ctx, method, req)
 	}
-}
-
-// listMiddleware makes a session's tools/list wait, bounded, for servers
-// still being discovered, so that a client that lists tools once (many do)
-// sees them; later arrivals are announced with list_changed. The answer
-// is the catalogue as it is then: a listing published a moment earlier
-// may not have reached the session's tools yet (the session is synced
-// from the daemon's list of sessions, which it joins only once its
-// client has initialized). It also records each answered tools/list, for
-// holdForRelist.
-func (ss *session) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/list" {
-			return next(ctx, method, req)
-		}
-		if v := ss.View(); ss.listsUpstream(v) {
-			if len(ss.gw.pendingFor(v)) > 0 {
-				v = ss.gw.awaitDiscovery(ctx, ss.overlay.Load())
-			}
-			ss.syncTools(v)
-		}
-		res, err := next(ctx, method, req)
-		ss.mu.Lock()
-		ss.lists++
-		close(ss.listed)
-		ss.listed = make(chan struct{})
-		ss.mu.Unlock()
-		return res, err
-	}
-}
-
-// listsUpstream reports whether the session's tools/list can name upstream
-// tools, which makes a first list worth holding for servers still being
-// discovered. A ToolSearch session that has activated nothing lists only
-// ToolSearch: it answers at once, and the description's server counts
-// follow with list_changed. Clients bound how long they wait for a server
-// to connect (Pi 1.5: 10 s in all, its own start-up included), so a slow
-// upstream must not cost the session its ToolSearch.
-func (ss *session) listsUpstream(v *registry.View) bool {
-	switch {
-	case ss.mode == ModeDirect, ss.direct.selectsAny(v):
-		return true
-	case ss.mode == ModeToolSearch:
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		return len(ss.activated) > 0
-	}
-	return false
 }
 
 // relistHold bounds how long a ToolSearch answer waits for the client to

@@ -185,7 +185,7 @@ func (s *Server) saveSessionState(ss *session) {
 		return
 	}
 	ss.mu.Lock()
-	st := sessionState{Mode: string(ss.mode), Secret: secretDigest(ss.secret)}
+	st := sessionState{Mode: string(ss.mode.Name()), Secret: secretDigest(ss.secret)}
 	for name := range ss.activated {
 		st.Activated = append(st.Activated, name)
 	}

@@ -45,7 +45,7 @@ func TestClaimShim(t *testing.T) {
 
 	// A session "a" with a grant, saved as the daemon saves it.
 	const secret = "5ec2e75ec2e75ec2e75ec2e75ec2e75e"
-	gw.saveSessionState(&session{opts: SessionOptions{ID: "a"}, secret: secret, mode: ModeToolSearch,
+	gw.saveSessionState(&session{opts: SessionOptions{ID: "a"}, secret: secret, mode: toolSearchMode{},
 		activated: map[string]bool{"p_read": true}, grants: map[string]bool{"server:p": true}})
 	valid, err := os.ReadFile(filepath.Join(dir, "a.json"))
 	if err != nil {
@@ -63,7 +63,7 @@ func TestClaimShim(t *testing.T) {
 	write("copy", string(valid))
 	other := New(&registry.Config{}, &Options{NoBootstrap: true, SessionDir: dir, StateKey: []byte("another-install-another-install-")})
 	t.Cleanup(func() { other.Close() })
-	other.saveSessionState(&session{opts: SessionOptions{ID: "foreign"}, secret: secret, grants: map[string]bool{"server:p": true}})
+	other.saveSessionState(&session{opts: SessionOptions{ID: "foreign"}, secret: secret, mode: proxyMode{}, grants: map[string]bool{"server:p": true}})
 
 	for _, tc := range []struct {
 		name    string

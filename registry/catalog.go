@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -53,8 +54,9 @@ type Tool struct {
 	// Resource is set for read_<resource> tools, which read it.
 	Resource *mcp.Resource
 
-	exposedOnce sync.Once
-	exposed     *mcp.Tool
+	exposedOnce  sync.Once
+	exposed      *mcp.Tool
+	headersBound bool
 }
 
 // Exposed is the tool as a client lists it: the gateway name and the
@@ -67,8 +69,18 @@ func (t *Tool) Exposed() *mcp.Tool {
 		def.Name = t.Name
 		def.InputSchema = ObjectSchema(t.Def.InputSchema)
 		t.exposed = &def
+		in, _ := schemaJSON(def.InputSchema)
+		t.headersBound = bytes.Contains(in, []byte("x-mcp-header"))
 	})
 	return t.exposed
+}
+
+// HeadersBound reports whether the tool's input schema binds arguments to
+// HTTP headers (x-mcp-header, protocol 2026-07-28): a request calling it
+// over HTTP carries them as Mcp-Param-* headers, which the server checks.
+func (t *Tool) HeadersBound() bool {
+	t.Exposed()
+	return t.headersBound
 }
 
 // Description returns the tool's description.

@@ -2,9 +2,14 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 )
@@ -109,13 +114,38 @@ func response(id, result []byte) []byte {
 	return append(b, '}')
 }
 
+// answer is the JSON-RPC response to request id: result, or err as a
+// JSON-RPC error (any error that is not one is an internal error).
+func answer(id, result []byte, err error) []byte {
+	if err == nil {
+		return response(id, result)
+	}
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		werr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	data, merr := json.Marshal(werr)
+	if merr != nil {
+		data, _ = json.Marshal(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: werr.Message})
+	}
+	b := make([]byte, 0, len(data)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, data...)
+	return append(b, '}')
+}
+
 // serveFast answers a POST that is a fast call of a known session, as the
 // go-sdk's handler would (JSON response mode); false leaves it to the
 // go-sdk.
 func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []byte, idle time.Duration) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" || !acceptsJSONAndSSE(r.Header.Values("Accept")) || !isJSON(r.Header.Get("Content-Type")) {
+	if !acceptsJSONAndSSE(r.Header.Values("Accept")) || !isJSON(r.Header.Get("Content-Type")) {
 		return false
+	}
+	if sid == "" {
+		return t.serveSessionlessFast(w, r, body)
 	}
 	ss, ok := t.hub.HTTPSession(sid)
 	if !ok {
@@ -142,13 +172,76 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 	if !ok {
 		return false
 	}
-	result := run(r.Context())
+	result, err := run(r.Context())
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
-	_, _ = w.Write(response(req.id, result))
+	_, _ = w.Write(answer(req.id, result, err))
 	return true
 }
+
+// serveSessionlessFast answers a POST of protocol 2026-07-28 or later
+// that is a fast call, with the conversation its headers describe, as the
+// go-sdk's handler would; false leaves it to the go-sdk. Anything the
+// go-sdk would refuse or check goes to it: a version it does not speak,
+// standard headers that are missing or disagree with the body (Mcp-Method,
+// Mcp-Name, the _meta version), and tools whose arguments are bound to
+// headers (the session leaves those to it).
+func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	pv := r.Header.Get("Mcp-Protocol-Version")
+	if pv < FirstSessionless || !slices.Contains(t.o.Protocols, pv) || r.Header.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	req, ok := parseFastRequest(body)
+	if !ok {
+		return false
+	}
+	name, _ := jsonwire.String(member(req.params, "name"))
+	metaPV, _ := jsonwire.String(member(member(req.params, "_meta"), metaProtocolVersion))
+	if name == "" || r.Header.Get("Mcp-Name") != name || metaPV != pv {
+		return false
+	}
+	ss, ok := t.hub.ConversationSession(httpSessionOptions(r))
+	if !ok {
+		return false
+	}
+	run, ok := ss.Fast(req.id, req.params)
+	if !ok {
+		return false
+	}
+	result, err := run(r.Context())
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	if status := errorStatus(err); status != 0 {
+		w.WriteHeader(status)
+	}
+	_, _ = w.Write(answer(req.id, result, err))
+	return true
+}
+
+// errorStatus is the HTTP status of an answer of protocol 2026-07-28 that
+// is err (SEP-2575): 404 for an unknown method, 400 for invalid params, an
+// unsupported version or a missing client capability; 0 for 200.
+func errorStatus(err error) int {
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		return 0
+	}
+	switch werr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, codeUnsupportedProtocolVersion, codeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// JSON-RPC error codes of protocol 2026-07-28 (SEP-2575).
+const (
+	codeMissingRequiredClientCapabilities = -32021
+	codeUnsupportedProtocolVersion        = -32022
+)
 
 // isJSON reports whether a Content-Type is application/json.
 func isJSON(ct string) bool {

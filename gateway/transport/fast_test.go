@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,6 +52,12 @@ func (h *fakeHub) Conversation(opts SessionOptions) *mcp.Server {
 	h.convs = append(h.convs, opts)
 	return h.server
 }
+func (h *fakeHub) ConversationSession(opts SessionOptions) (Session, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.convs = append(h.convs, opts)
+	return h.ss, h.ss != nil
+}
 func (h *fakeHub) CancelHTTPSession(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -77,7 +85,8 @@ func (h *fakeHub) record() (opened, served []SessionOptions, canceled []string) 
 type fakeSession struct {
 	protocol string
 	seen     time.Time
-	fast     bool // Fast takes the call
+	fast     bool  // Fast takes the call
+	err      error // and answers with this error
 
 	id, secret string // ShimIdentity's
 
@@ -90,15 +99,18 @@ type fakeSession struct {
 func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
-func (s *fakeSession) Fast(id, params []byte) (func(context.Context) json.RawMessage, bool) {
+func (s *fakeSession) Fast(id, params []byte) (func(context.Context) (json.RawMessage, error), bool) {
 	if !s.fast {
 		return nil, false
 	}
-	return func(context.Context) json.RawMessage {
+	return func(context.Context) (json.RawMessage, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.calls = append(s.calls, string(params))
-		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+		if s.err != nil {
+			return nil, s.err
+		}
+		return json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`), nil
 	}, true
 }
 func (s *fakeSession) CancelFast(id []byte) {
@@ -176,5 +188,100 @@ func TestServeFast(t *testing.T) {
 				t.Errorf("cancelled %q, want %q", got, tc.cancelled)
 			}
 		})
+	}
+}
+
+// A request of protocol 2026-07-28 without a session is a fast call of
+// the conversation its headers describe when everything the go-sdk would
+// check agrees; anything else is left to the go-sdk.
+func TestServeSessionlessFast(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"a_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	headers := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "a_echo", "Mcp-Gateway-Mode": "direct"}
+	for _, tc := range []struct {
+		name   string
+		change map[string]string // headers changed ("" removes one)
+		body   string
+		want   bool
+	}{
+		{name: "answered", want: true},
+		{name: "a version the daemon does not speak", change: map[string]string{"Mcp-Protocol-Version": "2027-01-01"}},
+		{name: "a 2025 request", change: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}},
+		{name: "no Mcp-Method", change: map[string]string{"Mcp-Method": ""}},
+		{name: "another Mcp-Name", change: map[string]string{"Mcp-Name": "a_other"}},
+		{name: "no Mcp-Name", change: map[string]string{"Mcp-Name": ""}},
+		{name: "the body names another version", body: strings.Replace(call, `"2026-07-28"}`, `"2025-11-25"}`, 1)},
+		{name: "no _meta version", body: strings.Replace(call, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, "", 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := &fakeSession{fast: true}
+			hub := &fakeHub{ss: ss}
+			tr := New(hub, Options{Protocols: []string{"2025-11-25", "2026-07-28"}})
+			body := call
+			if tc.body != "" {
+				body = tc.body
+			}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Content-Type", "application/json")
+			for k, v := range headers {
+				r.Header.Set(k, v)
+			}
+			for k, v := range tc.change {
+				if v == "" {
+					r.Header.Del(k)
+				} else {
+					r.Header.Set(k, v)
+				}
+			}
+			w := httptest.NewRecorder()
+			answered := tr.serveFast(w, r, []byte(body), 10*time.Minute)
+			calls, _ := ss.record()
+			if !tc.want {
+				if answered || w.Body.Len() > 0 || len(calls) > 0 {
+					t.Errorf("answered %v (%q), calls %v; want it left to the go-sdk", answered, w.Body.String(), calls)
+				}
+				return
+			}
+			if want := `{"jsonrpc":"2.0","id":"c1","result":{"content":[{"type":"text","text":"hi"}]}}`; !answered || w.Body.String() != want {
+				t.Fatalf("answered %v: %q; want %q", answered, w.Body.String(), want)
+			}
+			hub.mu.Lock()
+			convs := slices.Clone(hub.convs)
+			hub.mu.Unlock()
+			if len(convs) != 1 || convs[0].Mode != "direct" {
+				t.Errorf("conversations asked for: %+v", convs)
+			}
+		})
+	}
+}
+
+// A fast call that ends in a JSON-RPC error is answered with it, with
+// the HTTP status protocol 2026-07-28 gives that error.
+func TestServeSessionlessFastError(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a_x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	for _, tc := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{&jsonrpc.Error{Code: -32021, Message: "needs sampling"}, http.StatusBadRequest, `{"jsonrpc":"2.0","id":3,"error":{"code":-32021,"message":"needs sampling"}}`},
+		{&jsonrpc.Error{Code: -32601, Message: "no such method"}, http.StatusNotFound, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no such method"}}`},
+		{&jsonrpc.Error{Code: -32000, Message: "tampered"}, http.StatusOK, `{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"tampered"}}`},
+		{errors.New("broken"), http.StatusOK, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"broken"}}`},
+	} {
+		ss := &fakeSession{fast: true, err: tc.err}
+		tr := New(&fakeHub{ss: ss}, Options{Protocols: []string{"2026-07-28"}})
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(call))
+		for k, v := range map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "a_x"} {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		if !tr.serveFast(w, r, []byte(call), 0) {
+			t.Fatalf("%v: not answered", tc.err)
+		}
+		if w.Code != tc.status || w.Body.String() != tc.want {
+			t.Errorf("%v: %d %s; want %d %s", tc.err, w.Code, w.Body.String(), tc.status, tc.want)
+		}
 	}
 }

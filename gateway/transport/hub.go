@@ -54,6 +54,9 @@ type Hub interface {
 	// protocol 2026-07-28 or later (which has no session) described by
 	// opts, or nil when none can; called for every such request.
 	Conversation(opts SessionOptions) *mcp.Server
+	// ConversationSession is the conversation Conversation would answer
+	// with, as a Session: for its fast calls.
+	ConversationSession(opts SessionOptions) (Session, bool)
 	// HTTPSession returns the initialized session whose Streamable HTTP
 	// session ID is id.
 	HTTPSession(id string) (Session, bool)
@@ -71,8 +74,9 @@ type Session interface {
 	Context() context.Context
 	// Fast returns the fast call of the tools/call request id with
 	// params, or ok false when the go-sdk should answer it (see fast.go).
-	// It counts as a request of the client's.
-	Fast(id, params []byte) (run func(context.Context) json.RawMessage, ok bool)
+	// It counts as a request of the client's. run returns the call's
+	// result, or the JSON-RPC error (a *jsonrpc.Error) to answer with.
+	Fast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool)
 	// CancelFast ends the fast call whose request ID (as written) a
 	// client's notifications/cancelled named.
 	CancelFast(id []byte)

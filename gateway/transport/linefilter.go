@@ -136,7 +136,8 @@ func (f *lineFilter) fast(ss Session, msg []byte) bool {
 	}
 	id := bytes.Clone(req.id)
 	go func() {
-		line := append(response(id, run(ss.Context())), '\n')
+		result, err := run(ss.Context())
+		line := append(answer(id, result, err), '\n')
 		_, _ = f.w.Write(line)
 	}()
 	return true

@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Mode is a session's mode, as the config names it.
+type Mode = registry.Mode
+
+// Session modes: the `mcp` tool (the default);
+// `ToolSearch` with direct tools and the tools it activated; every tool
+// under its own name, with its full schema.
+const (
+	ModeProxy      = registry.ModeProxy
+	ModeToolSearch = registry.ModeToolSearch
+	ModeDirect     = registry.ModeDirect
+)
+
+// A mode is what a session shows the model: mcpgw's own tools, the
+// upstream tools it lists beyond the direct ones every mode lists, what it
+// answers a call of a tool it does not list, and which calls of its own
+// tools the fast path may make. Its texts (tool definitions, instructions,
+// answers) are package surface's. A new mode is a type here, in a file of
+// its own, its texts in surface, and its name in registry.
+//
+// A mode holds no state: what a session has done (activations) is the
+// session's. Its methods are called with the session's mu held where
+// they say so, and must not take it.
+type mode interface {
+	// Name is the mode as the config and clients name it.
+	Name() registry.Mode
+	// own returns mcpgw's tools the mode lists to ss in v.
+	own(ss *session, v *registry.View) []ownTool
+	// lists reports whether the mode lists upstream tool t to ss, beyond
+	// the direct tools. ss.mu is held.
+	lists(ss *session, t *registry.Tool) bool
+	// listsUpstream reports whether ss's tools/list can name upstream
+	// tools beyond the direct ones, which makes a first list worth
+	// holding for servers still being discovered. ss.mu is held.
+	listsUpstream(ss *session) bool
+	// unlisted is the answer to a call, by the name called, of t: a tool
+	// of the catalogue the session does not list. "" leaves it to the
+	// generic answer (unknown, with suggestions).
+	unlisted(called string, t *registry.Tool) string
+	// clientNames reports whether the model names tools as the client
+	// shows them (prefixed), rather than by mcpgw's names.
+	clientNames() bool
+	// fast prepares the fast call of one of the mode's own tools (c.Name
+	// and c.Args as called) as the call of an upstream tool; false leaves
+	// it to the session's handler.
+	fast(c *dispatch.Call) bool
+}
+
+// ownTool is one of mcpgw's own tools on a session's list.
+type ownTool struct {
+	def    *mcp.Tool
+	handle mcp.ToolHandler
+}
+
+// modeOf returns the session's mode: its own request, else the config's,
+// else proxy. A conversation (sessionless) keeps no activations, so a
+// ToolSearch one is served as proxy.
+func modeOf(requested, configured registry.Mode, sessionless bool) mode {
+	for _, name := range []registry.Mode{requested, configured} {
+		switch registry.Mode(strings.ToLower(string(name))) {
+		case ModeProxy:
+			return proxyMode{}
+		case ModeToolSearch:
+			if sessionless {
+				return proxyMode{}
+			}
+			return toolSearchMode{}
+		case ModeDirect:
+			return directMode{}
+		}
+	}
+	return proxyMode{}
+}
+
+// Shared definitions of mcpgw's own tools that do not change with the
+// catalogue.
+var (
+	mcpToolDef    = surface.MCPTool()
+	scriptToolDef = surface.ScriptTool()
+)
+
+// scriptTool is mcp_script on the list of a session in mode m, when
+// scripts are on.
+func scriptTool(ss *session, v *registry.View, m registry.Mode) []ownTool {
+	if !surface.ScriptsOn(v, m) {
+		return nil
+	}
+	return []ownTool{{scriptToolDef, ss.handleScriptTool}}
+}
+
+// proxyMode lists the mcp tool, which reaches every upstream tool.
+type proxyMode struct{}
+
+func (proxyMode) Name() registry.Mode { return ModeProxy }
+
+func (proxyMode) own(ss *session, _ *registry.View) []ownTool {
+	return []ownTool{{mcpToolDef, ss.handleProxy}}
+}
+
+func (proxyMode) lists(*session, *registry.Tool) bool { return false }
+func (proxyMode) listsUpstream(*session) bool         { return false }
+func (proxyMode) clientNames() bool                   { return false }
+
+func (proxyMode) unlisted(called string, t *registry.Tool) string {
+	return surface.ThroughMCPTool(called, t.Name)
+}
+
+// fast takes mcp({tool, args}), a call of an upstream tool; the mcp
+// tool's other actions are the handler's.
+func (proxyMode) fast(c *dispatch.Call) bool {
+	if c.Name != mcpToolDef.Name {
+		return false
+	}
+	var a surface.MCPArgs
+	if len(c.Args) > 0 && string(c.Args) != "null" {
+		if err := json.Unmarshal(c.Args, &a); err != nil {
+			return false
+		}
+	}
+	if a.Tool == "" {
+		return false
+	}
+	c.Name, c.Args, c.Route = a.Tool, a.Args, dispatch.ViaProxy
+	return true
+}
+
+// toolSearchMode lists ToolSearch, and the tools it activated.
+type toolSearchMode struct{}
+
+func (toolSearchMode) Name() registry.Mode { return ModeToolSearch }
+
+func (toolSearchMode) own(ss *session, v *registry.View) []ownTool {
+	// Its description names the servers and their tool counts, so it is
+	// made per view.
+	return append([]ownTool{{surface.ToolSearchTool(v), ss.handleToolSearch}}, scriptTool(ss, v, ModeToolSearch)...)
+}
+
+func (toolSearchMode) lists(ss *session, t *registry.Tool) bool { return ss.activated[t.Name] }
+
+// listsUpstream: a session that has activated nothing lists only
+// ToolSearch, and answers at once; the description's server counts
+// follow with list_changed. Clients bound how long they wait for a
+// server to connect (Pi 1.5: 10 s in all, its own start-up included), so
+// a slow upstream must not cost the session its ToolSearch.
+func (toolSearchMode) listsUpstream(ss *session) bool { return len(ss.activated) > 0 }
+func (toolSearchMode) clientNames() bool              { return true }
+func (toolSearchMode) fast(*dispatch.Call) bool       { return false }
+
+func (toolSearchMode) unlisted(called string, t *registry.Tool) string {
+	return surface.NotActivated(called, t.Name)
+}
+
+// directMode lists every tool under its own name, with its schema.
+type directMode struct{}
+
+func (directMode) Name() registry.Mode { return ModeDirect }
+
+func (directMode) own(ss *session, v *registry.View) []ownTool {
+	return scriptTool(ss, v, ModeDirect)
+}
+
+func (directMode) lists(*session, *registry.Tool) bool    { return true }
+func (directMode) listsUpstream(*session) bool            { return true }
+func (directMode) clientNames() bool                      { return true }
+func (directMode) fast(*dispatch.Call) bool               { return false }
+func (directMode) unlisted(string, *registry.Tool) string { return "" }
