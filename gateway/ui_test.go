@@ -199,7 +199,7 @@ func BenchmarkStatusPage100(b *testing.B) {
 // protection (tested in hostile_page_test.go).
 func pageHandler(gw *Server) http.Handler {
 	mux := http.NewServeMux()
-	statuspage.Register(mux, pageDaemon{gw}, func(h http.HandlerFunc) http.Handler { return h })
+	statuspage.Register(mux, pageHub{gw}, func(h http.HandlerFunc) http.Handler { return h })
 	return mux
 }
 
