@@ -41,7 +41,7 @@ var (
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp,
 // the control endpoints and the status page, /metrics and /healthz.
 func (s *Server) Handler(opts *HTTPOptions) http.Handler {
-	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageDaemon{s}})
+	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageHub{s}})
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is

@@ -272,13 +272,13 @@ func (ss *session) unknownTool(v *registry.View, name string, args json.RawMessa
 			return surface.Errorf("%s", msg)
 		}
 	}
-	sugg := v.Suggest(name, 5)
+	var naming surface.Naming // mcpgw's names: what the mcp tool takes
 	if ss.mode.clientNames() {
-		sugg = ss.naming().Names(sugg)
+		naming = ss.naming()
 	}
 	// It may be a tool of a server that is not available (failed, or
 	// needs a login): say which and why.
-	return surface.Errorf("%s", surface.UnknownToolText(name, sugg)+ss.gw.discoveryNote(v))
+	return surface.Errorf("%s", surface.UnknownToolFor(v, name, naming)+ss.gw.discoveryNote(v))
 }
 
 // markCallResult is res as the SDK's tools/call handler would have sent it:
