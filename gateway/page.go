@@ -22,7 +22,6 @@ import (
 // carries out the page's actions; the page shapes and words them.
 type pageHub struct{ s *Server }
 
-
 var _ statuspage.Hub = pageHub{}
 
 // Status reports the daemon's current state.
