@@ -190,6 +190,13 @@ func (u *Upstream) establish(ctx context.Context, srv *registry.Server, o dialOp
 		if !u.pool.goTracked(func() { s.close(true) }) {
 			s.close(true)
 		}
+		if s.http != nil {
+			// The handshake went without credentials, or with some the
+			// lists refuse (a server whose authorization server changed).
+			if reason, ok := s.http.unauthorized(); ok {
+				return nil, nil, &AuthError{Server: srv.Name, Reason: reason}
+			}
+		}
 		return nil, nil, fmt.Errorf("listing upstream %q: %w", srv.Name, err)
 	}
 	if level := u.pool.LogLevel(); level != "" {
