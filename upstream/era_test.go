@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
@@ -114,5 +115,59 @@ func TestHandshakeWithoutCredentialsListsWith(t *testing.T) {
 				t.Errorf("state %s (%s), want needs-auth", st.State, st.LastError)
 			}
 		})
+	}
+}
+
+// A call that times out on a server that is only slow with it leaves the
+// connection be, in either era: the check that it still answers must be
+// one its revision has (protocol 2026-07-28 has no ping).
+func TestSlowCallKeepsConnection(t *testing.T) {
+	for _, protocols := range []string{"", "2025-11-25"} {
+		t.Run("protocols="+protocols, func(t *testing.T) {
+			srv, pidFile := testServer(t, "slow", map[string]string{fakeupstream.EnvProtocols: protocols})
+			srv.RequestTimeout = 300 * time.Millisecond
+			u := newPool(t, nil).Upstream(srv)
+			_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 5000}, nil)
+			var te *TimeoutError
+			if !errors.As(err, &te) {
+				t.Fatalf("a slow call: %v, want a TimeoutError", err)
+			}
+			if got := call(t, u, "echo", map[string]any{"message": "again"}); got != "again" {
+				t.Errorf("the next call = %q", got)
+			}
+			if ps := pids(t, pidFile); len(ps) != 1 {
+				t.Errorf("processes = %v, want the one: a slow server is not recycled", ps)
+			}
+			if st := u.Status(); st.Connects != 1 {
+				t.Errorf("%d connects, want 1", st.Connects)
+			}
+		})
+	}
+}
+
+// The same over HTTP, with a server of protocol 2026-07-28 alone.
+func TestSlowCallKeepsConnectionHTTP(t *testing.T) {
+	var connects atomic.Int32
+	h := sessionlessHandler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"server/discover"`)) {
+			connects.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	u := newPool(t, nil).Upstream(&registry.Server{Name: "slow", URL: ts.URL, Hash: "slow", RequestTimeout: 300 * time.Millisecond})
+	_, err := u.Call(context.Background(), "sleep", map[string]any{"ms": 5000}, nil)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("a slow call: %v, want a TimeoutError", err)
+	}
+	if got := call(t, u, "echo", map[string]any{"message": "again"}); got != "again" {
+		t.Errorf("the next call = %q", got)
+	}
+	if n := connects.Load(); n != 1 {
+		t.Errorf("%d connects, want 1: a slow server is not recycled", n)
 	}
 }

@@ -444,13 +444,7 @@ func (u *Upstream) healthCheck(s *session) {
 	}
 	ctx, cancel := context.WithTimeout(u.pool.ctx, healthTimeout)
 	defer cancel()
-	var err error
-	if init := s.cs.InitializeResult(); init != nil && init.ProtocolVersion >= "2026-07-28" {
-		_, err = s.cs.ListTools(ctx, nil)
-	} else {
-		err = s.cs.Ping(ctx, nil)
-	}
-	if err != nil && u.pool.ctx.Err() == nil {
+	if err := s.check(ctx); err != nil && u.pool.ctx.Err() == nil {
 		u.logger().Warn("upstream health check failed; reconnecting", "error", err)
 		u.sessionLost(s, fmt.Errorf("health check: %w", err))
 	}
