@@ -27,10 +27,15 @@
 //     roots for the session whose call caused them), sessionstate.go
 //     (state kept across daemon restarts), subscribe.go (resource
 //     subscriptions), prompts.go (prompts and resources).
-//   - The daemon: server.go (reload, reconcile, listings), daemon.go and
-//     serve.go (the run loop and listeners), discovery.go (first
-//     connections), status.go and page.go (what `mcpgw status` and the
-//     status page, package statuspage, show), metrics.go, memory.go.
+//   - The hub's side of the daemon: server.go (reload, reconcile,
+//     listings), discovery.go (first connections), status.go and page.go
+//     (what `mcpgw status` and the status page, package statuspage,
+//     show), metrics.go, activity.go (requests seen, for the run loop's
+//     memory settling).
+//   - The daemon's run loop is package runloop, which imports gateway:
+//     the listeners, reloads (file changes, SIGHUP, POST /-/reload),
+//     shutdown, the HTTP connection limit, sd_notify and the memory the
+//     daemon hands back when idle. It sees the Server as runloop.Hub.
 //
 // Other sub-packages: api (the control API's types), script (code mode's
 // sandbox), spill (big results kept whole). What runs in the CLI's
