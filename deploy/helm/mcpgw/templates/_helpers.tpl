@@ -35,7 +35,7 @@ with the team values written over its "team" block.
 {{- $cfg := dict "mcpServers" dict }}
 {{- if kindIs "string" .Values.config }}
 {{- $cfg = fromJson .Values.config }}
-{{- if and (eq (len $cfg) 1) (kindIs "string" (get $cfg "Error")) }}
+{{- if and (eq (len $cfg) 1) (hasKey $cfg "Error") (kindIs "string" (get $cfg "Error")) }}
 {{- fail (printf "config: not a JSON object (%s); mcp.json with comments goes in a ConfigMap of your own, named by existingConfigMap" (get $cfg "Error")) }}
 {{- end }}
 {{- else if kindIs "map" .Values.config }}
