@@ -287,7 +287,9 @@ func TestRefused(t *testing.T) {
 		{"store not redis", map[string]any{"team": map[string]any{"issuer": "https://i", "audience": "a", "store": "memcached://m"}}, "team.store: a redis:// or rediss:// URL"},
 		{"no token outside team mode", map[string]any{"token": map[string]any{"existingSecret": ""}}, "token.existingSecret: outside team mode"},
 		{"config text with comments", map[string]any{"config": "{\n// servers\n\"mcpServers\": {}}"}, "config: not a JSON object"},
-		{"config a list", map[string]any{"config": []any{"a"}}, "config: a map, or mcp.json's text"},
+		{"config a list", map[string]any{"config": []any{"a"}}, "at '/config': got array, want null or string or object"},
+		{"a misspelt team value", map[string]any{"team": map[string]any{"isuer": "https://login.example.com"}}, "at '/team': additional properties 'isuer' not allowed"},
+		{"an unknown log level", map[string]any{"logLevel": "verbose"}, "at '/logLevel': value must be one of"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(t, tc.vals)
