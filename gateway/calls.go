@@ -81,9 +81,7 @@ func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstre
 // approvals list: the shim's session ID, else the HTTP session's, else
 // the daemon's own key for it.
 func (ss *session) Identity() (id, client string) {
-	ss.mu.Lock()
-	sess := ss.ss
-	ss.mu.Unlock()
+	sess := ss.conn.session()
 	id = ss.opts.ID
 	if sess != nil {
 		if id == "" {

@@ -168,13 +168,13 @@ func (p pageHub) sessionFacts(ss *session) statuspage.SessionFacts {
 	if t := ss.lastActive.Load(); t != 0 {
 		f.LastActive = time.Unix(0, t)
 	}
-	ss.mu.Lock()
-	if ss.ss != nil {
-		f.HTTP = ss.ss.ID() != ""
-		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
+	if sess := ss.conn.session(); sess != nil {
+		f.HTTP = sess.ID() != ""
+		if init := sess.InitializeParams(); init != nil && init.ClientInfo != nil {
 			f.ClientName, f.ClientVersion = init.ClientInfo.Name, init.ClientInfo.Version
 		}
 	}
+	ss.mu.Lock()
 	f.Activated = len(ss.activated)
 	f.Servers = slices.Sorted(maps.Keys(ss.servers))
 	ss.mu.Unlock()
