@@ -74,7 +74,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	if _, own := ss.tools.Load().own[name]; own && !ss.mode.fast(c) {
 		return nil, false // one of mcpgw's own tools: its handler's
 	}
-	if modern && c.Route == dispatch.ViaExposed {
+	if modern {
 		// An upstream's input_required goes back to the client as it is,
 		// as on the SDK's path (sdkToolCall).
 		c.Opts.Input = &upstream.InputRound{}

@@ -27,7 +27,12 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 	gw := ss.gw
 	switch {
 	case a.Tool != "":
-		return gw.calls.Result(ctx, ss.sdkToolCall(ctx, req, a.Tool, a.Args, dispatch.ViaProxy)), nil
+		c := ss.sdkToolCall(ctx, req, a.Tool, a.Args, dispatch.ViaProxy)
+		res := gw.calls.Result(ctx, c)
+		if c.ProtocolErr != nil {
+			return nil, c.ProtocolErr // an upstream's refusal of a relayed round
+		}
+		return res, nil
 	case a.Script != "":
 		return gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
 	case a.Read != "":
