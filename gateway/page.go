@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
@@ -177,14 +178,21 @@ func (ss *session) pageSession() statuspage.Session {
 		p.LastActive = time.Unix(0, t)
 	}
 	switch {
+	case ss.sessionless:
+		// An HTTP conversation: its requests are of the sessionless
+		// protocol, each its own (no client of its own either).
+		p.Transport, p.Protocol = "http", transport.FirstSessionless
 	case ss.ss != nil && ss.ss.ID() != "":
 		p.Transport = "http"
 	case ss.opts.ID != "":
 		p.Transport = "socket"
 	}
 	if ss.ss != nil {
-		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
-			p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version
+		if init := ss.ss.InitializeParams(); init != nil {
+			p.Protocol = init.ProtocolVersion
+			if init.ClientInfo != nil {
+				p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version
+			}
 		}
 	}
 	return p

@@ -60,8 +60,12 @@ type Tool struct {
 
 // Session is one live downstream session.
 type Session struct {
-	Client     string    `json:"client"`    // name and version from initialize
-	Transport  string    `json:"transport"` // http, socket (mcpgw stdio) or stdio
+	Client    string `json:"client"`    // name and version from initialize
+	Transport string `json:"transport"` // http, socket (mcpgw stdio) or stdio
+	// Protocol is the MCP version it speaks: the one its client
+	// negotiated (or, at 2026-07-28, named in its requests); empty before
+	// its first request.
+	Protocol   string    `json:"protocol,omitempty"`
 	LastActive time.Time `json:"lastActive,omitzero"`
 	Mode       string    `json:"mode"`
 	Dir        string    `json:"dir,omitempty"` // its project directory, when known

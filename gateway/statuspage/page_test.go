@@ -32,8 +32,8 @@ func pageData() *Data {
 			{ServerReport: api.ServerReport{Name: "parked", State: "disabled", DisabledHere: true, Transport: "stdio"}},
 		},
 		SessionList: []Session{
-			{Client: "claude-code 2.0", Transport: "http", Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second)},
-			{Client: "pi 1.5", Transport: "socket", Mode: "direct"},
+			{Client: "claude-code 2.0", Transport: "http", Protocol: "2025-06-18", Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second)},
+			{Client: "pi 1.5", Transport: "socket", Protocol: "2026-07-28", Mode: "direct"},
 		},
 		Pending: []Project{{Dir: "/home/u/other", Servers: []ProjectServer{{Name: "local-db", Run: "npx db-server --password ****"}}}},
 	}
@@ -85,8 +85,8 @@ func TestPageRenders(t *testing.T) {
 		"<li><code>search_issues</code>(query: string) Finds issues</li>",
 		"<li><code>delete_repo</code>(repo: string) Deletes a repository</li>",
 		// sessions
-		"<tr><td>claude-code 2.0</td><td>http</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
-		"<tr><td>pi 1.5</td><td>socket</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
+		"<tr><td>claude-code 2.0</td><td>http</td><td>2025-06-18</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
+		"<tr><td>pi 1.5</td><td>socket</td><td>2026-07-28</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
 		// the project waiting for trust
 		"Project waiting for trust: <code>/home/u/other</code>",
 		"<li><strong>local-db</strong>: <code>npx db-server --password ****</code></li>",
@@ -171,7 +171,7 @@ func TestPageEscapes(t *testing.T) {
 			Stderr: []string{tag}, Daemon: []string{tag},
 			ToolList: []Tool{{Name: tag, Description: tag + " does things", Params: tag}}},
 			{ServerReport: api.ServerReport{Name: tag, State: "connected"}}},
-		SessionList: []Session{{Client: tag, Transport: tag, Mode: tag, Dir: tag}},
+		SessionList: []Session{{Client: tag, Transport: tag, Protocol: tag, Mode: tag, Dir: tag}},
 		Pending:     []Project{{Dir: quote, Servers: []ProjectServer{{Name: tag, Run: tag}}}},
 		Query:       quote,
 		Results:     []Result{{Tool: tag, Description: tag, Why: tag}},
