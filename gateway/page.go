@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
@@ -170,9 +171,17 @@ func (p pageHub) sessionFacts(ss *session) statuspage.SessionFacts {
 	}
 	if sess := ss.conn.session(); sess != nil {
 		f.HTTP = sess.ID() != ""
-		if init := sess.InitializeParams(); init != nil && init.ClientInfo != nil {
-			f.ClientName, f.ClientVersion = init.ClientInfo.Name, init.ClientInfo.Version
+		if init := sess.InitializeParams(); init != nil {
+			f.Protocol = init.ProtocolVersion
+			if init.ClientInfo != nil {
+				f.ClientName, f.ClientVersion = init.ClientInfo.Name, init.ClientInfo.Version
+			}
 		}
+	}
+	if ss.sessionless {
+		// An HTTP conversation: its requests are of the sessionless
+		// protocol, each its own (no client of its own either).
+		f.HTTP, f.Protocol = true, transport.FirstSessionless
 	}
 	ss.mu.Lock()
 	f.Activated = len(ss.activated)

@@ -31,7 +31,7 @@ import (
 // any session.
 func (ss *session) resourceListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/list" && ss.mode.Name() == ModeProxy && ss.naming().ResourcesAsTools() {
+		if method == "resources/list" && ss.mode.Name() == ModeProxy && ss.namingOf(req).ResourcesAsTools() {
 			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}, nil
 		}
 		return next(ctx, method, req)

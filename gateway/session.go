@@ -259,6 +259,21 @@ func (ss *session) naming() surface.Naming {
 	return surface.NamingFor(ss.opts.ClientPrefix, info)
 }
 
+// namingOf is how the client of req names mcpgw's tools. A session's
+// client said who it is once, in initialize; a conversation serves every
+// client that describes it alike, and each request says who sends it (in
+// its _meta, which the SDK keeps as the request's own InitializeParams).
+func (ss *session) namingOf(req mcp.Request) surface.Naming {
+	if ss.sessionless && req != nil {
+		if sess, ok := req.GetSession().(*mcp.ServerSession); ok && sess != nil {
+			if p := sess.InitializeParams(); p != nil {
+				return surface.NamingFor(ss.opts.ClientPrefix, p.ClientInfo)
+			}
+		}
+	}
+	return ss.naming()
+}
+
 // ResolveName implements dispatch.Caller: it returns mcpgw's name for a tool the model named either way.
 func (ss *session) ResolveName(v *registry.View, name string) string {
 	if _, ok := v.Lookup(name); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -229,5 +230,42 @@ func pageJSON(t *testing.T, h http.Handler, v any) {
 	h.ServeHTTP(rec, req)
 	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
 		t.Fatalf("%v: %s", err, rec.Body.String())
+	}
+}
+
+// The page lists the protocol each live session speaks: a session of the
+// 2025 era and a 2026-07-28 client over one connection (the shim's) what
+// they negotiated, an HTTP conversation (2026-07-28, no session) as served
+// over http.
+func TestPageSessionProtocols(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
+	for dir, version := range map[string]string{"/old": "2025-11-25", "/new": sessionless} {
+		ct, st := mcp.NewInMemoryTransports()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = gw.ServeSession(ctx, st, SessionOptions{Cwd: dir}, nil)
+		}()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close(); cancel(); <-done })
+		listedTools(t, cs)
+	}
+	listedTools(t, connectHTTP(t, gw, sessionless, "", nil))
+
+	got := map[string]string{}
+	for _, s := range (pageHub{gw}).Sessions(context.Background()) {
+		transport := "stdio"
+		if s.HTTP {
+			transport = "http"
+		}
+		got[s.Dir] = transport + " " + s.Protocol
+	}
+	want := map[string]string{"/old": "stdio 2025-11-25", "/new": "stdio 2026-07-28", "": "http 2026-07-28"}
+	if !maps.Equal(got, want) {
+		t.Errorf("sessions by directory: %q, want %q", got, want)
 	}
 }

@@ -153,13 +153,17 @@ type ToolFacts struct {
 type SessionFacts struct {
 	ClientName, ClientVersion string // from initialize
 	User                      string // who opened it, in team mode
-	HTTP                      bool   // it has an MCP HTTP session
-	Shim                      bool   // it came through the shim's socket (mcpgw stdio)
-	LastActive                time.Time
-	Mode                      string
-	Dir                       string   // its working directory, as given
-	Activated                 int      // tools ToolSearch activated
-	Servers                   []string // the servers it called
+	// Protocol is the MCP version it speaks: what its client negotiated,
+	// or, for an HTTP conversation of 2026-07-28 (HTTP true), the version
+	// its requests name; "" before its first request.
+	Protocol   string
+	HTTP       bool // it has an MCP HTTP session
+	Shim       bool // it came through the shim's socket (mcpgw stdio)
+	LastActive time.Time
+	Mode       string
+	Dir        string   // its working directory, as given
+	Activated  int      // tools ToolSearch activated
+	Servers    []string // the servers it called
 	// Project is its project directory when the project's files define
 	// servers that wait for trust; nil otherwise.
 	Project *ProjectFacts

@@ -66,9 +66,13 @@ type Tool struct {
 
 // Session is one live downstream session.
 type Session struct {
-	Client     string    `json:"client"`         // name and version from initialize
-	User       string    `json:"user,omitempty"` // who opened it, in team mode
-	Transport  string    `json:"transport"`      // http, socket (mcpgw stdio) or stdio
+	Client    string `json:"client"`         // name and version from initialize
+	User      string `json:"user,omitempty"` // who opened it, in team mode
+	Transport string `json:"transport"`      // http, socket (mcpgw stdio) or stdio
+	// Protocol is the MCP version it speaks: the one its client
+	// negotiated (or, at 2026-07-28, named in its requests); empty before
+	// its first request.
+	Protocol   string    `json:"protocol,omitempty"`
 	LastActive time.Time `json:"lastActive,omitzero"`
 	Mode       string    `json:"mode"`
 	Dir        string    `json:"dir,omitempty"` // its project directory, when known
@@ -143,7 +147,7 @@ func pageData(ctx context.Context, h Hub, query string, now time.Time) *Data {
 		if sf.ClientName != "" || sf.ClientVersion != "" {
 			ps.Client = sf.ClientName + " " + sf.ClientVersion
 		}
-		ps.User = sf.User
+		ps.User, ps.Protocol = sf.User, sf.Protocol
 		d.SessionList = append(d.SessionList, ps)
 		for _, server := range sf.Servers {
 			users[server] = append(users[server], ps.Client)

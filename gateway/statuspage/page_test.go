@@ -39,9 +39,9 @@ func pageHub() *fakeHub {
 		logs:   map[string][]string{"github": {"connected in 40ms"}},
 		stderr: map[string][]string{"github": {"listening"}},
 		sessions: []SessionFacts{
-			{ClientName: "claude-code", ClientVersion: "2.0", HTTP: true, Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second),
+			{ClientName: "claude-code", ClientVersion: "2.0", HTTP: true, Protocol: "2025-06-18", Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second),
 				Servers: []string{"github"}},
-			{ClientName: "pi", ClientVersion: "1.5", Shim: true, Mode: "direct", Servers: []string{"github", "broken"},
+			{ClientName: "pi", ClientVersion: "1.5", Shim: true, Protocol: "2026-07-28", Mode: "direct", Servers: []string{"github", "broken"},
 				Project: &ProjectFacts{Dir: "/home/u/other", Servers: []ProjectServer{{Name: "local-db", Run: "npx db-server --password ****"}}}},
 		},
 	}
@@ -99,8 +99,8 @@ func TestPageRenders(t *testing.T) {
 		"<li><code>search_issues</code>(query: string) Finds issues</li>", // the first line of its description
 		"<li><code>delete_repo</code>(repo: string) Deletes a repository</li>",
 		// sessions
-		"<tr><td>claude-code 2.0</td><td>http</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
-		"<tr><td>pi 1.5</td><td>socket</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
+		"<tr><td>claude-code 2.0</td><td>http</td><td>2025-06-18</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
+		"<tr><td>pi 1.5</td><td>socket</td><td>2026-07-28</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
 		"<td>17<br><small>from 2 sessions</small></td>", // github's calls, and the sessions that made them
 		"<td>0<br><small>from 1 session</small></td>",   // broken's
 		// the project waiting for trust
@@ -198,7 +198,7 @@ func TestPageEscapes(t *testing.T) {
 		stderr:   map[string][]string{quote: {tag}},
 		logs:     map[string][]string{quote: {tag}},
 		tools:    map[string][]ToolFacts{quote: {{Name: tag, Description: tag + " does things", Params: tag}}},
-		sessions: []SessionFacts{{ClientName: tag, Mode: tag, Dir: tag, Project: &ProjectFacts{Dir: quote, Servers: []ProjectServer{{Name: tag, Run: tag}}}}},
+		sessions: []SessionFacts{{ClientName: tag, Protocol: tag, Mode: tag, Dir: tag, Project: &ProjectFacts{Dir: quote, Servers: []ProjectServer{{Name: tag, Run: tag}}}}},
 		hits:     []Hit{{Tool: tag, Description: tag, Why: tag}},
 	}
 	body := serve(h, request("GET", "/?q="+url.QueryEscape(quote), "", false)).Body.String()
