@@ -19,34 +19,6 @@ import (
 	"time"
 )
 
-// conformanceAuthScenarios are the client auth scenarios of the suite's
-// 0.1 release, which TestConformanceClient runs against the pool: the
-// login and the pool's use of its tokens (refresh, step-up). Every one but
-// client-credentials-jwt and cross-app-access (grants mcpgw does not
-// offer, as the go-sdk does not).
-var conformanceAuthScenarios = []string{
-	"auth/metadata-default",
-	"auth/metadata-var1",
-	"auth/metadata-var2",
-	"auth/metadata-var3",
-	"auth/basic-cimd",
-	"auth/scope-from-www-authenticate",
-	"auth/scope-from-scopes-supported",
-	"auth/scope-omitted-when-undefined",
-	"auth/scope-step-up",
-	"auth/scope-retry-limit",
-	"auth/token-endpoint-auth-basic",
-	"auth/token-endpoint-auth-post",
-	"auth/token-endpoint-auth-none",
-	"auth/pre-registration",
-	"auth/2025-03-26-oauth-metadata-backcompat",
-	"auth/2025-03-26-oauth-endpoint-fallback",
-	"auth/resource-mismatch",
-	"auth/offline-access-scope",
-	"auth/offline-access-not-supported",
-	"auth/client-credentials-basic",
-}
-
 // conformanceAuthThroughCLI are, for each protocol revision, the client
 // auth scenarios of the suite (0.2.0-alpha.12, conformance-next) run at
 // that revision through the CLI, all of which must pass: at 2026-07-28

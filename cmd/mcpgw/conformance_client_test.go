@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -18,18 +17,20 @@ import (
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
-	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // conformanceClientScenarios are the client scenarios of the MCP
-// conformance suite that apply to mcpgw's side as a client of upstreams:
-// four of the protocol, and the OAuth flows (conformanceAuthScenarios).
-var conformanceClientScenarios = append([]string{
+// conformance suite that apply to mcpgw's side as a client of upstreams,
+// as the pool speaks them. The OAuth flows run through the CLI, as a user
+// meets them — `mcpgw login`, then calls through the daemon's pool — at
+// each protocol revision (TestConformanceAuthThroughCLI), which covers
+// every auth scenario this test ran with the pool alone.
+var conformanceClientScenarios = []string{
 	"initialize",
 	"tools_call",
 	"elicitation-sep1034-client-defaults",
 	"sse-retry",
-}, conformanceAuthScenarios...)
+}
 
 // TestConformanceClient runs the suite's client scenarios against mcpgw's
 // upstream code: the suite starts its test server and runs this test
@@ -51,23 +52,6 @@ func conformanceClientMain(url string) error {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	opts := &upstream.Options{ClientName: "mcpgw-conformance-client", ClientVersion: "1.0.0"}
 	srv := &registry.Server{Name: "conformance", URL: url, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "conformance"}
-	if strings.HasPrefix(scenario, "auth/") {
-		dir, err := os.MkdirTemp("", "mcpgw-oauth-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		opts.OAuthStore = &oauth.Store{Dir: dir}
-		srv.Auth = registry.AuthOAuth
-		if strings.HasPrefix(scenario, "auth/client-credentials") {
-			// A machine account, configured as a user would: the pool
-			// gets the token itself.
-			sc := conformanceContext()
-			srv.OAuth = &registry.OAuth{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, GrantType: registry.GrantClientCredentials}
-		} else {
-			opts.Authorize = conformanceLogin(opts.OAuthStore)
-		}
-	}
 	pool := upstream.New(opts)
 	defer pool.Close()
 	u := pool.Upstream(srv)
@@ -120,27 +104,6 @@ func (acceptingPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResu
 func (acceptingPeer) ElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) {}
 
 func (acceptingPeer) Roots(context.Context) ([]*mcp.Root, error) { return nil, nil }
-
-// conformanceLogin logs in as `mcpgw login` does, with the suite's
-// client: its authorization server consents at once, so the "browser"
-// follows the redirect; a pre-registered client comes from the scenario's
-// context.
-func conformanceLogin(store *oauth.Store) func(context.Context, *registry.Server, *http.Response) error {
-	sc := conformanceContext()
-	return func(ctx context.Context, srv *registry.Server, challenge *http.Response) error {
-		_, err := oauth.Login(ctx, oauth.LoginOptions{
-			ServerURL: srv.URL,
-			Client: oauth.Client{
-				ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
-				ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
-			},
-			Store:     store,
-			Browser:   oauth.FollowRedirects(http.DefaultClient, ""),
-			Challenge: challenge,
-		})
-		return err
-	}
-}
 
 // conformanceContext is the scenario's context: a pre-registered client.
 func conformanceContext() (sc struct {
