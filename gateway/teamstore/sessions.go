@@ -86,3 +86,6 @@ func (s *Sessions) Delete(ctx context.Context, user, id string) (existed bool, _
 	}
 	return n > 0, nil
 }
+
+// Ping says whether the store answers.
+func (s *Sessions) Ping(ctx context.Context) error { return s.st.Ping(ctx) }
