@@ -361,4 +361,24 @@ func TestTeamReplicasE2E(t *testing.T) {
 	if l := listed(survivor, alice); len(l) != 0 {
 		t.Errorf("after the decision the survivor lists %+v", l)
 	}
+
+	// The store down: approvals cannot be listed, decided or asked for,
+	// and say why; a session cannot be resumed, and says why; a session
+	// the replica has goes on.
+	rs.Stop()
+	down := "the team store (" + rs.URL + ") cannot be reached"
+	if out, err := approve(survivor, alice, "--list"); err == nil || !strings.Contains(out, "pending approvals cannot be listed or decided: "+down) {
+		t.Errorf("mcpgw approve --list with the store down: %v\n%s", err, out)
+	}
+	if code, body := post(survivor, alice, solo, list); code != http.StatusOK || !strings.Contains(body, `"name":"mcp"`) {
+		t.Errorf("alice's tools/list in a session the survivor has, with the store down: %d %s", code, body)
+	}
+	if code, body := post(survivor, alice, solo, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"go_add","args":{"a":1,"b":2}}}}`); code != http.StatusOK ||
+		!strings.Contains(body, "approval_limit") || !strings.Contains(body, "it cannot be listed for approval: "+down) {
+		t.Errorf("a call that needs approval, with the store down: %d %s", code, body)
+	}
+	if code, body := post(survivor, alice, "00000000000000000000000000", list); code != http.StatusServiceUnavailable ||
+		!strings.Contains(body, "cannot be resumed on this replica: "+down) {
+		t.Errorf("a session the survivor does not have, with the store down: %d %s", code, body)
+	}
 }
