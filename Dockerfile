@@ -13,7 +13,9 @@
 #     -v ~/.config/mcpgw:/config:ro -v mcpgw-data:/data mcpgw
 #
 # The config directory is read-only inside; the data volume keeps the
-# metadata cache across containers, so a new one answers from it at once.
+# metadata cache across containers, so a new one answers from it at once,
+# and the daemon's state (audit log, OAuth tokens). Nothing else is
+# written: --read-only (with --tmpfs /tmp for upstreams) works.
 # Inside the container the daemon must listen on 0.0.0.0 (hence
 # --allow-remote) to be reachable through the published port at all.
 #
@@ -61,6 +63,10 @@ COPY --from=build /out/mcpgw /usr/local/bin/mcpgw
 COPY --from=build --chown=node:node /out/config /config
 COPY --from=build --chown=node:node /out/data /data
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false
+# State (audit log, OAuth tokens, saved results) and the caches of npm and
+# of what upstreams run go on the data volume, so the root filesystem can
+# be read-only (docker run --read-only --tmpfs /tmp; the Helm chart's pods).
+ENV XDG_STATE_HOME=/data XDG_CACHE_HOME=/data/cache npm_config_cache=/data/npm
 USER node
 VOLUME ["/config", "/data"]
 EXPOSE 7332
@@ -75,6 +81,8 @@ COPY --from=init /usr/bin/tini-static /usr/bin/tini
 COPY --from=build /out/mcpgw /usr/local/bin/mcpgw
 COPY --from=build --chown=65532:65532 /out/config /config
 COPY --from=build --chown=65532:65532 /out/data /data
+# State on the data volume, as above: the root can be read-only.
+ENV XDG_STATE_HOME=/data
 USER 65532:65532
 VOLUME ["/config", "/data"]
 EXPOSE 7332

@@ -6,9 +6,7 @@ import (
 	"embed"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -23,6 +21,7 @@ import (
 // unit on Linux, a launchd agent on macOS. The files come from the templates
 // in service/; deploy/systemd and deploy/launchd hold the same templates
 // rendered with defaultServiceUnit, and a test keeps the two identical.
+// What it does is told as ServiceEvents; cmd/mcpgw says it in words.
 
 const (
 	systemdUnitName = "mcpgw.service"
@@ -122,17 +121,79 @@ func execRunner(ctx context.Context, name string, args ...string) ([]byte, error
 	return exec.CommandContext(ctx, name, args...).CombinedOutput()
 }
 
-// serviceManager installs, removes and reports on the per-user service.
-type serviceManager struct {
+// Service is mcpgw's per-user service on this system: it installs,
+// removes and reports on it. Not for concurrent use.
+type Service struct {
 	goos       string
 	home       string
 	configHome string // $XDG_CONFIG_HOME, or ~/.config
 	uid        int
-	unit       serviceUnit
+	unit       serviceUnit // set by Install unless already set (tests)
 	run        commandRunner
 	systemd    func(context.Context) int // systemd's version (nil: unknown)
 	dryRun     bool
-	out        io.Writer
+	events     func(ServiceEvent)
+}
+
+// ServiceOptions configure a Service; nil means real changes, told to
+// nobody.
+type ServiceOptions struct {
+	// DryRun has the Service say what it would write, remove and run,
+	// and do none of it.
+	DryRun bool
+	// Events is told each step as it happens (nil: nobody).
+	Events func(ServiceEvent)
+}
+
+// ServiceEvent is one step of an install, uninstall or status, told as it
+// happens (in a dry run, as it would): the service file written or
+// removed, a command run, what it printed, a failure that is fine.
+type ServiceEvent struct {
+	Kind   ServiceEventKind
+	DryRun bool
+	// Path is the service file (ServiceWrite, ServiceRemove).
+	Path string
+	// Data is the file's content (ServiceWrite) or all a command printed
+	// (ServiceOutput).
+	Data []byte
+	// Command is the command run (ServiceRun, and ServiceFailureOK for
+	// the one that failed).
+	Command []string
+	// Err is why the command failed (ServiceFailureOK).
+	Err error
+}
+
+// ServiceEventKind says what a ServiceEvent is about.
+type ServiceEventKind int
+
+const (
+	ServiceWrite     ServiceEventKind = iota + 1 // the service file is written
+	ServiceRemove                                // the service file is removed
+	ServiceRun                                   // a command is run
+	ServiceOutput                                // what the command printed
+	ServiceFailureOK                             // the command failed where that is expected (stopping a service that is not running)
+)
+
+// CommandLine is the event's command as a person would type it.
+func (e ServiceEvent) CommandLine() string { return shellJoin(e.Command) }
+
+// ServiceManager names the service manager that runs the daemon.
+type ServiceManager string
+
+const (
+	Systemd ServiceManager = "systemd" // a systemd user unit
+	Launchd ServiceManager = "launchd" // a launchd agent
+)
+
+// Installation is what Install set up (or, in a dry run, would have).
+type Installation struct {
+	File    string
+	Manager ServiceManager
+	Name    string // the unit's name (mcpgw.service) or the agent's label
+	PATH    string // the PATH the daemon and its upstreams get
+	// Log is the daemon's log file under launchd; empty under systemd,
+	// whose journal keeps it.
+	Log string
 }
 
 // step is one command of an operation. mayFail marks commands whose failure
@@ -142,70 +203,53 @@ type step struct {
 	mayFail bool
 }
 
-// ServiceCommand is `mcpgw service ACTION [--dry-run]`: install, uninstall
-// or report on the per-user service.
-func ServiceCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "usage: mcpgw service install|uninstall|status [--dry-run]"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, usage)
-		return errors.New("no service action given")
-	}
-	action := args[0]
-	flags := flag.NewFlagSet("service "+action, flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	dryRun := flags.Bool("dry-run", false, "print the file and the commands instead of writing and running them")
-	if err := flags.Parse(args[1:]); err != nil {
-		return err
-	}
-	if flags.NArg() > 0 {
-		return fmt.Errorf("service %s: unexpected argument %q", action, flags.Arg(0))
-	}
-	m, err := newServiceManager(action)
-	if err != nil {
-		return err
-	}
-	m.dryRun, m.out = *dryRun, stdout
-	switch action {
-	case "install":
-		return m.install(ctx)
-	case "uninstall":
-		return m.uninstall(ctx)
-	case "status":
-		return m.status(ctx)
-	}
-	fmt.Fprintln(stderr, usage)
-	return fmt.Errorf("unknown service action %q", action)
-}
-
-// newServiceManager describes this user and this binary.
-func newServiceManager(action string) (*serviceManager, error) {
+// NewService describes the service of this user and this system.
+func NewService(opts *ServiceOptions) (*Service, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return nil, err
 	}
-	configHome := os.Getenv("XDG_CONFIG_HOME")
-	if configHome == "" || !filepath.IsAbs(configHome) {
-		configHome = filepath.Join(home, ".config")
-	}
-	m := &serviceManager{
-		goos: runtime.GOOS, home: home, configHome: configHome, uid: os.Getuid(),
+	s := &Service{
+		goos: runtime.GOOS, home: home, configHome: configHome(home), uid: os.Getuid(),
 		run: execRunner,
 		systemd: func(ctx context.Context) int {
 			out, _ := execRunner(ctx, "systemctl", "--version")
 			return systemdVersion(out)
 		},
 	}
-	if action == "install" {
-		exe, err := serviceExe()
-		if err != nil {
-			return nil, err
-		}
-		m.unit = serviceUnit{Exe: exe, Path: servicePath(os.Getenv("PATH"), m.goos), Home: home}
-		if m.goos == "darwin" {
-			m.unit.Socket = DefaultSocket()
-		}
+	if opts != nil {
+		s.dryRun, s.events = opts.DryRun, opts.Events
 	}
-	return m, nil
+	return s, nil
+}
+
+// configHome is $XDG_CONFIG_HOME, or ~/.config when it is unset or not
+// absolute.
+func configHome(home string) string {
+	if dir := os.Getenv("XDG_CONFIG_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(home, ".config")
+}
+
+// thisUnit describes this binary, run with this shell's PATH.
+func (s *Service) thisUnit() (serviceUnit, error) {
+	exe, err := serviceExe()
+	if err != nil {
+		return serviceUnit{}, err
+	}
+	u := serviceUnit{Exe: exe, Path: servicePath(os.Getenv("PATH"), s.goos), Home: s.home}
+	if s.goos == "darwin" {
+		u.Socket = DefaultSocket()
+	}
+	return u, nil
+}
+
+func (s *Service) tell(e ServiceEvent) {
+	if s.events != nil {
+		e.DryRun = s.dryRun
+		s.events(e)
+	}
 }
 
 // serviceExe is the binary the service runs: this one. A symlink it was
@@ -251,8 +295,8 @@ func servicePath(env, goos string) string {
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
-// file returns the path of the service file.
-func (m *serviceManager) file() (string, error) {
+// File is the path of the service file.
+func (m *Service) File() (string, error) {
 	switch m.goos {
 	case "linux":
 		return filepath.Join(m.configHome, "systemd", "user", systemdUnitName), nil
@@ -262,19 +306,36 @@ func (m *serviceManager) file() (string, error) {
 	return "", fmt.Errorf("mcpgw service supports Linux (systemd) and macOS (launchd), not %s; run `mcpgw serve` under your own supervisor", m.goos)
 }
 
-func (m *serviceManager) launchdTarget() string { return "gui/" + strconv.Itoa(m.uid) }
-
-func (m *serviceManager) install(ctx context.Context) error {
-	path, err := m.file()
+// Installed says whether the service file is there.
+func (m *Service) Installed() (file string, installed bool, err error) {
+	path, err := m.File()
 	if err != nil {
-		return err
+		return "", false, err
+	}
+	_, err = os.Stat(path)
+	return path, err == nil, nil
+}
+
+func (m *Service) launchdTarget() string { return "gui/" + strconv.Itoa(m.uid) }
+
+// Install writes the service file for this binary and this shell's PATH
+// and (re)starts the service.
+func (m *Service) Install(ctx context.Context) (*Installation, error) {
+	path, err := m.File()
+	if err != nil {
+		return nil, err
+	}
+	if m.unit.Exe == "" {
+		if m.unit, err = m.thisUnit(); err != nil {
+			return nil, err
+		}
 	}
 	if m.goos == "linux" && m.systemd != nil {
 		m.unit.NotifyReload = m.systemd(ctx) >= 253
 	}
 	data, err := renderService(m.goos, m.unit)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var steps []step
 	var dirs []string
@@ -296,42 +357,39 @@ func (m *serviceManager) install(ctx context.Context) error {
 			{args: []string{"launchctl", "bootstrap", m.launchdTarget(), path}},
 		}
 	}
-	if m.dryRun {
-		fmt.Fprintf(m.out, "dry run: would write %s:\n%s", path, data)
-	} else {
+	if !m.dryRun {
 		for _, d := range append(dirs, filepath.Dir(path)) {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := writeFileAtomic(path, data, 0o644); err != nil {
-			return err
+			return nil, err
 		}
-		fmt.Fprintf(m.out, "wrote %s\n", path)
 	}
+	m.tell(ServiceEvent{Kind: ServiceWrite, Path: path, Data: data})
 	if err := m.runSteps(ctx, steps); err != nil {
-		return err
+		return nil, err
 	}
-	if m.dryRun {
-		return nil
-	}
+	inst := &Installation{File: path, PATH: m.unit.Path}
 	switch m.goos {
 	case "linux":
-		fmt.Fprintf(m.out, "mcpgw runs as the systemd user service %s (PATH=%s).\nLogs: journalctl --user -u mcpgw -f\n", systemdUnitName, m.unit.Path)
+		inst.Manager, inst.Name = Systemd, systemdUnitName
 	case "darwin":
-		fmt.Fprintf(m.out, "mcpgw runs as the launchd agent %s (PATH=%s).\nLogs: %s\n", launchdLabel, m.unit.Path, filepath.Join(m.home, "Library", "Logs", "mcpgw.log"))
+		inst.Manager, inst.Name, inst.Log = Launchd, launchdLabel, filepath.Join(m.home, "Library", "Logs", "mcpgw.log")
 	}
-	return nil
+	return inst, nil
 }
 
-func (m *serviceManager) uninstall(ctx context.Context) error {
-	path, err := m.file()
+// Uninstall stops the service and removes its file. installed is false,
+// and nothing is done, when there is no file.
+func (m *Service) Uninstall(ctx context.Context) (installed bool, err error) {
+	path, err := m.File()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(m.out, "not installed: there is no %s\n", path)
-		return nil
+		return false, nil
 	}
 	var before, after []step
 	switch m.goos {
@@ -342,28 +400,22 @@ func (m *serviceManager) uninstall(ctx context.Context) error {
 		before = []step{{args: []string{"launchctl", "bootout", m.launchdTarget() + "/" + launchdLabel}, mayFail: true}}
 	}
 	if err := m.runSteps(ctx, before); err != nil {
-		return err
+		return true, err
 	}
-	if m.dryRun {
-		fmt.Fprintf(m.out, "dry run: would remove %s\n", path)
-	} else {
+	if !m.dryRun {
 		if err := os.Remove(path); err != nil {
-			return err
+			return true, err
 		}
-		fmt.Fprintf(m.out, "removed %s\n", path)
 	}
-	return m.runSteps(ctx, after)
+	m.tell(ServiceEvent{Kind: ServiceRemove, Path: path})
+	return true, m.runSteps(ctx, after)
 }
 
-func (m *serviceManager) status(ctx context.Context) error {
-	path, err := m.file()
-	if err != nil {
+// Status runs the service manager's status command for the service; its
+// error says the service is not running (or the manager cannot tell).
+func (m *Service) Status(ctx context.Context) error {
+	if _, err := m.File(); err != nil {
 		return err
-	}
-	if _, err := os.Stat(path); err == nil {
-		fmt.Fprintf(m.out, "service file: %s\n", path)
-	} else {
-		fmt.Fprintf(m.out, "service file: %s (not installed)\n", path)
 	}
 	var s step
 	switch m.goos {
@@ -378,27 +430,23 @@ func (m *serviceManager) status(ctx context.Context) error {
 	return nil
 }
 
-// runSteps prints each command, then runs it and prints its output. A dry
-// run prints the commands only. It stops at the first failure of a step
-// that must not fail.
-func (m *serviceManager) runSteps(ctx context.Context, steps []step) error {
+// runSteps tells of each command, then runs it and tells its output. A
+// dry run tells of the commands only. It stops at the first failure of a
+// step that must not fail.
+func (m *Service) runSteps(ctx context.Context, steps []step) error {
 	for _, s := range steps {
-		line := shellJoin(s.args)
+		m.tell(ServiceEvent{Kind: ServiceRun, Command: s.args})
 		if m.dryRun {
-			fmt.Fprintf(m.out, "dry run: would run %s\n", line)
 			continue
 		}
-		fmt.Fprintf(m.out, "$ %s\n", line)
+		line := shellJoin(s.args)
 		out, err := m.run(ctx, s.args[0], s.args[1:]...)
 		if len(out) > 0 {
-			m.out.Write(out)
-			if out[len(out)-1] != '\n' {
-				fmt.Fprintln(m.out)
-			}
+			m.tell(ServiceEvent{Kind: ServiceOutput, Data: out})
 		}
 		if err != nil {
 			if s.mayFail {
-				fmt.Fprintf(m.out, "(%v; that is fine here)\n", err)
+				m.tell(ServiceEvent{Kind: ServiceFailureOK, Command: s.args, Err: err})
 				continue
 			}
 			if bytes.Contains(out, []byte("Failed to connect to bus")) {

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,20 +72,61 @@ func (r *recorder) run(_ context.Context, name string, args ...string) ([]byte, 
 	return []byte("output of " + line + "\n"), nil
 }
 
-func testServiceManager(t *testing.T, goos string) (*serviceManager, *recorder, *bytes.Buffer) {
+// told records the events a Service tells.
+type told struct{ events []ServiceEvent }
+
+func (o *told) add(e ServiceEvent) { o.events = append(o.events, e) }
+
+// steps describes the events one per line: "write PATH", "remove PATH",
+// "run COMMAND", "output TEXT", "fine ERR", each after "would " in a dry
+// run.
+func (o *told) steps() []string {
+	var out []string
+	for _, e := range o.events {
+		var s string
+		switch e.Kind {
+		case ServiceWrite:
+			s = "write " + e.Path
+		case ServiceRemove:
+			s = "remove " + e.Path
+		case ServiceRun:
+			s = "run " + e.CommandLine()
+		case ServiceOutput:
+			s = "output " + string(e.Data)
+		case ServiceFailureOK:
+			s = "fine " + e.CommandLine() + ": " + e.Err.Error()
+		default:
+			s = fmt.Sprintf("unknown event %+v", e)
+		}
+		if e.DryRun {
+			s = "would " + s
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func checkSteps(t *testing.T, o *told, want ...string) {
+	t.Helper()
+	if got := o.steps(); !slices.Equal(got, want) {
+		t.Errorf("steps told:\n  %q\nwant:\n  %q", got, want)
+	}
+}
+
+func testService(t *testing.T, goos string) (*Service, *recorder, *told) {
 	t.Helper()
 	home := t.TempDir()
 	rec := &recorder{}
-	var out bytes.Buffer
-	m := &serviceManager{
+	o := &told{}
+	m := &Service{
 		goos: goos, home: home, configHome: filepath.Join(home, ".config"), uid: 501,
 		unit: serviceUnit{Exe: "/opt/mcpgw/bin/mcpgw", Path: "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin", Home: home},
-		run:  rec.run, out: &out,
+		run:  rec.run, events: o.add,
 	}
 	if goos == "darwin" {
 		m.unit.Socket = "/var/folders/xy/T/mcpgw-501/mcpgw.sock"
 	}
-	return m, rec, &out
+	return m, rec, o
 }
 
 func checkCommands(t *testing.T, rec *recorder, want ...string) {
@@ -111,9 +152,10 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 }
 
 func TestServiceInstallLinux(t *testing.T) {
-	m, rec, out := testServiceManager(t, "linux")
-	if err := m.install(context.Background()); err != nil {
-		t.Fatalf("install: %v\n%s", err, out)
+	m, rec, out := testService(t, "linux")
+	inst, err := m.Install(context.Background())
+	if err != nil {
+		t.Fatalf("install: %v\n%q", err, out.steps())
 	}
 	unit := filepath.Join(m.home, ".config", "systemd", "user", "mcpgw.service")
 	data, err := os.ReadFile(unit)
@@ -146,21 +188,22 @@ func TestServiceInstallLinux(t *testing.T) {
 		"systemctl --user daemon-reload",
 		"systemctl --user enable mcpgw.service",
 		"systemctl --user restart mcpgw.service")
-	for _, s := range []string{
-		"wrote " + unit + "\n",
-		"$ systemctl --user daemon-reload\noutput of systemctl --user daemon-reload\n",
-		"$ systemctl --user restart mcpgw.service\n",
-		"journalctl --user -u mcpgw",
-	} {
-		if !strings.Contains(out.String(), s) {
-			t.Errorf("output lacks %q:\n%s", s, out)
-		}
+	checkSteps(t, out,
+		"write "+unit,
+		"run systemctl --user daemon-reload",
+		"output output of systemctl --user daemon-reload\n",
+		"run systemctl --user enable mcpgw.service",
+		"output output of systemctl --user enable mcpgw.service\n",
+		"run systemctl --user restart mcpgw.service",
+		"output output of systemctl --user restart mcpgw.service\n")
+	if want := (Installation{File: unit, Manager: Systemd, Name: "mcpgw.service", PATH: "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin"}); inst == nil || *inst != want {
+		t.Errorf("installation %+v, want %+v", inst, want)
 	}
 
 	// Installing again replaces the file and restarts the running daemon.
 	m.unit.Exe = "/opt/mcpgw-2/bin/mcpgw"
 	rec.cmds = nil
-	if err := m.install(context.Background()); err != nil {
+	if _, err := m.Install(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(unit)
@@ -188,10 +231,10 @@ func TestServiceInstallNotifyReload(t *testing.T) {
 		{"systemd 252 (252.30-1~deb12u2)", false},
 		{"", false},
 	} {
-		m, _, out := testServiceManager(t, "linux")
+		m, _, out := testService(t, "linux")
 		m.systemd = func(context.Context) int { return systemdVersion([]byte(tc.version)) }
-		if err := m.install(context.Background()); err != nil {
-			t.Fatalf("install: %v\n%s", err, out)
+		if _, err := m.Install(context.Background()); err != nil {
+			t.Fatalf("install: %v\n%q", err, out.steps())
 		}
 		data, err := os.ReadFile(filepath.Join(m.home, ".config", "systemd", "user", "mcpgw.service"))
 		if err != nil {
@@ -212,62 +255,74 @@ func TestServiceInstallNotifyReload(t *testing.T) {
 func TestServiceInstallDryRun(t *testing.T) {
 	for _, goos := range []string{"linux", "darwin"} {
 		t.Run(goos, func(t *testing.T) {
-			m, rec, out := testServiceManager(t, goos)
+			m, rec, out := testService(t, goos)
 			m.dryRun = true
-			if err := m.install(context.Background()); err != nil {
+			if _, err := m.Install(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			checkCommands(t, rec) // none
-			path, _ := m.file()
+			path, _ := m.File()
 			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("dry run created %s (stat: %v)", path, err)
 			}
 			want, _ := renderService(goos, m.unit)
-			if !strings.Contains(out.String(), "dry run: would write "+path+":\n"+string(want)) {
-				t.Errorf("dry run output lacks the file it would write:\n%s", out)
+			if len(out.events) == 0 || !bytes.Equal(out.events[0].Data, want) {
+				t.Errorf("the dry run does not tell the file it would write first: %q", out.steps())
 			}
-			wantRun := "dry run: would run systemctl --user enable mcpgw.service\n"
 			if goos == "darwin" {
-				wantRun = "dry run: would run launchctl bootstrap gui/501 " + path + "\n"
-			}
-			if !strings.Contains(out.String(), wantRun) {
-				t.Errorf("dry run output lacks %q:\n%s", wantRun, out)
+				checkSteps(t, out, "would write "+path,
+					"would run launchctl bootout gui/501/io.mcpgw.mcpgw",
+					"would run launchctl enable gui/501/io.mcpgw.mcpgw",
+					"would run launchctl bootstrap gui/501 "+path)
+			} else {
+				checkSteps(t, out, "would write "+path,
+					"would run systemctl --user daemon-reload",
+					"would run systemctl --user enable mcpgw.service",
+					"would run systemctl --user restart mcpgw.service")
 			}
 		})
 	}
 }
 
 func TestServiceInstallStopsAtFailure(t *testing.T) {
-	m, rec, out := testServiceManager(t, "linux")
+	m, rec, out := testService(t, "linux")
 	rec.fail = map[string]error{"systemctl --user daemon-reload": errors.New("exit status 1")}
-	err := m.install(context.Background())
+	_, err := m.Install(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "systemctl --user daemon-reload: exit status 1") {
 		t.Fatalf("install = %v, want the failing command in the error", err)
 	}
 	checkCommands(t, rec, "systemctl --user daemon-reload")
-	if !strings.Contains(out.String(), "output of failing systemctl --user daemon-reload\n") {
-		t.Errorf("the failing command's output was not printed:\n%s", out)
-	}
+	path, _ := m.File()
+	checkSteps(t, out, "write "+path, "run systemctl --user daemon-reload", "output output of failing systemctl --user daemon-reload")
 }
 
 func TestServiceNoUserManager(t *testing.T) {
-	m, rec, _ := testServiceManager(t, "linux")
+	m, rec, _ := testService(t, "linux")
 	rec.fail = map[string]error{"systemctl --user daemon-reload": errors.New("exit status 1")}
 	rec.failOut = map[string]string{"systemctl --user daemon-reload": "Failed to connect to bus: No medium found\n"}
-	err := m.install(context.Background())
+	_, err := m.Install(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no systemd user manager answers") {
 		t.Errorf("install without a user manager = %v, want the hint", err)
 	}
 }
 
 func TestServiceInstallDarwin(t *testing.T) {
-	m, rec, out := testServiceManager(t, "darwin")
+	m, rec, out := testService(t, "darwin")
 	// Nothing is loaded yet, so unloading the old agent fails: not an error.
 	rec.fail = map[string]error{"launchctl bootout gui/501/io.mcpgw.mcpgw": errors.New("exit status 3")}
-	if err := m.install(context.Background()); err != nil {
-		t.Fatalf("install: %v\n%s", err, out)
+	inst, err := m.Install(context.Background())
+	if err != nil {
+		t.Fatalf("install: %v\n%q", err, out.steps())
 	}
 	path := filepath.Join(m.home, "Library", "LaunchAgents", "io.mcpgw.mcpgw.plist")
+	checkSteps(t, out, "write "+path,
+		"run launchctl bootout gui/501/io.mcpgw.mcpgw",
+		"output output of failing launchctl bootout gui/501/io.mcpgw.mcpgw",
+		"fine launchctl bootout gui/501/io.mcpgw.mcpgw: exit status 3",
+		"run launchctl enable gui/501/io.mcpgw.mcpgw",
+		"output output of launchctl enable gui/501/io.mcpgw.mcpgw\n",
+		"run launchctl bootstrap gui/501 "+path,
+		"output output of launchctl bootstrap gui/501 "+path+"\n")
 	checkMode(t, path, 0o644)
 	if fi, err := os.Stat(filepath.Join(m.home, "Library", "Logs")); err != nil || !fi.IsDir() {
 		t.Errorf("~/Library/Logs not created: %v", err)
@@ -286,6 +341,9 @@ func TestServiceInstallDarwin(t *testing.T) {
 		t.Fatalf("parsing %s: %v\n%s", path, err, data)
 	}
 	log := filepath.Join(m.home, "Library", "Logs", "mcpgw.log")
+	if want := (Installation{File: path, Manager: Launchd, Name: "io.mcpgw.mcpgw", PATH: "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/bin:/bin", Log: log}); inst == nil || *inst != want {
+		t.Errorf("installation %+v, want %+v", inst, want)
+	}
 	want := map[string]any{
 		"Label":                "io.mcpgw.mcpgw",
 		"ProgramArguments":     []any{"/opt/mcpgw/bin/mcpgw", "serve", "--socket", "/var/folders/xy/T/mcpgw-501/mcpgw.sock", "--log-format", "text"},
@@ -332,95 +390,88 @@ func TestServiceUninstall(t *testing.T) {
 		{"darwin", []string{"launchctl bootout gui/501/io.mcpgw.mcpgw"}},
 	} {
 		t.Run(tc.goos, func(t *testing.T) {
-			m, rec, out := testServiceManager(t, tc.goos)
-			path, _ := m.file()
+			m, rec, out := testService(t, tc.goos)
+			path, _ := m.File()
 
-			if err := m.uninstall(context.Background()); err != nil {
-				t.Fatal(err)
+			if installed, err := m.Uninstall(context.Background()); err != nil || installed {
+				t.Fatalf("uninstall of nothing = %v, %v; want not installed", installed, err)
 			}
 			checkCommands(t, rec) // not installed: nothing to do
-			if !strings.Contains(out.String(), "not installed: there is no "+path) {
-				t.Errorf("output %q does not say it is not installed", out)
-			}
+			checkSteps(t, out)
 
-			if err := m.install(context.Background()); err != nil {
+			if _, err := m.Install(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			rec.cmds = nil
 			m.dryRun = true
-			if err := m.uninstall(context.Background()); err != nil {
-				t.Fatal(err)
+			out.events = nil
+			if installed, err := m.Uninstall(context.Background()); err != nil || !installed {
+				t.Fatalf("dry uninstall = %v, %v", installed, err)
 			}
 			checkCommands(t, rec)
 			if _, err := os.Stat(path); err != nil {
 				t.Errorf("dry run removed %s: %v", path, err)
 			}
+			wantDry := []string{"would run " + tc.want[0], "would remove " + path}
+			if len(tc.want) > 1 {
+				wantDry = append(wantDry, "would run "+tc.want[1])
+			}
+			checkSteps(t, out, wantDry...)
 
 			m.dryRun = false
 			// Stopping a service that is not running fails: not an error.
 			rec.fail = map[string]error{tc.want[0]: errors.New("exit status 5")}
-			out.Reset()
-			if err := m.uninstall(context.Background()); err != nil {
-				t.Fatalf("uninstall: %v\n%s", err, out)
+			out.events = nil
+			if _, err := m.Uninstall(context.Background()); err != nil {
+				t.Fatalf("uninstall: %v\n%q", err, out.steps())
 			}
 			checkCommands(t, rec, tc.want...)
 			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%s still there after uninstall (stat: %v)", path, err)
 			}
-			if !strings.Contains(out.String(), "removed "+path+"\n") {
-				t.Errorf("output lacks the removed file:\n%s", out)
+			want := []string{"run " + tc.want[0], "output output of failing " + tc.want[0], "fine " + tc.want[0] + ": exit status 5", "remove " + path}
+			if len(tc.want) > 1 {
+				want = append(want, "run "+tc.want[1], "output output of "+tc.want[1]+"\n")
 			}
+			checkSteps(t, out, want...)
 		})
 	}
 }
 
 func TestServiceStatus(t *testing.T) {
-	m, rec, out := testServiceManager(t, "linux")
+	m, rec, out := testService(t, "linux")
 	rec.fail = map[string]error{"systemctl --user status --no-pager mcpgw.service": errors.New("exit status 3")}
-	err := m.status(context.Background())
+	err := m.Status(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("status of a stopped service = %v, want a not-running error", err)
 	}
-	path, _ := m.file()
-	if !strings.Contains(out.String(), "service file: "+path+" (not installed)\n") {
-		t.Errorf("status output lacks the missing file:\n%s", out)
+	path, _ := m.File()
+	if file, installed, err := m.Installed(); file != path || installed || err != nil {
+		t.Errorf("Installed() = %s, %v, %v; want %s, not installed", file, installed, err, path)
 	}
 	checkCommands(t, rec, "systemctl --user status --no-pager mcpgw.service")
+	checkSteps(t, out, "run systemctl --user status --no-pager mcpgw.service", "output output of failing systemctl --user status --no-pager mcpgw.service")
+	if _, err := m.Install(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if file, installed, err := m.Installed(); file != path || !installed || err != nil {
+		t.Errorf("Installed() after install = %s, %v, %v; want %s, installed", file, installed, err, path)
+	}
 
-	m, rec, out = testServiceManager(t, "darwin")
-	if err := m.status(context.Background()); err != nil {
+	m, rec, out = testService(t, "darwin")
+	if err := m.Status(context.Background()); err != nil {
 		t.Errorf("status: %v", err)
 	}
 	checkCommands(t, rec, "launchctl print gui/501/io.mcpgw.mcpgw")
-	if !strings.Contains(out.String(), "output of launchctl print gui/501/io.mcpgw.mcpgw\n") {
-		t.Errorf("status did not print launchctl's output:\n%s", out)
-	}
+	checkSteps(t, out, "run launchctl print gui/501/io.mcpgw.mcpgw", "output output of launchctl print gui/501/io.mcpgw.mcpgw\n")
 }
 
 func TestServiceUnsupportedOS(t *testing.T) {
-	m, rec, _ := testServiceManager(t, "windows")
-	if err := m.install(context.Background()); err == nil || !strings.Contains(err.Error(), "not windows") {
+	m, rec, _ := testService(t, "windows")
+	if _, err := m.Install(context.Background()); err == nil || !strings.Contains(err.Error(), "not windows") {
 		t.Errorf("install on windows = %v, want an unsupported error", err)
 	}
 	checkCommands(t, rec)
-}
-
-func TestServiceCommandLine(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"service"}, "no service action given"},
-		{[]string{"service", "--dry-run"}, "no service action given"},
-		{[]string{"service", "frobnicate"}, `unknown service action "frobnicate"`},
-		{[]string{"service", "status", "extra"}, `unexpected argument "extra"`},
-	} {
-		err := ServiceCommand(ctx, tc.args[1:], io.Discard, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("run %q = %v, want an error with %q", tc.args, err, tc.want)
-		}
-	}
 }
 
 // TestServiceManagerFromEnvironment: the unit goes where systemd looks,
@@ -429,18 +480,18 @@ func TestServiceManagerFromEnvironment(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
-	m, err := newServiceManager("status")
+	m, err := NewService(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.goos = "linux"
-	if p, _ := m.file(); p != filepath.Join(home, "cfg", "systemd", "user", "mcpgw.service") {
+	if p, _ := m.File(); p != filepath.Join(home, "cfg", "systemd", "user", "mcpgw.service") {
 		t.Errorf("unit path %s, want it under $XDG_CONFIG_HOME", p)
 	}
 	t.Setenv("XDG_CONFIG_HOME", "")
-	m, _ = newServiceManager("status")
+	m, _ = NewService(nil)
 	m.goos = "linux"
-	if p, _ := m.file(); p != filepath.Join(home, ".config", "systemd", "user", "mcpgw.service") {
+	if p, _ := m.File(); p != filepath.Join(home, ".config", "systemd", "user", "mcpgw.service") {
 		t.Errorf("unit path %s, want it under ~/.config", p)
 	}
 }

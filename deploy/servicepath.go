@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -10,23 +9,20 @@ import (
 
 // DaemonPATH is the PATH a daemon runs upstreams with: the installed
 // service's (`mcpgw service install` writes the installing shell's PATH
-// into the unit or agent file), else this process's own, which a daemon
-// that `mcpgw stdio` starts inherits. from says which.
-func DaemonPATH() (path, from string) {
+// into the unit or agent file), read from serviceFile, else this
+// process's own (serviceFile is then empty), which a daemon that `mcpgw
+// stdio` starts inherits.
+func DaemonPATH() (path, serviceFile string) {
 	home, _ := os.UserHomeDir()
-	configHome := os.Getenv("XDG_CONFIG_HOME")
-	if configHome == "" || !filepath.IsAbs(configHome) {
-		configHome = filepath.Join(home, ".config")
-	}
-	m := &serviceManager{goos: runtime.GOOS, home: home, configHome: configHome}
-	if file, err := m.file(); err == nil {
+	m := &Service{goos: runtime.GOOS, home: home, configHome: configHome(home)}
+	if file, err := m.File(); err == nil {
 		if data, err := os.ReadFile(file); err == nil {
 			if p, ok := servicePATH(runtime.GOOS, data); ok {
-				return p, "the service's, in " + file
+				return p, file
 			}
 		}
 	}
-	return os.Getenv("PATH"), "this shell's (no service installed; a daemon `mcpgw stdio` starts inherits its client's)"
+	return os.Getenv("PATH"), ""
 }
 
 var (

@@ -38,12 +38,12 @@ func (ss *session) sdkToolCall(ctx context.Context, req *mcp.CallToolRequest, na
 		Opts:     progressTo(ctx, req),
 		Protocol: sessionProtocol(req),
 	}
-	if r == dispatch.ViaExposed && c.Protocol >= transport.FirstSessionless && c.Opts != nil {
+	if c.Protocol >= transport.FirstSessionless && c.Opts != nil {
 		// Protocol 2026-07-28 has no server-to-client request: an
-		// upstream's input_required goes to the client, whose answers
-		// come back with its next call (SEP-2322). Only for a tool listed
-		// under its own name, whose result reaches the client as the
-		// upstream wrote it.
+		// upstream's input_required goes to the client as the upstream
+		// wrote it, whose answers come back with its next call
+		// (SEP-2322): the same call, of a listed tool or through the
+		// mcp tool.
 		c.Opts.Input = &upstream.InputRound{Responses: req.Params.InputResponses, State: req.Params.RequestState}
 	}
 	if c.Protocol >= transport.FirstSessionless {
@@ -81,9 +81,7 @@ func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstre
 // approvals list: the shim's session ID, else the HTTP session's, else
 // the daemon's own key for it.
 func (ss *session) Identity() (id, client string) {
-	ss.mu.Lock()
-	sess := ss.ss
-	ss.mu.Unlock()
+	sess := ss.conn.session()
 	id = ss.opts.ID
 	if sess != nil {
 		if id == "" {

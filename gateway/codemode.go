@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +35,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 	}
 	if raw := req.Params.Arguments; len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
-			return surface.Errorf("Invalid arguments for %s: %v. It takes {script: \"...\", timeoutMs?: number}.", surface.ScriptToolName, err), nil
+			return surface.InvalidScriptArgs(err), nil
 		}
 	}
 	return ss.gw.runScript(ctx, ss, req, a.Script, a.TimeoutMs), nil
@@ -47,16 +46,16 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
 	v := ss.View()
 	if !surface.ScriptsOn(v, ss.mode.Name()) {
-		return surface.Errorf("Scripts are turned off (settings.scripts is false).")
+		return surface.ScriptsOff()
 	}
 	if strings.TrimSpace(src) == "" {
-		return surface.Errorf("No script: give the body of an async function, e.g. const r = await tools.call(\"server_tool\", {...}); return r.data;")
+		return surface.NoScript()
 	}
 	limits := v.Config.Settings.Limits.Resolved()
 	done, refused := s.running.start(ss, limits)
-	if refused != "" {
+	if refused != nil {
 		s.metrics.scripts.WithLabelValues("refused").Inc()
-		return surface.Errorf("%s", refused)
+		return refused
 	}
 	defer done()
 	lim := script.Limits{Timeout: v.Config.Settings.ScriptTimeout, ArgBytes: limits.ScriptArgsBytes, DataBytes: limits.ScriptResultsBytes}
@@ -183,15 +182,16 @@ type runningScripts struct {
 }
 
 // start counts a script of ss, and returns the function that uncounts it
-// when it ends; or, past a limit, why it may not start.
-func (r *runningScripts) start(ss *session, l registry.Limits) (done func(), refused string) {
+// when it ends; or, past a limit, the answer that says why it may not
+// start.
+func (r *runningScripts) start(ss *session, l registry.Limits) (done func(), refused *mcp.CallToolResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case r.bySession[ss] >= l.ScriptsPerSession:
-		return nil, fmt.Sprintf("Too many scripts running in this session (limit %d, settings.scriptsPerSession): wait for one to finish, then run this one again.", l.ScriptsPerSession)
+		return nil, surface.TooManyScripts(true, l.ScriptsPerSession)
 	case r.total >= l.ScriptsPerDaemon:
-		return nil, fmt.Sprintf("Too many scripts running in mcpgw (limit %d, settings.scriptsPerDaemon): wait for one to finish, then run this one again.", l.ScriptsPerDaemon)
+		return nil, surface.TooManyScripts(false, l.ScriptsPerDaemon)
 	}
 	if r.bySession == nil {
 		r.bySession = make(map[*session]int)
@@ -205,7 +205,7 @@ func (r *runningScripts) start(ss *session, l registry.Limits) (done func(), ref
 		if r.bySession[ss]--; r.bySession[ss] == 0 {
 			delete(r.bySession, ss)
 		}
-	}, ""
+	}, nil
 }
 
 // recentScripts keeps the last scripts run, with their full traces, for

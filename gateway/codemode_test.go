@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -257,21 +258,21 @@ func TestRunningScriptsLimits(t *testing.T) {
 	var dones []func()
 	for _, ss := range []*session{a, a, b} {
 		done, refused := r.start(ss, l)
-		if refused != "" {
-			t.Fatalf("refused within the limits: %s", refused)
+		if refused != nil {
+			t.Fatalf("refused within the limits: %s", surface.ResultText(refused))
 		}
 		dones = append(dones, done)
 	}
-	if _, refused := r.start(a, l); !strings.Contains(refused, "Too many scripts running in this session (limit 2, settings.scriptsPerSession)") {
-		t.Errorf("a third script of a session: %q", refused)
+	if _, refused := r.start(a, l); !reflect.DeepEqual(refused, surface.TooManyScripts(true, 2)) {
+		t.Errorf("a third script of a session: %q", surface.ResultText(refused))
 	}
-	if _, refused := r.start(b, l); !strings.Contains(refused, "Too many scripts running in mcpgw (limit 3, settings.scriptsPerDaemon)") {
-		t.Errorf("a fourth script in all: %q", refused)
+	if _, refused := r.start(b, l); !reflect.DeepEqual(refused, surface.TooManyScripts(false, 3)) {
+		t.Errorf("a fourth script in all: %q", surface.ResultText(refused))
 	}
 	dones[0]()
 	done, refused := r.start(a, l)
-	if refused != "" {
-		t.Errorf("a script after one ended: %q", refused)
+	if refused != nil {
+		t.Errorf("a script after one ended: %q", surface.ResultText(refused))
 	}
 	done()
 	dones[1]()

@@ -5,6 +5,8 @@ package gateway
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +16,16 @@ const (
 	outboxSize  = 1024
 	outboxBytes = 8 << 20
 )
+
+// outbox carries the messages fanned out to many sessions (upstream log
+// messages, resource updates) to one, sent by the session's own goroutine,
+// started with the first (see post). Safe for concurrent use.
+type outbox struct {
+	once    sync.Once
+	ch      chan outboxItem
+	bytes   atomic.Int64 // the size of what waits in ch
+	dropped atomic.Int64 // messages that found it full
+}
 
 // outboxItem is a message waiting in a session's outbox: how to send it,
 // and about how large it is.
@@ -28,23 +40,23 @@ type outboxItem struct {
 // whatever their context says); when its queue is full, the message is
 // dropped. It reports whether send was queued.
 func (ss *session) post(size int, send func(context.Context)) bool {
-	ss.outboxOnce.Do(func() {
-		ss.outbox = make(chan outboxItem, outboxSize)
+	ss.out.once.Do(func() {
+		ss.out.ch = make(chan outboxItem, outboxSize)
 		go ss.sendOutbox()
 	})
 	n := int64(size)
-	if ss.outboxBytes.Add(n) <= outboxBytes {
+	if ss.out.bytes.Add(n) <= outboxBytes {
 		select {
-		case ss.outbox <- outboxItem{send, n}:
+		case ss.out.ch <- outboxItem{send, n}:
 			return true
 		default:
 		}
 	}
-	ss.outboxBytes.Add(-n)
+	ss.out.bytes.Add(-n)
 	if ss.gw.metrics != nil {
 		ss.gw.metrics.dropped.Inc()
 	}
-	if ss.dropped.Add(1) == 1 {
+	if ss.out.dropped.Add(1) == 1 {
 		ss.gw.log.Warn("a client is not taking the messages sent to it; dropping them", "session", ss.key)
 	}
 	return false
@@ -56,11 +68,11 @@ func (ss *session) sendOutbox() {
 		select {
 		case <-ss.ctx.Done():
 			return
-		case it := <-ss.outbox:
+		case it := <-ss.out.ch:
 			ctx, cancel := context.WithTimeout(ss.ctx, 5*time.Second)
 			it.send(ctx)
 			cancel()
-			ss.outboxBytes.Add(-it.size)
+			ss.out.bytes.Add(-it.size)
 		}
 	}
 }
@@ -71,9 +83,7 @@ const closeGrace = 2 * time.Second
 
 func (ss *session) close() {
 	ss.cancel()
-	ss.mu.Lock()
-	sess := ss.ss
-	ss.mu.Unlock()
+	sess := ss.conn.session()
 	if sess == nil {
 		return
 	}

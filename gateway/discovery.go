@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/surface"
@@ -121,7 +119,8 @@ func (s *Server) awaitDiscovery(ctx context.Context, cfg *registry.Config) *regi
 // "" when every enabled server's tools are known. Answers about tools end
 // with it, so that the model knows the answer may be incomplete.
 func (s *Server) discoveryNote(v *registry.View) string {
-	var starting, failed []string
+	var starting []surface.ServerWait
+	var failed []surface.ServerFailure
 	for _, sv := range v.Servers {
 		srv := sv.Server
 		if !srv.Enabled || srv.Untrusted || sv.Listing != nil {
@@ -131,33 +130,17 @@ func (s *Server) discoveryNote(v *registry.View) string {
 		d := s.discoveries[srv.Hash]
 		s.mu.Unlock()
 		if d != nil {
-			starting = append(starting, fmt.Sprintf("%s (for %s)", srv.Name, surface.RoundDur(time.Since(d.started))))
+			starting = append(starting, surface.ServerWait{Server: srv.Name, For: time.Since(d.started)})
 			continue
 		}
-		st := s.pool.Upstream(srv).Status()
-		if st.LastError != "" {
-			failed = append(failed, fmt.Sprintf("%s: %s", srv.Name, s.failureReason(srv, st.LastError)))
+		up := s.pool.Upstream(srv)
+		if st := up.Status(); st.LastError != "" {
+			var stderr string
+			if lines := up.Stderr(1); len(lines) > 0 {
+				stderr = lines[0]
+			}
+			failed = append(failed, surface.ServerFailure{Server: srv.Name, Reason: surface.FailureReason(st.LastError, stderr)})
 		}
 	}
-	var b strings.Builder
-	if len(starting) > 0 {
-		fmt.Fprintf(&b, "\nStill starting, tools not known yet: %s. Ask again shortly.", strings.Join(starting, ", "))
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(&b, "\nNot available: %s.", strings.Join(failed, "; "))
-	}
-	return b.String()
-}
-
-// failureReason is an upstream's last error in one line, with its last
-// stderr line when the error does not already carry it: that is where a
-// server says what it is missing (a token, a binary, a flag).
-func (s *Server) failureReason(srv *registry.Server, lastErr string) string {
-	reason := surface.Shorten(surface.FirstLine(lastErr), 200)
-	if lines := s.pool.Upstream(srv).Stderr(1); len(lines) > 0 {
-		if l := strings.TrimSpace(lines[0]); l != "" && !strings.Contains(reason, l) {
-			reason += " (stderr: " + surface.Shorten(l, 160) + ")"
-		}
-	}
-	return reason
+	return surface.DiscoveryNote(starting, failed)
 }

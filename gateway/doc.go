@@ -1,9 +1,10 @@
 // Package gateway is the daemon's hub: Server holds the catalogue, the
 // upstream pool and the sessions, and ties the sub-packages together.
-// A session is one downstream MCP session with its own go-sdk Server
-// (what it lists differs from another's: mode, activated tools, project
-// overlay); its handlers read a request, act, and answer with package
-// surface's texts.
+// A session is one downstream MCP session (or, at protocol 2026-07-28 over
+// HTTP, one conversation): its go-sdk Server carries the wire, and what it
+// lists — which differs from another's: mode, activated tools, project
+// overlay — is its own table of the catalogue's shared definitions; its
+// handlers read a request, act, and answer with package surface's texts.
 //
 // Where things are, by job:
 //
@@ -11,9 +12,10 @@
 //     Streamable HTTP on /mcp and the shim's unix socket. A tools/call
 //     that needs nothing of the go-sdk is read there from its envelope
 //     and made by the session (fastcall.go); the rest reaches the
-//     session's handlers through the go-sdk (session.go's forward for a
-//     listed tool, proxy.go for the mcp tool, toolsearch.go, codemode.go
-//     for mcp_script).
+//     session through the go-sdk, where tools.go answers tools/list and
+//     tools/call from the session's table (an upstream tool through the
+//     dispatcher; mcpgw's own by its handler: proxy.go for the mcp tool,
+//     toolsearch.go, codemode.go for mcp_script).
 //   - A call is decided in package dispatch, the one dispatcher:
 //     resolved against the caller's view, checked, passed through the
 //     approval gate, recorded (package audit), and sent to its upstream
@@ -21,16 +23,25 @@
 //   - What the model sees — the mcp tool, ToolSearch, mcp_script, their
 //     answers, results shaped for the route — is package surface (and
 //     package content for results' blocks).
-//   - Sessions: session.go (each session's Server and tool list), hub.go
+//   - Modes: mode.go, one type per mode (what it lists, its own tools,
+//     its answer to a tool it does not list, its fast-path rule).
+//   - Sessions: session.go (a session and its parts by job, each with its
+//     guard; the lock order is written on the type), tools.go (its tool
+//     table), conversation.go (2026-07-28 over HTTP), hub.go
 //     (what the transports ask of the hub), delivery.go and logging.go
 //     (what reaches one session), peer.go (sampling, elicitation and
 //     roots for the session whose call caused them), sessionstate.go
 //     (state kept across daemon restarts), subscribe.go (resource
 //     subscriptions), prompts.go (prompts and resources).
-//   - The daemon: server.go (reload, reconcile, listings), daemon.go and
-//     serve.go (the run loop and listeners), discovery.go (first
-//     connections), status.go and page.go (what `mcpgw status` and the
-//     status page, package statuspage, show), metrics.go, memory.go.
+//   - The hub's side of the daemon: server.go (reload, reconcile,
+//     listings), discovery.go (first connections), status.go and page.go
+//     (what `mcpgw status` and the status page, package statuspage,
+//     show), metrics.go, activity.go (requests seen, for the run loop's
+//     memory settling).
+//   - The daemon's run loop is package runloop, which imports gateway:
+//     the listeners, reloads (file changes, SIGHUP, POST /-/reload),
+//     shutdown, the HTTP connection limit, sd_notify and the memory the
+//     daemon hands back when idle. It sees the Server as runloop.Hub.
 //
 // Other sub-packages: api (the control API's types), script (code mode's
 // sandbox), spill (big results kept whole). What runs in the CLI's

@@ -31,9 +31,9 @@ func (ss *session) Fast(id, params []byte) (run func(context.Context) (json.RawM
 // prepareFast decides whether the tools/call id with params is a fast
 // call; if it is, run makes it and returns the result.
 func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
-	ss.mu.Lock()
-	protocol := ss.protocol
-	ss.mu.Unlock()
+	ss.conn.mu.Lock()
+	protocol := ss.conn.protocol
+	ss.conn.mu.Unlock()
 	meta, hasMeta := jsonwire.Member(params, "_meta")
 	if ss.sessionless {
 		// A conversation's requests each say their version.
@@ -74,7 +74,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	if _, own := ss.tools.Load().own[name]; own && !ss.mode.fast(c) {
 		return nil, false // one of mcpgw's own tools: its handler's
 	}
-	if modern && c.Route == dispatch.ViaExposed {
+	if modern {
 		// An upstream's input_required goes back to the client as it is,
 		// as on the SDK's path (sdkToolCall).
 		c.Opts.Input = &upstream.InputRound{}
@@ -88,16 +88,16 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 		stop := context.AfterFunc(ss.ctx, cancel)
 		defer stop()
 		key := string(id)
-		ss.mu.Lock()
-		if ss.fastCalls == nil {
-			ss.fastCalls = make(map[string]context.CancelFunc)
+		ss.fast.mu.Lock()
+		if ss.fast.calls == nil {
+			ss.fast.calls = make(map[string]context.CancelFunc)
 		}
-		ss.fastCalls[key] = cancel
-		ss.mu.Unlock()
+		ss.fast.calls[key] = cancel
+		ss.fast.mu.Unlock()
 		defer func() {
-			ss.mu.Lock()
-			delete(ss.fastCalls, key)
-			ss.mu.Unlock()
+			ss.fast.mu.Lock()
+			delete(ss.fast.calls, key)
+			ss.fast.mu.Unlock()
 		}()
 		res, raw := ss.gw.calls.Dispatch(ctx, c)
 		if c.ProtocolErr != nil {
@@ -126,9 +126,9 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 // CancelFast implements transport.Session: it ends the fast call whose
 // request ID (as written) is id, if one is in flight.
 func (ss *session) CancelFast(id []byte) {
-	ss.mu.Lock()
-	cancel := ss.fastCalls[string(id)]
-	ss.mu.Unlock()
+	ss.fast.mu.Lock()
+	cancel := ss.fast.calls[string(id)]
+	ss.fast.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}

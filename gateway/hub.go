@@ -41,7 +41,7 @@ var (
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp,
 // the control endpoints and the status page, /metrics and /healthz.
 func (s *Server) Handler(opts *HTTPOptions) http.Handler {
-	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageDaemon{s}})
+	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageHub{s}})
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is
@@ -111,9 +111,9 @@ func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 			ss.expireUninitialized()
 		}
 	})
-	ss.mu.Lock()
-	ss.initTimer = t
-	ss.mu.Unlock()
+	ss.conn.mu.Lock()
+	ss.conn.initTimer = t
+	ss.conn.mu.Unlock()
 	return ss.server
 }
 
@@ -149,9 +149,8 @@ func (s *Server) CancelHTTPSession(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss := range s.sessions {
-		ss.mu.Lock()
-		match := ss.ss != nil && ss.ss.ID() == id
-		ss.mu.Unlock()
+		sess := ss.conn.session()
+		match := sess != nil && sess.ID() == id
 		if match {
 			ss.cancel()
 		}
@@ -171,16 +170,16 @@ func (ss *session) Context() context.Context { return ss.ctx }
 
 // HTTPState implements transport.Session.
 func (ss *session) HTTPState() (protocol string, sdkSeen time.Time) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.protocol, ss.sdkSeen
+	ss.conn.mu.Lock()
+	defer ss.conn.mu.Unlock()
+	return ss.conn.protocol, ss.conn.sdkSeen
 }
 
 // SawSDK implements transport.Session.
 func (ss *session) SawSDK() {
-	ss.mu.Lock()
-	ss.sdkSeen = time.Now()
-	ss.mu.Unlock()
+	ss.conn.mu.Lock()
+	ss.conn.sdkSeen = time.Now()
+	ss.conn.mu.Unlock()
 }
 
 // OnHangup implements transport.Session.

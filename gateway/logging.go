@@ -28,9 +28,9 @@ func (ss *session) logMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if method == "logging/setLevel" && err == nil {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
-				ss.mu.Lock()
-				ss.logLevel = p.Level
-				ss.mu.Unlock()
+				ss.conn.mu.Lock()
+				ss.conn.logLevel = p.Level
+				ss.conn.mu.Unlock()
 				ss.gw.updateLogLevel()
 			}
 		}
@@ -42,9 +42,9 @@ func (ss *session) logMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) updateLogLevel() {
 	best := -1
 	for _, ss := range s.sessionList() {
-		ss.mu.Lock()
-		i := slices.Index(logLevels, ss.logLevel)
-		ss.mu.Unlock()
+		ss.conn.mu.Lock()
+		i := slices.Index(logLevels, ss.conn.logLevel)
+		ss.conn.mu.Unlock()
 		if i >= 0 && (best < 0 || i < best) {
 			best = i
 		}
@@ -67,9 +67,7 @@ func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 		if !hasServer(ss.View(), srv.Hash) {
 			continue
 		}
-		ss.mu.Lock()
-		sess := ss.ss
-		ss.mu.Unlock()
+		sess := ss.conn.session()
 		if sess == nil {
 			continue
 		}

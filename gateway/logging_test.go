@@ -129,7 +129,7 @@ func TestOutboxBounds(t *testing.T) {
 	if ss.post(outboxBytes+1, func(context.Context) { t.Error("a message over the size was sent") }) {
 		t.Error("a message larger than the outbox was queued")
 	}
-	if n := ss.dropped.Load(); n != 2 {
+	if n := ss.out.dropped.Load(); n != 2 {
 		t.Errorf("dropped %d, want 2", n)
 	}
 	var m dto.Metric

@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -11,68 +13,233 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
 )
 
-// pageDaemon is the daemon as its status page sees it (statuspage.Daemon).
-type pageDaemon struct{ s *Server }
+// pageHub is the hub as the status page sees it (statuspage.Hub): it
+// gives facts, copied out of the catalogue, the pool and the sessions, and
+// carries out the page's actions; the page shapes and words them.
+type pageHub struct{ s *Server }
 
-var _ statuspage.Daemon = pageDaemon{}
+var _ statuspage.Hub = pageHub{}
 
-// PageData gathers what the page shows.
-func (p pageDaemon) PageData(ctx context.Context, query string) *statuspage.Data {
+// Status reports the daemon's current state.
+func (s *Server) Status() *api.Report { return statuspage.Report(context.Background(), pageHub{s}) }
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	statuspage.ServeStatus(pageHub{s})(w, r)
+}
+
+// serverState is the state shown in status and lists.
+func (s *Server) serverState(sv *registry.ServerView) string {
+	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(sv), time.Now()))
+}
+
+func (p pageHub) Daemon(ctx context.Context) statuspage.DaemonFacts {
 	s := p.s
 	user := userOf(ctx)
-	rep := s.statusFor(user)
-	d := &statuspage.Data{Report: rep}
 	v := s.catalog.View()
-	for _, sr := range rep.Servers {
-		ps := statuspage.Server{ServerReport: sr, Daemon: s.serverLines(sr)}
-		if sv, ok := v.Server(sr.Name); ok {
-			if sv.Server.Enabled && !sv.Server.Untrusted {
-				ps.Actionable = true
-				ps.Stderr = s.pool.Upstream(sv.Server).Stderr(20)
-			}
-			for _, t := range sv.Tools {
-				ps.ToolList = append(ps.ToolList, statuspage.Tool{Name: t.Name, Description: surface.FirstLine(t.Description()), Params: surface.ParamsLine(t)})
-			}
-		}
-		d.Servers = append(d.Servers, ps)
+	l := s.httpListener()
+	d := statuspage.DaemonFacts{
+		Version:    s.version,
+		PID:        pid,
+		StartedAt:  s.started,
+		Config:     v.Config.Path,
+		HTTP:       l.addr,
+		HTTPError:  l.err,
+		LastReload: s.reloadInfo(),
+		Warnings:   v.Config.Warnings,
+		Sessions:   len(s.sessionList()),
+		// In team mode, the user's own scripts only.
+		Scripts: slices.DeleteFunc(s.scripts.snapshot(), func(sr api.ScriptReport) bool { return sr.User != user }),
 	}
-	users := map[string][]string{} // server → clients of the sessions that called it
-	for _, ss := range s.sessionList() {
-		if ss.User() != user {
-			continue // another user's, in team mode
-		}
-		ps := ss.pageSession()
-		d.SessionList = append(d.SessionList, ps)
-		ss.mu.Lock()
-		for server := range ss.servers {
-			users[server] = append(users[server], ps.Client)
-		}
-		ss.mu.Unlock()
-	}
-	for i := range d.Servers {
-		d.Servers[i].Sessions = users[d.Servers[i].Name]
-		slices.Sort(d.Servers[i].Sessions)
-	}
-	d.Pending = s.pendingProjects()
-	if query != "" {
-		d.Query = query
-		ix := v.Index()
-		if hits, err := ix.Search(query, search.Options{Limit: 10}); err == nil {
-			for _, h := range hits {
-				t := v.Tools[h.Doc]
-				d.Results = append(d.Results, statuspage.Result{Tool: t.Name, Description: surface.Shorten(surface.FirstLine(t.Description()), 160), Score: h.Score, Why: ix.Explain(query, h.Doc).String()})
-			}
-		}
+	if s.opts.Cache != nil {
+		d.Cache = s.opts.Cache.Path()
 	}
 	return d
 }
 
+func (p pageHub) Servers() []statuspage.ServerFacts {
+	v := p.s.catalog.View()
+	out := make([]statuspage.ServerFacts, 0, len(v.Servers))
+	for _, sv := range v.Servers {
+		out = append(out, p.serverFacts(sv))
+	}
+	return out
+}
+
+// serverFacts are sv's facts: its definition, policy, listing, stored
+// login and, while it is on, its upstream's state.
+func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
+	s := p.s
+	srv := sv.Server
+	f := statuspage.ServerFacts{
+		Name:         srv.Name,
+		Source:       srv.Source,
+		Line:         srv.Line,
+		Lifecycle:    srv.Lifecycle,
+		Remote:       srv.IsRemote(),
+		OAuth:        srv.Auth == registry.AuthOAuth,
+		Enabled:      srv.Enabled,
+		Untrusted:    srv.Untrusted,
+		DisabledHere: s.disabledHere(srv.Name),
+		Policy:       registry.DescribePolicy(srv, s.catalog.View().Config.Settings),
+		P50:          s.latency.p50(srv.Name),
+	}
+	for _, t := range sv.Tools {
+		// Counted as the server lists them, as the connect log counts:
+		// a resource's reader is a resource, not a tool.
+		if t.Resource != nil {
+			f.Resources++
+		} else {
+			f.Tools++
+		}
+	}
+	if sv.Listing != nil {
+		f.Listing = sv.Listing.Source
+	}
+	if f.OAuth {
+		f.Login = s.login(srv)
+	}
+	if srv.Enabled && !srv.Untrusted {
+		st := s.pool.Upstream(srv).Status()
+		f.Upstream = &statuspage.UpstreamFacts{
+			Name: st.Name, Aliases: st.Aliases, State: string(st.State), Since: st.Since, NextRetry: st.NextRetry,
+			LastError: st.LastError, PID: st.PID, Calls: st.Calls, Errors: st.Errors,
+			ByName: make(map[string]statuspage.Counts, len(st.ByName)),
+		}
+		for name, c := range st.ByName {
+			f.Upstream.ByName[name] = statuspage.Counts{Calls: c.Calls, Errors: c.Errors}
+		}
+	}
+	return f
+}
+
+// login describes srv's stored OAuth login, never its tokens.
+func (s *Server) login(srv *registry.Server) statuspage.LoginFacts {
+	if s.opts.OAuthStore == nil {
+		return statuspage.LoginFacts{}
+	}
+	c, err := s.opts.OAuthStore.Load(srv.URL)
+	if err != nil || c.Token == nil || c.Token.AccessToken == "" {
+		return statuspage.LoginFacts{}
+	}
+	return statuspage.LoginFacts{Token: true, Expiry: c.Token.Expiry, Refreshable: c.Token.RefreshToken != "" || c.Grant != ""}
+}
+
+func (p pageHub) Tools(server string) []statuspage.ToolFacts {
+	sv, ok := p.s.catalog.View().Server(server)
+	if !ok {
+		return nil
+	}
+	out := make([]statuspage.ToolFacts, 0, len(sv.Tools))
+	for _, t := range sv.Tools {
+		out = append(out, statuspage.ToolFacts{Name: t.Name, Description: t.Description(), Params: surface.ParamsLine(t)})
+	}
+	return out
+}
+
+func (p pageHub) Log(name string) []string { return p.s.serverLogs.get(name) }
+
+func (p pageHub) Stderr(server string, n int) []string {
+	sv, ok := p.s.catalog.View().Server(server)
+	if !ok || !sv.Server.Enabled || sv.Server.Untrusted {
+		return nil
+	}
+	return p.s.pool.Upstream(sv.Server).Stderr(n)
+}
+
+func (p pageHub) Sessions(ctx context.Context) []statuspage.SessionFacts {
+	user := userOf(ctx)
+	var out []statuspage.SessionFacts
+	for _, ss := range p.s.sessionList() {
+		if ss.User() != user {
+			continue // another user's, in team mode
+		}
+		out = append(out, p.sessionFacts(ss))
+	}
+	return out
+}
+
+// sessionFacts are ss's facts, its project's untrusted servers included.
+func (p pageHub) sessionFacts(ss *session) statuspage.SessionFacts {
+	f := statuspage.SessionFacts{Mode: string(ss.mode.Name()), Shim: ss.opts.ID != "", Dir: ss.opts.Cwd, User: ss.User()}
+	if t := ss.lastActive.Load(); t != 0 {
+		f.LastActive = time.Unix(0, t)
+	}
+	if sess := ss.conn.session(); sess != nil {
+		f.HTTP = sess.ID() != ""
+		if init := sess.InitializeParams(); init != nil {
+			f.Protocol = init.ProtocolVersion
+			if init.ClientInfo != nil {
+				f.ClientName, f.ClientVersion = init.ClientInfo.Name, init.ClientInfo.Version
+			}
+		}
+	}
+	if ss.sessionless {
+		// An HTTP conversation: its requests are of the sessionless
+		// protocol, each its own (no client of its own either).
+		f.HTTP, f.Protocol = true, transport.FirstSessionless
+	}
+	ss.mu.Lock()
+	f.Activated = len(ss.activated)
+	f.Servers = slices.Sorted(maps.Keys(ss.servers))
+	ss.mu.Unlock()
+	f.Project = p.s.projectFacts(ss)
+	return f
+}
+
+// projectFacts are the servers of ss's project that wait for trust, with
+// the commands they would run (secrets masked); nil when there are none.
+func (s *Server) projectFacts(ss *session) *statuspage.ProjectFacts {
+	ov := ss.overlay.Load()
+	if ov == nil || ss.opts.Cwd == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(ss.opts.Cwd)
+	if err != nil {
+		return nil
+	}
+	pf := &statuspage.ProjectFacts{Dir: dir, Refused: s.refused(dir)}
+	for name, srv := range ov.Servers {
+		if !srv.Untrusted {
+			continue
+		}
+		run := srv.MaskedCommand()
+		if srv.IsRemote() {
+			run = registry.MaskURL(srv.URL)
+		}
+		pf.Servers = append(pf.Servers, statuspage.ProjectServer{Name: name, Run: run})
+	}
+	if len(pf.Servers) == 0 {
+		return nil
+	}
+	return pf
+}
+
+func (p pageHub) Search(query string, limit int) []statuspage.Hit {
+	v := p.s.catalog.View()
+	ix := v.Index()
+	hits, err := ix.Search(query, search.Options{Limit: limit})
+	if err != nil {
+		return nil
+	}
+	out := make([]statuspage.Hit, 0, len(hits))
+	for _, h := range hits {
+		t := v.Tools[h.Doc]
+		out = append(out, statuspage.Hit{Tool: t.Name, Description: t.Description(), Score: h.Score, Why: ix.Explain(query, h.Doc).String()})
+	}
+	return out
+}
+
+func (p pageHub) Approvals(ctx context.Context) []api.PendingApproval {
+	return p.s.calls.ApprovalsOf(userOf(ctx))
+}
+
 // Reconnect connects a server now, as `mcpgw connect` does.
-func (p pageDaemon) Reconnect(ctx context.Context, name string) error {
+func (p pageHub) Reconnect(ctx context.Context, name string) error {
 	v := p.s.catalog.View()
 	if _, ok := v.Server(name); !ok {
 		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
@@ -85,23 +252,16 @@ func (p pageDaemon) Reconnect(ctx context.Context, name string) error {
 	return err
 }
 
-func (p pageDaemon) SetEnabled(name string, on bool) error { return p.s.SetEnabled(name, on) }
+func (p pageHub) SetEnabled(name string, on bool) error {
+	if err := p.s.SetEnabled(name, on); err != nil {
+		return statuspage.Errorf(http.StatusNotFound, "%v", err)
+	}
+	return nil
+}
 
-// TrustProject trusts or refuses a project the page lists as pending.
-func (p pageDaemon) TrustProject(dir string, trust bool) (string, error) {
+// Trust trusts a project directory, as `mcpgw trust` does.
+func (p pageHub) Trust(dir string) (string, error) {
 	s := p.s
-	if !slices.ContainsFunc(s.pendingProjects(), func(pp statuspage.Project) bool { return pp.Dir == dir }) {
-		return "", statuspage.Errorf(http.StatusNotFound, "%q is not a project waiting for trust", dir)
-	}
-	if !trust {
-		s.overrideMu.Lock()
-		if s.refusedDirs == nil {
-			s.refusedDirs = map[string]bool{}
-		}
-		s.refusedDirs[dir] = true
-		s.overrideMu.Unlock()
-		return "refused " + dir + " until the daemon stops; its servers do not start", nil
-	}
 	if s.opts.Trust == nil {
 		return "", statuspage.Errorf(http.StatusConflict, "no trust store")
 	}
@@ -114,9 +274,20 @@ func (p pageDaemon) TrustProject(dir string, trust bool) (string, error) {
 	return msg, nil
 }
 
+// Refuse hides a project waiting for trust until the daemon stops.
+func (p pageHub) Refuse(dir string) {
+	s := p.s
+	s.overrideMu.Lock()
+	if s.refusedDirs == nil {
+		s.refusedDirs = map[string]bool{}
+	}
+	s.refusedDirs[dir] = true
+	s.overrideMu.Unlock()
+}
+
 // Login starts or joins the page login of a server and returns where to
 // send the browser.
-func (p pageDaemon) Login(ctx context.Context, name string) (string, error) {
+func (p pageHub) Login(ctx context.Context, name string) (string, error) {
 	s := p.s
 	sv, ok := s.catalog.View().Server(name)
 	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
@@ -140,30 +311,7 @@ func (p pageDaemon) Login(ctx context.Context, name string) (string, error) {
 	}
 }
 
-// ServerLog is the daemon's lines about a server, then its stderr.
-func (p pageDaemon) ServerLog(name string) ([]string, error) {
-	s := p.s
-	sv, ok := s.catalog.View().Server(name)
-	if !ok {
-		return nil, statuspage.Errorf(http.StatusNotFound, "no server %q", name)
-	}
-	lines := s.serverLogs.get(name)
-	if sv.Server.Enabled && !sv.Server.Untrusted {
-		if up := s.pool.Upstream(sv.Server).Status().Name; up != name {
-			lines = mergeLines(s.serverLogs.get(up), lines)
-		}
-		for _, l := range s.pool.Upstream(sv.Server).Stderr(50) {
-			lines = append(lines, "stderr: "+l)
-		}
-	}
-	return lines, nil
-}
-
-func (p pageDaemon) Approvals(ctx context.Context) []api.PendingApproval {
-	return p.s.calls.ApprovalsOf(userOf(ctx))
-}
-
-func (p pageDaemon) Decide(ctx context.Context, id, decision, by string) (api.PendingApproval, error) {
+func (p pageHub) Decide(ctx context.Context, id, decision, by string) (api.PendingApproval, error) {
 	pa, err := p.s.calls.DecideAs(userOf(ctx), id, decision, by)
 	switch {
 	case err == ErrNoApproval:
@@ -174,24 +322,9 @@ func (p pageDaemon) Decide(ctx context.Context, id, decision, by string) (api.Pe
 	return pa, nil
 }
 
-// pageSession describes a session for the page.
-func (ss *session) pageSession() statuspage.Session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	p := statuspage.Session{Mode: string(ss.mode.Name()), Dir: ss.opts.Cwd, Activated: len(ss.activated), Transport: "stdio", User: ss.User()}
-	if t := ss.lastActive.Load(); t != 0 {
-		p.LastActive = time.Unix(0, t)
-	}
-	switch {
-	case ss.ss != nil && ss.ss.ID() != "":
-		p.Transport = "http"
-	case ss.opts.ID != "":
-		p.Transport = "socket"
-	}
-	if ss.ss != nil {
-		if init := ss.ss.InitializeParams(); init != nil && init.ClientInfo != nil {
-			p.Client = init.ClientInfo.Name + " " + init.ClientInfo.Version
-		}
-	}
-	return p
+// refused reports whether dir was refused from the page (Refuse).
+func (s *Server) refused(dir string) bool {
+	s.overrideMu.Lock()
+	defer s.overrideMu.Unlock()
+	return s.refusedDirs[dir]
 }

@@ -28,9 +28,7 @@ var sessionKeys atomic.Int64
 // client returns the session's downstream connection and what its client
 // declared, or an error naming what is missing.
 func (ss *session) client(what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, error) {
-	ss.mu.Lock()
-	sess := ss.ss
-	ss.mu.Unlock()
+	sess := ss.conn.session()
 	if sess == nil {
 		return nil, errors.New("mcpgw: the session is not initialized")
 	}
@@ -89,10 +87,10 @@ func (ss *session) Roots(ctx context.Context) ([]*mcp.Root, error) {
 		if err := ss.awaitListener(ctx, sess, "roots"); err != nil {
 			return nil, err
 		}
-		ss.rootsMu.Lock()
-		defer ss.rootsMu.Unlock()
-		if ss.roots != nil && !ss.rootsStale {
-			return ss.roots, nil
+		ss.roots.mu.Lock()
+		defer ss.roots.mu.Unlock()
+		if ss.roots.roots != nil && !ss.roots.stale {
+			return ss.roots.roots, nil
 		}
 		ctx, stop := ss.bound(ctx)
 		defer stop()
@@ -100,8 +98,8 @@ func (ss *session) Roots(ctx context.Context) ([]*mcp.Root, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss.roots, ss.rootsStale = res.Roots, false
-		return ss.roots, nil
+		ss.roots.roots, ss.roots.stale = res.Roots, false
+		return ss.roots.roots, nil
 	}
 	if ss.opts.Cwd != "" {
 		return []*mcp.Root{upstream.FileRoot(ss.opts.Cwd)}, nil
@@ -112,9 +110,9 @@ func (ss *session) Roots(ctx context.Context) ([]*mcp.Root, error) {
 // rootsChanged marks the cached roots stale (the client's
 // notifications/roots/list_changed).
 func (ss *session) rootsChanged() {
-	ss.rootsMu.Lock()
-	ss.rootsStale = true
-	ss.rootsMu.Unlock()
+	ss.roots.mu.Lock()
+	ss.roots.stale = true
+	ss.roots.mu.Unlock()
 }
 
 // bound ends ctx when the session ends, too.

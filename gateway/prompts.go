@@ -31,7 +31,7 @@ import (
 // any session.
 func (ss *session) resourceListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "resources/list" && ss.mode.Name() == ModeProxy && ss.naming().ResourcesAsTools() {
+		if method == "resources/list" && ss.mode.Name() == ModeProxy && ss.namingOf(req).ResourcesAsTools() {
 			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}, nil
 		}
 		return next(ctx, method, req)
@@ -41,7 +41,7 @@ func (ss *session) resourceListMiddleware(next mcp.MethodHandler) mcp.MethodHand
 // syncPrompts brings the session's prompts, resources and templates in line
 // with v. The caller holds ss.mu.
 func (ss *session) syncPromptsLocked(v *registry.View) {
-	syncOffered(ss.prompts, v.Prompts,
+	syncOffered(ss.listing.prompts, v.Prompts,
 		func(p *registry.Prompt) (string, any) { return p.Name, p.Def },
 		func(gone []string) { ss.server.RemovePrompts(gone...) },
 		func(name string, p *registry.Prompt) bool {
@@ -50,7 +50,7 @@ func (ss *session) syncPromptsLocked(v *registry.View) {
 			ss.server.AddPrompt(&def, ss.getPrompt(name))
 			return true
 		})
-	syncOffered(ss.resources, v.Resources,
+	syncOffered(ss.listing.resources, v.Resources,
 		func(r *registry.Resource) (string, any) { return r.URI, r.Def },
 		func(gone []string) { ss.server.RemoveResources(gone...) },
 		func(uri string, r *registry.Resource) bool {
@@ -59,7 +59,7 @@ func (ss *session) syncPromptsLocked(v *registry.View) {
 			ss.server.AddResource(&def, ss.readResource)
 			return true
 		})
-	syncOffered(ss.templates, v.Templates,
+	syncOffered(ss.listing.templates, v.Templates,
 		func(t *registry.Template) (string, any) { return t.URITemplate, t.Def },
 		func(gone []string) { ss.server.RemoveResourceTemplates(gone...) },
 		func(tmpl string, t *registry.Template) bool {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -102,5 +103,39 @@ func TestRequestMetaForwarded(t *testing.T) {
 	}
 	if got := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(got, `"com.example/trace":"abc-123"`) {
 		t.Errorf("the upstream saw _meta %s", got)
+	}
+}
+
+// Over HTTP at 2026-07-28 each request names its client in its _meta,
+// and one conversation serves every client that describes it alike: a
+// proxy-mode resources/list from pi-mcp-adapter (client pi-mcp-KEY) lists
+// no resources, as its session would, and the same conversation lists
+// them to another client.
+func TestSessionlessAdapterListsNoResources(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
+	connectNow(t, gw, "alpha")
+	ts := httptest.NewServer(gw.Handler(nil))
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		client string
+		want   int
+	}{{"pi-mcp-mcpgw", 0}, {"inspector", 3}, {"pi-mcp-mcpgw", 0}} {
+		c := mcp.NewClient(&mcp.Implementation{Name: tc.client, Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: sessionless})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.ListResources(context.Background(), nil)
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		if len(uris) != tc.want {
+			t.Errorf("client %s lists resources %v, want %d", tc.client, uris, tc.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -97,16 +96,16 @@ func (s *Server) saveResult(data []byte, mimeType string) (string, string, error
 // where the next one starts.
 func (s *Server) readResult(ss *session, id string, offset, limit int) *mcp.CallToolResult {
 	if s.results == nil {
-		return surface.Errorf("This daemon keeps no saved results.")
+		return surface.NoSavedResults()
 	}
 	if !ss.results.has(id) {
 		// Another session's result reads as one that does not exist.
-		return notSaved(id)
+		return surface.NotSaved(id)
 	}
 	v := ss.View()
 	if !strings.HasSuffix(id, ".txt") && !strings.HasSuffix(id, ".json") {
 		if strings.HasPrefix(id, "r-") && !strings.Contains(id, "/") {
-			return surface.Errorf("%s is binary data: read the file %s/%s with a tool that handles its type.", id, s.results.Dir(), id)
+			return surface.BinaryResult(id, s.results.Dir())
 		}
 	}
 	most := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
@@ -119,9 +118,9 @@ func (s *Server) readResult(ss *session, id string, offset, limit int) *mcp.Call
 	data, size, err := s.results.Read(id, int64(offset), int64(limit))
 	switch {
 	case errors.Is(err, spill.ErrNotFound):
-		return notSaved(id)
+		return surface.NotSaved(id)
 	case err != nil:
-		return surface.Errorf("Reading %s: %v", id, err)
+		return surface.ReadFailed(id, err)
 	}
 	// Whole characters only: a range that ends inside one stops before it.
 	if int64(offset+len(data)) < size {
@@ -132,14 +131,5 @@ func (s *Server) readResult(ss *session, id string, offset, limit int) *mcp.Call
 			data = data[:len(data)-1]
 		}
 	}
-	head := fmt.Sprintf("[%s: bytes %d–%d of %d", id, offset, offset+len(data), size)
-	if next := int64(offset + len(data)); next < size {
-		head += fmt.Sprintf("; read on with mcp({read: %q, offset: %d})", id, next)
-	}
-	return surface.Text(head + "]\n" + string(data))
-}
-
-// notSaved is the answer about a saved result the session cannot read.
-func notSaved(id string) *mcp.CallToolResult {
-	return surface.Errorf("No saved result %q in this session: saved results are kept for a while (settings.savedResultsMaxAge), then removed; a session reads only those it was given.", id)
+	return surface.ResultRange(id, offset, data, size)
 }

@@ -112,7 +112,7 @@ type Server struct {
 	running      runningScripts                  // scripts running, per session and in all (their limits)
 	serverLogs   serverLogs                      // the daemon's recent lines about each server
 	shims        shimClaims                      // shim sessions being served, by ID (sessionstate.go)
-	activity     atomic.Uint64                   // requests seen (busy), for settleWhenIdle
+	activity     atomic.Uint64                   // requests seen (busy), for the run loop (Activity)
 	fastCalls    atomic.Int64                    // calls answered on the fast path
 	relayedCalls atomic.Int64                    // fast calls answered with the upstream's own bytes
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
 // serverLogLines is how many of its own lines about each server the daemon
@@ -83,34 +81,4 @@ func (h *teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *teeHandler) WithGroup(name string) slog.Handler {
 	return &teeHandler{Handler: h.Handler.WithGroup(name), logs: h.logs, server: h.server, attrs: h.attrs}
-}
-
-// serverLines are the daemon's lines about sr's server: for an alias (a
-// name whose upstream runs under another), the shared upstream's lines
-// too, which are logged under the upstream's own name.
-func (s *Server) serverLines(sr api.ServerReport) []string {
-	lines := s.serverLogs.get(sr.Name)
-	if sr.Upstream != "" && sr.Upstream != sr.Name {
-		lines = mergeLines(s.serverLogs.get(sr.Upstream), lines)
-	}
-	return lines
-}
-
-// mergeLines merges two servers' lines, each oldest first, by the time
-// each starts with (time.TimeOnly); a tie keeps a's line first.
-func mergeLines(a, b []string) []string {
-	out := make([]string, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if lineTime(b[0]) < lineTime(a[0]) {
-			out, b = append(out, b[0]), b[1:]
-		} else {
-			out, a = append(out, a[0]), a[1:]
-		}
-	}
-	return append(append(out, a...), b...)
-}
-
-func lineTime(l string) string {
-	t, _, _ := strings.Cut(l, " ")
-	return t
 }

@@ -53,51 +53,102 @@ type session struct {
 	httpID string
 
 	// Each safe for concurrent use on its own.
-	//
-	// outbox carries the messages fanned out to many sessions (upstream
-	// log messages, resource updates), sent by the session's own goroutine
-	// (see post); dropped counts those that found it full.
-	outbox      chan outboxItem
-	outboxOnce  sync.Once
-	outboxBytes atomic.Int64 // the size of what waits in outbox
-	dropped     atomic.Int64
-	results     ownedResults                    // the saved results it was given, all its mcp({read}) reads
-	overlay     atomic.Pointer[registry.Config] // the session's project configuration (nil: the daemon's)
-	lastActive  atomic.Int64                    // when the client last sent a request (Unix ns)
-	inFlight    atomic.Int64                    // the go-sdk's requests being handled (cancelMiddleware)
-	tools       atomic.Pointer[toolTable]       // what it lists, and the handlers of its own tools: replaced under mu (syncTools)
+	out        outbox                          // what is fanned out to it (delivery.go)
+	results    ownedResults                    // the saved results it was given, all its mcp({read}) reads
+	overlay    atomic.Pointer[registry.Config] // the session's project configuration (nil: the daemon's)
+	lastActive atomic.Int64                    // when the client last sent a request (Unix ns)
+	inFlight   atomic.Int64                    // the go-sdk's requests being handled (cancelMiddleware)
+	tools      atomic.Pointer[toolTable]       // what it lists, and the handlers of its own tools: replaced under mu (syncTools)
 
-	// mu guards the SDK session and what the session has negotiated,
-	// listed, activated and been granted: the fields that follow. Taken
-	// after the Server's mu, never before it.
+	// The session's parts, by job, each with its guard. Lock order: the
+	// Server's mu, then the session's mu, then the leaves (conn.mu,
+	// relist.mu, fast.mu, roots.mu), which take nothing after them.
+	conn   clientConn  // the client's connection, as the SDK negotiated it
+	relist relistState // how the client has re-listed its tools (holdForRelist)
+	fast   fastCalls   // its calls in flight on the fast path
+	roots  clientRoots // the client's roots, for upstreams that ask
+
+	// mu guards what the session owns as a conversation (the fields that
+	// follow, kept across daemon restarts for a shim's session,
+	// sessionstate.go) and what it registered on server (listing). Its
+	// tool table (tools) is replaced under it.
 	mu         sync.Mutex
-	ss         *mcp.ServerSession
-	initTimer  *time.Timer                   // an HTTP session's expireUninitialized, until it is initialized
-	protocol   string                        // the protocol version ss negotiated
-	sdkSeen    time.Time                     // HTTP: when the SDK last handled a request of the session (see serveFast)
-	fastCalls  map[string]context.CancelFunc // fast calls in flight, by request ID as written
-	activated  map[string]bool               // toolsearch: gateway names activated by ToolSearch
-	grants     map[string]bool               // approvals for the session: "tool:server/tool", "server:server"
-	servers    map[string]bool               // the servers the session has called (for the status page)
-	prompts    map[string]*registry.Prompt
-	resources  map[string]*registry.Resource
-	templates  map[string]*registry.Template
+	activated  map[string]bool // toolsearch: gateway names activated by ToolSearch
+	grants     map[string]bool // approvals for the session: "tool:server/tool", "server:server"
+	servers    map[string]bool // the servers the session has called (for the status page)
 	instructed map[string]bool // toolsearch: servers whose instructions an answer gave
-	// headerBound are the listed tools also on server, for the SDK's
-	// check of their Mcp-Param-* headers (syncHeaderBoundLocked).
-	headerBound map[string]*registry.Tool
-	uiClient    bool          // the client declared MCP Apps (registry.UIExtension)
-	lists       int           // tools/list requests answered
-	listed      chan struct{} // closed (and replaced) when one is answered
-	noRelist    bool          // the client did not re-list after list_changed: do not hold
+	listing    registrations
+}
+
+// clientConn is the client's side of a session: its go-sdk session and
+// what it negotiated and declared. mu is a leaf.
+type clientConn struct {
+	mu        sync.Mutex
+	ss        *mcp.ServerSession
+	initTimer *time.Timer // an HTTP session's expireUninitialized, until it is initialized
+	protocol  string      // the protocol version ss negotiated
+	sdkSeen   time.Time   // HTTP: when the SDK last handled a request of the session (see serveFast)
+	ui        bool        // the client declared MCP Apps (registry.UIExtension)
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
+}
 
-	// rootsMu guards the client's roots; a leaf.
-	rootsMu sync.Mutex
+// session is the client's go-sdk session; nil until it has initialized.
+func (c *clientConn) session() *mcp.ServerSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ss
+}
+
+// declaredUI reports whether the client declared MCP Apps.
+func (c *clientConn) declaredUI() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ui
+}
+
+// registrations are what a session registered on its go-sdk Server
+// besides its tool table (tools.go): prompts, resources and templates,
+// which the SDK lists and serves, and the header-bound tools whose
+// Mcp-Param-* headers it checks. Guarded by session.mu.
+type registrations struct {
+	prompts     map[string]*registry.Prompt
+	resources   map[string]*registry.Resource
+	templates   map[string]*registry.Template
+	headerBound map[string]*registry.Tool
+}
+
+// relistState counts the tools/list requests a session answered, for
+// holdForRelist. mu is a leaf.
+type relistState struct {
+	mu       sync.Mutex
+	lists    int           // tools/list requests answered
+	listed   chan struct{} // closed (and replaced) when one is answered
+	noRelist bool          // the client did not re-list after list_changed: do not hold
+}
+
+// answered notes a tools/list answered.
+func (r *relistState) answered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lists++
+	close(r.listed)
+	r.listed = make(chan struct{})
+}
+
+// fastCalls are a session's fast calls in flight, by request ID as
+// written, for the client's cancellations. mu is a leaf.
+type fastCalls struct {
+	mu    sync.Mutex
+	calls map[string]context.CancelFunc
+}
+
+// clientRoots are the client's roots, as last listed. mu is a leaf.
+type clientRoots struct {
+	mu sync.Mutex
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
-	roots      []*mcp.Root // the client's, as last listed
-	rootsStale bool        // the client said they changed
+	roots []*mcp.Root
+	stale bool // the client said they changed
 }
 
 // newSession makes the session of opts, with st (nil: none) restored;
@@ -110,15 +161,17 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 	}
 	v := s.catalog.ViewFor(ov)
 	ss := &session{
-		gw:          s,
-		key:         "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
-		opts:        opts,
-		mode:        modeOf(opts.Mode, v.Config.Settings.Mode, sessionless),
-		activated:   make(map[string]bool),
-		prompts:     make(map[string]*registry.Prompt),
-		resources:   make(map[string]*registry.Resource),
-		templates:   make(map[string]*registry.Template),
-		listed:      make(chan struct{}),
+		gw:        s,
+		key:       "s" + strconv.FormatInt(sessionKeys.Add(1), 10),
+		opts:      opts,
+		mode:      modeOf(opts.Mode, v.Config.Settings.Mode, sessionless),
+		activated: make(map[string]bool),
+		listing: registrations{
+			prompts:   make(map[string]*registry.Prompt),
+			resources: make(map[string]*registry.Resource),
+			templates: make(map[string]*registry.Template),
+		},
+		relist:      relistState{listed: make(chan struct{})},
 		sessionless: sessionless,
 	}
 	if s.results != nil && !sessionless {
@@ -197,9 +250,7 @@ var sessionProtocols = mcp.SupportedProtocolVersions()
 // naming is how the session's client names mcpgw's tools (see surface.NamingFor);
 // known once the client has initialized.
 func (ss *session) naming() surface.Naming {
-	ss.mu.Lock()
-	sess := ss.ss
-	ss.mu.Unlock()
+	sess := ss.conn.session()
 	var info *mcp.Implementation
 	if sess != nil {
 		if p := sess.InitializeParams(); p != nil {
@@ -207,6 +258,21 @@ func (ss *session) naming() surface.Naming {
 		}
 	}
 	return surface.NamingFor(ss.opts.ClientPrefix, info)
+}
+
+// namingOf is how the client of req names mcpgw's tools. A session's
+// client said who it is once, in initialize; a conversation serves every
+// client that describes it alike, and each request says who sends it (in
+// its _meta, which the SDK keeps as the request's own InitializeParams).
+func (ss *session) namingOf(req mcp.Request) surface.Naming {
+	if ss.sessionless && req != nil {
+		if sess, ok := req.GetSession().(*mcp.ServerSession); ok && sess != nil {
+			if p := sess.InitializeParams(); p != nil {
+				return surface.NamingFor(ss.opts.ClientPrefix, p.ClientInfo)
+			}
+		}
+	}
+	return ss.naming()
 }
 
 // ResolveName implements dispatch.Caller: it returns mcpgw's name for a tool the model named either way.
@@ -226,20 +292,20 @@ func (ss *session) View() *registry.View { return ss.gw.catalog.ViewFor(ss.overl
 
 // register tracks an initialised session until it ends.
 func (s *Server) register(ss *session, sess *mcp.ServerSession) {
-	ss.mu.Lock()
-	already := ss.ss != nil
-	ss.ss = sess
+	ss.conn.mu.Lock()
+	already := ss.conn.ss != nil
+	ss.conn.ss = sess
 	if p := sess.InitializeParams(); p != nil {
-		ss.protocol = p.ProtocolVersion // the fast path's (prepareFast)
+		ss.conn.protocol = p.ProtocolVersion // the fast path's (prepareFast)
 	}
-	ss.sdkSeen = time.Now()
-	if ss.initTimer != nil {
+	ss.conn.sdkSeen = time.Now()
+	if ss.conn.initTimer != nil {
 		// Initialized: nothing to expire, and the timer would hold the
 		// session (and its server) for initTimeout after it ends.
-		ss.initTimer.Stop()
-		ss.initTimer = nil
+		ss.conn.initTimer.Stop()
+		ss.conn.initTimer = nil
 	}
-	ss.mu.Unlock()
+	ss.conn.mu.Unlock()
 	if already {
 		return
 	}
@@ -313,9 +379,7 @@ func (ss *session) Used(server string) {
 // expireUninitialized closes the session if its client has not finished
 // initializing it (see initTimeout).
 func (ss *session) expireUninitialized() {
-	ss.mu.Lock()
-	initialized := ss.ss != nil
-	ss.mu.Unlock()
+	initialized := ss.conn.session() != nil
 	if initialized {
 		return
 	}
@@ -349,7 +413,7 @@ func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 	}
 	// A tool only an app calls is listed to a client that can run apps,
 	// beside the listed tools of its server; no model sees it there.
-	if ss.uiClient {
+	if ss.conn.declaredUI() {
 		listed := map[string]bool{}
 		for _, t := range out {
 			listed[t.Server] = true
@@ -374,9 +438,9 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize":
 			if ir, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && ir.Params != nil && ir.Params.Capabilities != nil {
 				if _, ui := ir.Params.Capabilities.Extensions[registry.UIExtension]; ui {
-					ss.mu.Lock()
-					ss.uiClient = true
-					ss.mu.Unlock()
+					ss.conn.mu.Lock()
+					ss.conn.ui = true
+					ss.conn.mu.Unlock()
 					ss.syncTools(ss.View())
 				}
 			}
@@ -404,9 +468,7 @@ func (ss *session) noteSessionlessUI(req mcp.Request) {
 	if ss.sessionless {
 		return
 	}
-	ss.mu.Lock()
-	ui := ss.uiClient
-	ss.mu.Unlock()
+	ui := ss.conn.declaredUI()
 	sess, ok := req.GetSession().(*mcp.ServerSession)
 	if ui || !ok {
 		return
@@ -416,9 +478,9 @@ func (ss *session) noteSessionlessUI(req mcp.Request) {
 		return
 	}
 	if _, on := p.Capabilities.Extensions[registry.UIExtension]; on {
-		ss.mu.Lock()
-		ss.uiClient = true
-		ss.mu.Unlock()
+		ss.conn.mu.Lock()
+		ss.conn.ui = true
+		ss.conn.mu.Unlock()
 		ss.syncTools(ss.View())
 	}
 }
@@ -455,9 +517,9 @@ var relistGrace = 200 * time.Millisecond
 
 // relistMark returns what holdForRelist compares against.
 func (ss *session) relistMark() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.lists
+	ss.relist.mu.Lock()
+	defer ss.relist.mu.Unlock()
+	return ss.relist.lists
 }
 
 // holdForRelist waits until the client has listed tools again since mark
@@ -471,24 +533,24 @@ func (ss *session) holdForRelist(ctx context.Context, mark int) time.Duration {
 	timer := time.NewTimer(relistHold)
 	defer timer.Stop()
 	for {
-		ss.mu.Lock()
-		if ss.noRelist || ss.lists > mark {
-			ss.mu.Unlock()
-			if !ss.noRelist {
+		ss.relist.mu.Lock()
+		if ss.relist.noRelist || ss.relist.lists > mark {
+			ss.relist.mu.Unlock()
+			if !ss.relist.noRelist {
 				// The list's answer is on its way; let the client apply it
 				// before the tool result makes it ask the model again.
 				time.Sleep(relistGrace)
 			}
 			return time.Since(start)
 		}
-		listed := ss.listed
-		ss.mu.Unlock()
+		listed := ss.relist.listed
+		ss.relist.mu.Unlock()
 		select {
 		case <-listed:
 		case <-timer.C:
-			ss.mu.Lock()
-			ss.noRelist = true
-			ss.mu.Unlock()
+			ss.relist.mu.Lock()
+			ss.relist.noRelist = true
+			ss.relist.mu.Unlock()
 			return time.Since(start)
 		case <-ctx.Done():
 			return time.Since(start)

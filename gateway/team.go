@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"slices"
 
-	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity"
 )
 
@@ -36,13 +34,3 @@ func (ss *session) User() string { return identity.NameOf(ss.opts.User) }
 
 // userOf is the user a request's context carries; "" outside team mode.
 func userOf(ctx context.Context) string { return identity.NameOf(identity.FromContext(ctx)) }
-
-// statusFor is the status report as user may see it: their pending
-// approvals and scripts only (outside team mode, user is "" and so is
-// every session's).
-func (s *Server) statusFor(user string) *api.Report {
-	r := s.Status()
-	r.Approvals = s.calls.ApprovalsOf(user)
-	r.Scripts = slices.DeleteFunc(r.Scripts, func(sr api.ScriptReport) bool { return sr.User != user })
-	return r
-}

@@ -197,9 +197,9 @@ func (c *sharedSessions) Resume(ctx context.Context, id string, opts SessionOpti
 			ss.expireUninitialized()
 		}
 	})
-	ss.mu.Lock()
-	ss.initTimer = t
-	ss.mu.Unlock()
+	ss.conn.mu.Lock()
+	ss.conn.initTimer = t
+	ss.conn.mu.Unlock()
 	c.setRev(id, rec.Rev)
 	c.s.log.Info("session resumed from the team store", "session", id, "user", identity.NameOf(opts.User),
 		"activated", len(rec.Activated), "grants", len(rec.Grants))

@@ -118,27 +118,27 @@ func (ss *session) syncTools(v *registry.View) {
 // is held.
 func (ss *session) syncHeaderBoundLocked(t *toolTable) {
 	var gone []string
-	for name, tool := range ss.headerBound {
+	for name, tool := range ss.listing.headerBound {
 		if t.upstream[name] != tool {
 			gone = append(gone, name)
-			delete(ss.headerBound, name)
+			delete(ss.listing.headerBound, name)
 		}
 	}
 	if len(gone) > 0 {
 		ss.server.RemoveTools(gone...)
 	}
 	for name, tool := range t.upstream {
-		if !tool.HeadersBound() || ss.headerBound[name] == tool {
+		if !tool.HeadersBound() || ss.listing.headerBound[name] == tool {
 			continue
 		}
 		if err := registerHeaderBound(ss.server, tool); err != nil {
 			ss.gw.log.Warn("tool's header bindings not checked", "server", tool.Server, "tool", tool.Original, "err", err)
 			continue
 		}
-		if ss.headerBound == nil {
-			ss.headerBound = make(map[string]*registry.Tool)
+		if ss.listing.headerBound == nil {
+			ss.listing.headerBound = make(map[string]*registry.Tool)
 		}
-		ss.headerBound[name] = tool
+		ss.listing.headerBound[name] = tool
 	}
 }
 
@@ -214,11 +214,7 @@ func (ss *session) listTools(ctx context.Context, req *mcp.ListToolsRequest) (mc
 	// announced, so no shared cache may keep it and no client should
 	// trust it for long.
 	res.TTLMs, res.CacheScope = 0, "private"
-	ss.mu.Lock()
-	ss.lists++
-	close(ss.listed)
-	ss.listed = make(chan struct{})
-	ss.mu.Unlock()
+	ss.relist.answered()
 	return res, nil
 }
 
@@ -272,13 +268,13 @@ func (ss *session) unknownTool(v *registry.View, name string, args json.RawMessa
 			return surface.Errorf("%s", msg)
 		}
 	}
-	sugg := v.Suggest(name, 5)
+	var naming surface.Naming // mcpgw's names: what the mcp tool takes
 	if ss.mode.clientNames() {
-		sugg = ss.naming().Names(sugg)
+		naming = ss.naming()
 	}
 	// It may be a tool of a server that is not available (failed, or
 	// needs a login): say which and why.
-	return surface.Errorf("%s", surface.UnknownToolText(name, sugg)+ss.gw.discoveryNote(v))
+	return surface.Errorf("%s", surface.UnknownToolFor(v, name, naming)+ss.gw.discoveryNote(v))
 }
 
 // markCallResult is res as the SDK's tools/call handler would have sent it:

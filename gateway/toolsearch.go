@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,12 +16,12 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	var a surface.ToolSearchArgs
 	if raw := req.Params.Arguments; len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
-			return surface.Errorf("Invalid arguments for ToolSearch: %v. Use ToolSearch({query:\"words\"}).", err), nil
+			return surface.InvalidToolSearchArgs(err), nil
 		}
 	}
 	a.Query = strings.TrimSpace(a.Query)
 	if a.Query == "" {
-		return surface.Errorf(`ToolSearch needs a query: keywords, a task description, or "select:name1,name2".`), nil
+		return surface.NoQuery(), nil
 	}
 	limit := a.MaxResults
 	switch {
@@ -52,14 +51,14 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 			found = append(found, t)
 		}
 		for _, name := range unknown {
-			b.WriteString(surface.UnknownToolText(name, naming.Names(v.Suggest(name, 5))))
+			b.WriteString(surface.UnknownToolFor(v, name, naming))
 			b.WriteString("\n")
 		}
 	} else {
 		offset := max(a.Offset, 0)
 		hits, err := v.Search(a.Query, search.Options{Limit: offset + limit + 1})
 		if err != nil {
-			return surface.Errorf("ToolSearch %q: %v", a.Query, err), nil
+			return surface.ToolSearchFailed(a.Query, err), nil
 		}
 		if len(hits) > offset+limit {
 			next = offset + limit
@@ -69,10 +68,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	}
 	if len(found) == 0 {
 		if b.Len() == 0 {
-			fmt.Fprintf(&b, "No tools match %q.", a.Query)
-			if len(v.Tools) == 0 && note == "" {
-				b.WriteString(" No tools are known yet.")
-			}
+			b.WriteString(surface.NoToolsMatch(a.Query, len(v.Tools) == 0 && note == ""))
 		}
 		r := surface.Text(strings.TrimRight(b.String(), "\n") + note)
 		r.IsError = strings.HasPrefix(a.Query, "select:")
@@ -87,7 +83,7 @@ func (ss *session) handleToolSearch(ctx context.Context, req *mcp.CallToolReques
 	head.WriteString(surface.Activated(found, naming, a.Query, next))
 	for _, server := range ss.firstInstructed(found) {
 		sv, _ := v.Server(server)
-		fmt.Fprintf(&head, "Instructions from %s:\n%s\n", server, surface.Instructions(sv))
+		head.WriteString(surface.InstructionsFrom(server, surface.Instructions(sv)))
 	}
 	return surface.Text(strings.TrimRight(head.String()+b.String(), "\n") + note), nil
 }

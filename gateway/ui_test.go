@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -19,57 +22,72 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
-// TestPageRenders renders the page (HTML and JSON) with sessions, servers
-// and a search, so that a template mistake fails here rather than in a
-// browser.
-func TestPageRenders(t *testing.T) {
-	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
-	connectNow(t, gw, "alpha")
-	connect(t, gw, SessionOptions{Cwd: "/home/u/project"})
-	h := pageHandler(gw)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/?q=echo", nil))
-	body := rec.Body.String()
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET /: %d\n%s", rec.Code, body)
+// The hub gives the page its facts: each server's definition, counts,
+// listing and policy, its tools as the model sees them, the sessions and
+// the servers they called, the search's hits with why they ranked. The
+// tools come from the cache, so no server runs; how the page shows the
+// facts is statuspage's test.
+func TestPageHubFacts(t *testing.T) {
+	cfg := &registry.Config{Servers: map[string]*registry.Server{
+		"alpha": {Name: "alpha", Command: "alpha-mcp", Enabled: true, Hash: "alpha-hash", Source: "/home/u/mcp.json", Line: 4,
+			ExcludeTools: []string{"hidden"}},
+		"off": {Name: "off", Command: "off-mcp", Hash: "off-hash", Source: "/home/u/mcp.json"},
+	}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeProxy}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	t.Cleanup(func() { gw.Close() })
+	gw.Catalog().SetListings(map[string]*registry.Listing{"alpha-hash": {Source: registry.SourceCache, Tools: []*mcp.Tool{
+		{Name: "echo", Description: "Echoes a message back.\nAny text.", InputSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"message": map[string]any{"type": "string"}}, "required": []any{"message"}}},
+		{Name: "hidden", Description: "Never shown.", InputSchema: map[string]any{"type": "object"}},
+	}}})
+	c := connect(t, gw, SessionOptions{Cwd: "/home/u/project"})
+	h := pageHub{gw}
+
+	servers := h.Servers()
+	if len(servers) != 2 {
+		t.Fatalf("servers %+v", servers)
 	}
-	for _, want := range []string{`id="server-alpha"`, "1 session ·", "<code>/home/u/project</code>", `<strong>alpha_echo</strong>`, "<code>alpha_echo</code>(message*)"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("page lacks %s", want)
-		}
+	a, off := servers[0], servers[1]
+	if a.Name != "alpha" || !a.Enabled || a.Tools != 1 || a.Listing != registry.SourceCache || a.Source != "/home/u/mcp.json" || a.Line != 4 ||
+		a.Upstream == nil || a.Upstream.Name != "alpha" || a.Upstream.State != "idle" ||
+		!slices.ContainsFunc(a.Policy, func(it registry.PolicyItem) bool { return it.Rule == registry.RuleExcludeTools }) {
+		t.Errorf("alpha: %+v", a)
 	}
-	rec = httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/?q=echo", nil)
-	req.Header.Set("Accept", "application/json")
-	h.ServeHTTP(rec, req)
-	var data struct {
-		Servers []struct {
-			Name     string                  `json:"name"`
-			ToolList []struct{ Name string } `json:"toolList"`
-		} `json:"servers"`
-		SessionList []struct {
-			Mode, Transport string
-			LastActive      time.Time
-		} `json:"sessionList"`
-		Results []struct {
-			Tool, Why string
-			Score     float64
-		} `json:"results"`
+	if off.Name != "off" || off.Enabled || off.Upstream != nil || h.Stderr("off", 20) != nil {
+		t.Errorf("off: %+v", off)
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &data); err != nil {
-		t.Fatalf("JSON: %v\n%s", err, rec.Body.String())
+	if got := statuspage.Report(context.Background(), h).Servers[0].State; got != "cached" {
+		t.Errorf("alpha's state %q, want cached", got)
 	}
-	if len(data.SessionList) == 1 && (data.SessionList[0].Transport != "stdio" || data.SessionList[0].LastActive.IsZero()) {
-		t.Errorf("session: %+v, want transport stdio and a last request", data.SessionList[0])
+	tools := h.Tools("alpha")
+	if len(tools) != 1 || tools[0].Name != "alpha_echo" || tools[0].Description != "Echoes a message back.\nAny text." || tools[0].Params != "message*" {
+		t.Errorf("tools %+v", tools)
 	}
-	if len(data.Servers) != 1 || len(data.Servers[0].ToolList) == 0 || len(data.SessionList) != 1 || len(data.Results) == 0 || data.Results[0].Tool != "alpha_echo" || data.Results[0].Why == "" {
-		t.Errorf("JSON data: %+v", data)
+	if h.Tools("nothing") != nil {
+		t.Error("tools of no server")
+	}
+	hits := h.Search("echo", 10)
+	if len(hits) == 0 || hits[0].Tool != "alpha_echo" || hits[0].Why == "" || hits[0].Score <= 0 {
+		t.Errorf("hits %+v", hits)
+	}
+
+	c.call(t, "mcp", map[string]any{"search": "echo"})
+	sessions := h.Sessions(context.Background())
+	if len(sessions) != 1 {
+		t.Fatalf("sessions %+v", sessions)
+	}
+	if s := sessions[0]; s.ClientName != "test" || s.Mode != "proxy" || s.Dir != "/home/u/project" || s.HTTP || s.Shim ||
+		s.LastActive.IsZero() || s.Project != nil {
+		t.Errorf("session %+v", s)
+	}
+	if d := h.Daemon(context.Background()); d.Sessions != 1 || d.PID != os.Getpid() {
+		t.Errorf("daemon %+v", d)
 	}
 }
 
 // Disabling a server from the page takes its tools from sessions and
-// closes it, survives a reload, and enabling brings it back; the page
-// shows the p50 of its calls and the line of its entry.
+// closes it, survives a reload, and enabling brings it back; the report
+// has the p50 of its calls, and the page the sessions that called it.
 func TestPageDisableEnable(t *testing.T) {
 	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha", "beta")
 	connectNow(t, gw, "alpha")
@@ -132,13 +150,6 @@ func TestPageDisableEnable(t *testing.T) {
 	if text, isErr := c.call(t, "alpha_echo", map[string]any{"message": "back"}); isErr || text != "back" {
 		t.Errorf("alpha_echo after enabling: %q", text)
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
-	req.Header.Set("Authorization", "Bearer "+pageToken)
-	h.ServeHTTP(rec, req)
-	if body := rec.Body.String(); !strings.Contains(body, " ms</td>") || !strings.Contains(body, `action="/-/disable"`) {
-		t.Errorf("the page lacks the p50 or the Disable button")
-	}
 }
 
 // waitExit waits, bounded, for pid to be gone.
@@ -190,7 +201,7 @@ func BenchmarkStatusPage100(b *testing.B) {
 // protection (tested in hostile_page_test.go).
 func pageHandler(gw *Server) http.Handler {
 	mux := http.NewServeMux()
-	statuspage.Register(mux, pageDaemon{gw}, func(h http.HandlerFunc) http.Handler { return h })
+	statuspage.Register(mux, pageHub{gw}, func(h http.HandlerFunc) http.Handler { return h })
 	return mux
 }
 
@@ -219,5 +230,42 @@ func pageJSON(t *testing.T, h http.Handler, v any) {
 	h.ServeHTTP(rec, req)
 	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
 		t.Fatalf("%v: %s", err, rec.Body.String())
+	}
+}
+
+// The page lists the protocol each live session speaks: a session of the
+// 2025 era and a 2026-07-28 client over one connection (the shim's) what
+// they negotiated, an HTTP conversation (2026-07-28, no session) as served
+// over http.
+func TestPageSessionProtocols(t *testing.T) {
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
+	for dir, version := range map[string]string{"/old": "2025-11-25", "/new": sessionless} {
+		ct, st := mcp.NewInMemoryTransports()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = gw.ServeSession(ctx, st, SessionOptions{Cwd: dir}, nil)
+		}()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close(); cancel(); <-done })
+		listedTools(t, cs)
+	}
+	listedTools(t, connectHTTP(t, gw, sessionless, "", nil))
+
+	got := map[string]string{}
+	for _, s := range (pageHub{gw}).Sessions(context.Background()) {
+		transport := "stdio"
+		if s.HTTP {
+			transport = "http"
+		}
+		got[s.Dir] = transport + " " + s.Protocol
+	}
+	want := map[string]string{"/old": "stdio 2025-11-25", "/new": "stdio 2026-07-28", "": "http 2026-07-28"}
+	if !maps.Equal(got, want) {
+		t.Errorf("sessions by directory: %q, want %q", got, want)
 	}
 }

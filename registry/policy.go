@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -228,66 +227,104 @@ func WithoutOwnVars(env []string) []string {
 // (less MCPGW_*): inheritEnv, the server's else settings', default true.
 func (s *Server) InheritsEnv() bool { return s.InheritEnv == nil || *s.InheritEnv }
 
-// PolicyLine is one thing that restricts a server's tools or what its
-// process is given, as the status page and `mcpgw check` describe it.
-type PolicyLine struct {
-	Text string // `approveTools "destructive"`, `excluded: ["a", "b"]`, ...
-	// From is the field it was set by, when Text does not say so:
-	// "mcpServers.p.approveTools; overrides settings", "settings.approveTools".
-	From string
+// PolicyRule is one kind of rule that restricts a server's tools or what
+// its process is given: the config field that sets it.
+type PolicyRule string
+
+const (
+	// RuleApproveTools: calls of the tools Approval covers wait for a
+	// decision.
+	RuleApproveTools PolicyRule = "approveTools"
+	// RuleAutoApprove: Tools are never asked about.
+	RuleAutoApprove PolicyRule = "autoApprove"
+	// RuleIncludeTools: only Tools are offered; Narrowed when the list is
+	// a trusted project's, which a tool must match too.
+	RuleIncludeTools PolicyRule = "includeTools"
+	// RuleExcludeTools: Tools are gone from every list, search and call.
+	RuleExcludeTools PolicyRule = "excludeTools"
+	// RuleInheritEnv: On, the process gets mcpgw's environment less
+	// MCPGW_*; off, only DefaultInheritedEnv, plus its env.
+	RuleInheritEnv PolicyRule = "inheritEnv"
+	// RuleDirectTools: Tools ("*" for all) are listed to direct-mode
+	// sessions as themselves; none when Tools is empty.
+	RuleDirectTools PolicyRule = "directTools"
+	// RuleExposeResources: On, its resources are offered as tools; off,
+	// they are not.
+	RuleExposeResources PolicyRule = "exposeResources"
+	// RuleNote: a restriction written in another tool's terms, or by a
+	// project, and how it became mcpgw's (Note).
+	RuleNote PolicyRule = "note"
+)
+
+// PolicyItem is one rule that applies to a server, as data: the status
+// page and `mcpgw check` each word it their own way.
+type PolicyItem struct {
+	Rule PolicyRule
+	// Approval is RuleApproveTools' value.
+	Approval Approval
+	// Tools are the globs or names of RuleAutoApprove, RuleIncludeTools,
+	// RuleExcludeTools and RuleDirectTools.
+	Tools []string
+	// Narrowed marks an includeTools list a trusted project added.
+	Narrowed bool
+	// On is RuleInheritEnv's and RuleExposeResources' value.
+	On bool
+	// Note is RuleNote's text: `toolExposure "b": "hidden"`.
+	Note string
+	// Field is where the value was written when that is not the server's
+	// own field named Rule: "settings.approveTools", or the server's
+	// approveTools field as the config names it.
+	Field string
 	// Inherited marks what the server has from the settings or mcpgw's
-	// defaults, not from its own definition (`check` states those once).
+	// defaults, not from its own definition (`check` states those once);
+	// a rule the server sets itself replaces the settings' of that rule.
 	Inherited bool
 }
 
-func (l PolicyLine) String() string {
-	if l.From == "" {
-		return l.Text
-	}
-	return l.Text + " (" + l.From + ")"
-}
-
-// Policy describes what restricts s under the settings st: approvals,
-// the tools never asked about, inclusions and exclusions, the environment
-// of its process, and where restrictions written in another tool's terms
-// came from. It is the one description the page and `check` render.
-func (s *Server) Policy(st Settings) []PolicyLine {
-	var out []PolicyLine
+// DescribePolicy lists the rules that apply to srv under the settings st,
+// in a fixed order: approvals, tools never asked about, inclusions,
+// exclusions (its own, then the settings'), the environment of its
+// process, direct tools, resources, and where restrictions written in
+// another tool's terms came from. It is the one description the status
+// page and `mcpgw check` render; a new rule is added here, beside the
+// field that sets it and the gate that enforces it.
+func DescribePolicy(srv *Server, st Settings) []PolicyItem {
+	var out []PolicyItem
 	switch {
-	case s.ApproveTools.Set:
-		out = append(out, PolicyLine{Text: "approveTools " + s.ApproveTools.String(), From: s.ApproveTools.Field + "; overrides settings"})
+	case srv.ApproveTools.Set:
+		out = append(out, PolicyItem{Rule: RuleApproveTools, Approval: srv.ApproveTools, Field: srv.ApproveTools.Field})
 	case st.ApproveTools.Set:
-		out = append(out, PolicyLine{Text: "approveTools " + st.ApproveTools.String(), From: "settings.approveTools", Inherited: true})
+		out = append(out, PolicyItem{Rule: RuleApproveTools, Approval: st.ApproveTools, Field: "settings.approveTools", Inherited: true})
 	}
-	if len(s.AutoApprove) > 0 {
-		out = append(out, PolicyLine{Text: "never asked: " + quoteList(s.AutoApprove)})
+	if len(srv.AutoApprove) > 0 {
+		out = append(out, PolicyItem{Rule: RuleAutoApprove, Tools: srv.AutoApprove})
 	}
-	if len(s.IncludeTools) > 0 {
-		out = append(out, PolicyLine{Text: "only: " + quoteList(s.IncludeTools)})
+	if len(srv.IncludeTools) > 0 {
+		out = append(out, PolicyItem{Rule: RuleIncludeTools, Tools: srv.IncludeTools})
 	}
-	for _, also := range s.IncludeAlso {
-		out = append(out, PolicyLine{Text: "and only: " + quoteList(also)})
+	for _, also := range srv.IncludeAlso {
+		out = append(out, PolicyItem{Rule: RuleIncludeTools, Tools: also, Narrowed: true})
 	}
-	if len(s.ExcludeTools) > 0 {
-		out = append(out, PolicyLine{Text: "excluded: " + quoteList(s.ExcludeTools)})
+	if len(srv.ExcludeTools) > 0 {
+		out = append(out, PolicyItem{Rule: RuleExcludeTools, Tools: srv.ExcludeTools})
 	}
-	if s.Command != "" {
-		if s.InheritsEnv() {
-			out = append(out, PolicyLine{Text: "environment: mcpgw's, less MCPGW_*", Inherited: true})
-		} else {
-			out = append(out, PolicyLine{Text: "environment: only " + strings.Join(DefaultInheritedEnv, " ") + ", plus env (inheritEnv false)"})
-		}
+	if len(st.ExcludeTools) > 0 {
+		out = append(out, PolicyItem{Rule: RuleExcludeTools, Tools: st.ExcludeTools, Field: "settings.excludeTools", Inherited: true})
 	}
-	for _, n := range s.PolicyNotes {
-		out = append(out, PolicyLine{Text: "from " + n})
+	if srv.Command != "" {
+		out = append(out, PolicyItem{Rule: RuleInheritEnv, On: srv.InheritsEnv(), Inherited: srv.InheritsEnv()})
+	}
+	switch {
+	case srv.DirectTools != nil:
+		out = append(out, PolicyItem{Rule: RuleDirectTools, Tools: srv.DirectTools})
+	case len(st.DirectTools) > 0:
+		out = append(out, PolicyItem{Rule: RuleDirectTools, Tools: st.DirectTools, Field: "settings.directTools", Inherited: true})
+	}
+	if srv.ExposeResources != nil {
+		out = append(out, PolicyItem{Rule: RuleExposeResources, On: *srv.ExposeResources})
+	}
+	for _, n := range srv.PolicyNotes {
+		out = append(out, PolicyItem{Rule: RuleNote, Note: n})
 	}
 	return out
-}
-
-func quoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = strconv.Quote(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }

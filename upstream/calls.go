@@ -487,14 +487,15 @@ func (u *Upstream) doWithin(ctx context.Context, op string, limit time.Duration,
 // pingAfterTimeout bounds the health check after a timed-out call.
 const pingAfterTimeout = 3 * time.Second
 
-// checkAfterTimeout pings s after a call on it timed out: a server that
-// still answers is only slow with that call; one that does not is wedged
-// (a stuck event loop, a dead HTTP stream), and every later call would time
-// out too, so its connection is recycled and the next call starts afresh.
+// checkAfterTimeout asks s whether it still answers after a call on it
+// timed out: a server that does is only slow with that call; one that does
+// not is wedged (a stuck event loop, a dead HTTP stream), and every later
+// call would time out too, so its connection is recycled and the next call
+// starts afresh.
 func (u *Upstream) checkAfterTimeout(s *session) {
 	ctx, cancel := context.WithTimeout(u.pool.ctx, pingAfterTimeout)
 	defer cancel()
-	if err := s.cs.Ping(ctx, nil); err != nil {
+	if err := s.check(ctx); err != nil {
 		u.logger().Warn("upstream does not answer after a timed-out call; recycling its connection", "err", err)
 		u.dropSession(s, "did not answer a ping after a call timed out")
 	}

@@ -281,28 +281,45 @@ func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTran
 // dialHTTP connects to srv.URL: Streamable HTTP first (or the transport that
 // worked last time), and the other one when the first is answered with
 // 400, 404 or 405, which is how servers that predate Streamable HTTP
-// answer its POST.
+// answer its POST. A connect pinned to the revision the last one learned
+// (initialize straight away) that is answered so asks once more unpinned,
+// server/discover first: the server may have moved on to protocol
+// 2026-07-28 alone, which answers initialize 400.
 func (p *Pool) dialHTTP(ctx context.Context, u *Upstream, srv *registry.Server, o dialOptions) (*session, error) {
 	ht := p.newHeaderTransport(u, srv)
 	order := []string{kindStreamable, kindSSE}
 	if o.httpKind == kindSSE {
 		order = []string{kindSSE, kindStreamable}
 	}
+	var tries []dialOptions // each with the transport kind in httpKind
+	for _, kind := range order {
+		try := o
+		try.httpKind = kind
+		tries = append(tries, try)
+		if kind == kindStreamable && o.pinned {
+			try.pinned = false
+			tries = append(tries, try)
+		}
+	}
 	var errs []error
-	for i, kind := range order {
-		s, err := p.dialHTTPKind(ctx, srv, o, ht, kind)
+	for i, try := range tries {
+		s, err := p.dialHTTPKind(ctx, srv, try, ht, try.httpKind)
 		if err == nil {
 			return s, nil
 		}
 		if reason, ok := ht.unauthorized(); ok {
 			return nil, &AuthError{Server: srv.Name, Reason: reason}
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", kind, err))
+		what := try.httpKind
+		if o.pinned && !try.pinned {
+			what += " (unpinned)"
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", what, err))
 		st := ht.takeStatus()
-		if i > 0 || ctx.Err() != nil || (st != http.StatusBadRequest && st != http.StatusNotFound && st != http.StatusMethodNotAllowed) {
+		if i == len(tries)-1 || ctx.Err() != nil || (st != http.StatusBadRequest && st != http.StatusNotFound && st != http.StatusMethodNotAllowed) {
 			break
 		}
-		u.logger().Debug("upstream rejected transport; trying the other", "transport", kind, "status", st)
+		u.logger().Debug("upstream rejected transport; trying the next", "transport", try.httpKind, "pinned", try.pinned, "status", st)
 	}
 	return nil, &maskedError{
 		err:  fmt.Errorf("connecting to upstream %q at %s: %w", srv.Name, srv.URL, errors.Join(errs...)),

@@ -66,6 +66,16 @@ func (s *session) close(force bool) {
 	}
 }
 
+// check asks the server whether it still answers: a ping, or at protocol
+// 2026-07-28 and later, which removed ping, its tool list.
+func (s *session) check(ctx context.Context) error {
+	if init := s.cs.InitializeResult(); init != nil && init.ProtocolVersion >= sessionlessProtocol {
+		_, err := s.cs.ListTools(ctx, nil)
+		return err
+	}
+	return s.cs.Ping(ctx, nil)
+}
+
 func (s *session) pid() int {
 	if s.proc == nil {
 		return 0

@@ -190,6 +190,13 @@ func (u *Upstream) establish(ctx context.Context, srv *registry.Server, o dialOp
 		if !u.pool.goTracked(func() { s.close(true) }) {
 			s.close(true)
 		}
+		if s.http != nil {
+			// The handshake went without credentials, or with some the
+			// lists refuse (a server whose authorization server changed).
+			if reason, ok := s.http.unauthorized(); ok {
+				return nil, nil, &AuthError{Server: srv.Name, Reason: reason}
+			}
+		}
 		return nil, nil, fmt.Errorf("listing upstream %q: %w", srv.Name, err)
 	}
 	if level := u.pool.LogLevel(); level != "" {
@@ -437,13 +444,7 @@ func (u *Upstream) healthCheck(s *session) {
 	}
 	ctx, cancel := context.WithTimeout(u.pool.ctx, healthTimeout)
 	defer cancel()
-	var err error
-	if init := s.cs.InitializeResult(); init != nil && init.ProtocolVersion >= "2026-07-28" {
-		_, err = s.cs.ListTools(ctx, nil)
-	} else {
-		err = s.cs.Ping(ctx, nil)
-	}
-	if err != nil && u.pool.ctx.Err() == nil {
+	if err := s.check(ctx); err != nil && u.pool.ctx.Err() == nil {
 		u.logger().Warn("upstream health check failed; reconnecting", "error", err)
 		u.sessionLost(s, fmt.Errorf("health check: %w", err))
 	}

@@ -65,7 +65,11 @@ func checkCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintln(stdout)
 	writeServers(stdout, cfg)
 	writePolicy(stdout, cfg)
-	path, from := deploy.DaemonPATH()
+	path, serviceFile := deploy.DaemonPATH()
+	from := "this shell's (no service installed; a daemon `mcpgw stdio` starts inherits its client's)"
+	if serviceFile != "" {
+		from = "the service's, in " + serviceFile
+	}
 	warnings := slices.DeleteFunc(checkWarnings(cfg, path, from), func(w string) bool {
 		return slices.ContainsFunc(cfg.Skipped, func(sk registry.SkippedFile) bool { return sk.Warning() == w })
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -114,16 +115,23 @@ func TestClient2026InputRequired(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target Target
+		proxy  bool // through the mcp tool
 	}{
-		{"http", Target{URL: d.mcpURL()}},
-		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}},
+		{"http", Target{URL: d.mcpURL()}, false},
+		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}, false},
+		{"http/mcp tool", Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "proxy"}}, true},
+		{"shim/mcp tool", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start", "--mode", "proxy"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Driver = "client2026.mjs"
 			tc.target.Sample = "sampled by the client"
-			res := runClient(t, tc.target, []Step{call("test_sampling", map[string]any{"prompt": "a question"})})
-			if len(res) != 1 || !res[0].OK || res[0].IsError() || res[0].Text() != "LLM response: sampled by the client" {
+			step := call("test_sampling", map[string]any{"prompt": "a question"})
+			if tc.proxy {
+				step = call("mcp", map[string]any{"tool": "test_sampling", "args": map[string]any{"prompt": "a question"}})
+			}
+			res := runClient(t, tc.target, []Step{step})
+			if len(res) != 1 || !res[0].OK || res[0].IsError() || !strings.Contains(res[0].Text(), "LLM response: sampled by the client") {
 				t.Errorf("test_sampling: %v", res)
 			}
 		})

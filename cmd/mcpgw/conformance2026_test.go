@@ -77,14 +77,7 @@ var conformanceRevisions = []string{"2026-07-28", "2025-11-25"}
 // where it should pass runs again (passOnRetry).
 func TestConformanceRequirements(t *testing.T) {
 	t.Parallel()
-	node22, _ := needConformance(t)
-	cli := e2ePath(conformanceNext)
-	if _, err := os.Stat(cli); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
-		}
-		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
-	}
+	node22, cli := needConformanceNext(t)
 	direct := startConformanceServer(t)
 	dir := t.TempDir()
 	config := writeConfig(t, dir, map[string]any{
@@ -112,6 +105,22 @@ func TestConformanceRequirements(t *testing.T) {
 			checkThrough(t, directRuns[rev], gwRuns[rev], notDirectly[rev], notYetThrough[rev])
 		})
 	}
+}
+
+// needConformanceNext returns Node 22 and the CLI of the suite's release
+// conformanceNext, skipping (or failing under CI) when they are not
+// installed.
+func needConformanceNext(t *testing.T) (node22, cli string) {
+	t.Helper()
+	node22, _ = needConformance(t)
+	cli = e2ePath(conformanceNext)
+	if _, err := os.Stat(cli); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
+		}
+		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
+	}
+	return node22, cli
 }
 
 // checkThrough holds the run directly to failsDirectly, and the run

@@ -7,20 +7,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// conformanceAuthScenarios are the suite's client auth scenarios: the
-// login `mcpgw login` runs and the pool's use of its tokens (refresh,
-// step-up). Every one but client-credentials-jwt and cross-app-access
-// (grants mcpgw does not offer, as the go-sdk does not).
+// conformanceAuthScenarios are the client auth scenarios of the suite's
+// 0.1 release, which TestConformanceClient runs against the pool: the
+// login and the pool's use of its tokens (refresh, step-up). Every one but
+// client-credentials-jwt and cross-app-access (grants mcpgw does not
+// offer, as the go-sdk does not).
 var conformanceAuthScenarios = []string{
 	"auth/metadata-default",
 	"auth/metadata-var1",
@@ -44,20 +47,76 @@ var conformanceAuthScenarios = []string{
 	"auth/client-credentials-basic",
 }
 
+// conformanceAuthThroughCLI are, for each protocol revision, the client
+// auth scenarios of the suite (0.2.0-alpha.12, conformance-next) run at
+// that revision through the CLI, all of which must pass: at 2026-07-28
+// and 2025-11-25 those the revision's client requirements score, and
+// client-credentials-basic of the unscored extensions (the machine
+// account grant mcpgw offers; client-credentials-jwt, DPoP, workload
+// identity and enterprise-managed authorization it does not); at
+// 2025-03-26 the scenarios of servers without protected-resource
+// metadata. At 2026-07-28 the suite's server speaks that revision only
+// (initialize is answered 400), so `mcpgw login` must ask it with
+// server/discover; authorization-server-migration moves the resource to a
+// new authorization server after its first authorized request, where
+// mcpgw must register a client of its own (SEP-2352).
+//
+// Scenarios passed, before → after mcpgw's login spoke 2026-07-28 and
+// kept credentials per authorization server:
+//
+//	2026-07-28  22 of 25 → 25 of 25 (scored), client-credentials-basic passing
+//	2025-11-25  14 of 14 → 14 of 14
+var conformanceAuthThroughCLI = map[string][]string{
+	"2026-07-28": {
+		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd",
+		"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+		"auth/scope-step-up", "auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+		"auth/pre-registration", "auth/resource-mismatch",
+		"auth/offline-access-scope", "auth/offline-access-not-supported",
+		"auth/authorization-server-migration",
+		"auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer",
+		"auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+		"auth/client-credentials-basic",
+	},
+	"2025-11-25": {
+		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd",
+		"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+		"auth/scope-step-up", "auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+		"auth/pre-registration",
+		"auth/client-credentials-basic",
+	},
+	"2025-03-26": {
+		"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+	},
+}
+
 // TestConformanceAuthThroughCLI runs the suite's client auth scenarios
-// with the commands a user runs: the server in mcpgw's default config file
-// with "auth": "oauth", a daemon, `mcpgw login` with a browser that
-// follows the redirects, then `mcpgw call` — and, when the call says the
-// server wants more scope and which command to run, that command and the
-// call once more.
+// (conformanceAuthThroughCLI) at each revision with the commands a user
+// runs: the server in mcpgw's default config file with "auth": "oauth", a
+// daemon, `mcpgw login` with a browser that follows the redirects, then
+// `mcpgw call` — and, when a command says the server wants a login (more
+// scope, or the daemon's connect with the new login was refused) and
+// which command to run, that command once.
 func TestConformanceAuthThroughCLI(t *testing.T) {
 	t.Parallel()
-	node22, cli := needConformance(t)
+	node22, cli := needConformanceNext(t)
 	bin := buildMcpgw(t)
 	run := conformanceRun{env: []string{envConformanceMcpgw + "=" + bin}}
-	runConformanceScenarios(t, run, conformanceAuthScenarios, func(sc string) []string {
-		return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc, "--timeout", conformanceClientTimeout}
-	})
+	for _, rev := range slices.Sorted(maps.Keys(conformanceAuthThroughCLI)) {
+		t.Run(rev, func(t *testing.T) {
+			t.Parallel()
+			runConformanceScenarios(t, run, conformanceAuthThroughCLI[rev], func(sc string) []string {
+				// --force: an extension scenario is on no revision's
+				// timeline, and is skipped without it.
+				return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc,
+					"--spec-version", rev, "--force", "--timeout", conformanceClientTimeout}
+			})
+		})
+	}
 }
 
 // envConformanceMcpgw passes the mcpgw binary to conformanceCLIMain.
@@ -131,16 +190,26 @@ func conformanceCLIMain(url string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// login logs in, and once more if the daemon's connect with the new
+	// login was refused and the command said to log in again (a server
+	// that moved to another authorization server meanwhile).
+	login := func() error {
+		out, err := run("login", "conformance")
+		if err == nil && strings.Contains(out, "run: mcpgw login conformance") {
+			_, err = run("login", "conformance")
+		}
+		return err
+	}
 	if !strings.HasPrefix(scenario, "auth/client-credentials") {
 		// A machine account needs no login: the daemon gets its tokens.
-		if _, err := run("login", "conformance"); err != nil {
+		if err := login(); err != nil {
 			return err
 		}
 	}
 	out, err := run("call", "conformance_test-tool")
 	if err != nil && strings.Contains(out, "run: mcpgw login conformance") {
 		// What the call said to do, once.
-		if _, err := run("login", "conformance"); err != nil {
+		if err := login(); err != nil {
 			return err
 		}
 		_, err = run("call", "conformance_test-tool")

@@ -13,8 +13,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/mcpgw/mcpgw/deploy"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -62,7 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "tools", "search", "call", "connect", "describe", "script":
 		return proxyCmd(ctx, cmd, rest, stdin, stdout, stderr)
 	case "service":
-		return deploy.ServiceCommand(ctx, rest, stdout, stderr)
+		return serviceCmd(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, rest, stdout, stderr)
 	case "bench":

@@ -21,11 +21,7 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 		parts = append(parts, "approveTools "+st.ApproveTools.String())
 	}
 	if len(st.ExcludeTools) > 0 {
-		q := make([]string, len(st.ExcludeTools))
-		for i, g := range st.ExcludeTools {
-			q[i] = strconv.Quote(g)
-		}
-		parts = append(parts, "excludeTools ["+strings.Join(q, ", ")+"]")
+		parts = append(parts, "excludeTools "+quoteList(st.ExcludeTools))
 	}
 	timeout := st.ApprovalTimeout
 	if timeout == 0 {
@@ -62,10 +58,56 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 // settings and mcpgw's defaults apply (printed once above).
 func serverPolicy(s *registry.Server, st registry.Settings) []string {
 	var out []string
-	for _, l := range s.Policy(st) {
-		if !l.Inherited {
-			out = append(out, l.String())
+	for _, it := range registry.DescribePolicy(s, st) {
+		if !it.Inherited {
+			out = append(out, policyLine(it))
 		}
 	}
 	return out
+}
+
+// policyLine is one rule of a server's policy as check prints it.
+func policyLine(it registry.PolicyItem) string {
+	switch it.Rule {
+	case registry.RuleApproveTools:
+		return "approveTools " + it.Approval.String() + " (" + it.Field + "; overrides settings)"
+	case registry.RuleAutoApprove:
+		return "never asked: " + quoteList(it.Tools)
+	case registry.RuleIncludeTools:
+		if it.Narrowed {
+			return "and only: " + quoteList(it.Tools)
+		}
+		return "only: " + quoteList(it.Tools)
+	case registry.RuleExcludeTools:
+		return "excluded: " + quoteList(it.Tools)
+	case registry.RuleInheritEnv:
+		if it.On {
+			return "environment: mcpgw's, less MCPGW_*"
+		}
+		return "environment: only " + strings.Join(registry.DefaultInheritedEnv, " ") + ", plus env (inheritEnv false)"
+	case registry.RuleDirectTools:
+		switch {
+		case len(it.Tools) == 0:
+			return "direct tools: none (directTools false)"
+		case slices.Contains(it.Tools, "*"):
+			return "direct tools: all (directTools true)"
+		}
+		return "direct tools: " + quoteList(it.Tools)
+	case registry.RuleExposeResources:
+		if it.On {
+			return "resources offered as tools (exposeResources true)"
+		}
+		return "resources not offered as tools (exposeResources false)"
+	case registry.RuleNote:
+		return "from " + it.Note
+	}
+	return string(it.Rule)
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

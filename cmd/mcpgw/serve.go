@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/gateway/runloop"
 	"github.com/mcpgw/mcpgw/gateway/teamstore"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -111,7 +112,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		cwd, _ := os.Getwd()
 		return w.gw.ServeTransport(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, gateway.SessionOptions{Mode: gateway.Mode(f.mode), Cwd: cwd})
 	}
-	return gateway.Serve(ctx, w.gw, gateway.ServeOptions{
+	return runloop.Serve(ctx, w.gw, runloop.ServeOptions{
 		Listen: f.listen, ListenSet: f.listenSet, Socket: f.socket, Token: f.token,
 		ConfigPath: w.path, LoadOptions: w.loadOpts, Config: w.cfg, LoadErr: w.loadErr,
 		Gatherer: w.reg, CachePath: w.cachePath, Version: version, Logger: log,

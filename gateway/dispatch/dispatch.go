@@ -273,6 +273,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
+	if res.NeedsInput() {
+		// An upstream's input_required relayed to the caller (Opts.Input):
+		// its requests and state go back as the upstream wrote them, on
+		// every route.
+		return res, nil
+	}
 	var save content.Saver
 	if d.o.SaverFor != nil {
 		save = d.o.SaverFor(c.Caller)

@@ -1,43 +1,13 @@
 package statuspage
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/mcpgw/mcpgw/gateway/api"
+	"slices"
+	"strconv"
 )
-
-// Daemon is what the page reads of the daemon and asks of it. Errors
-// that are the caller's (no such server, nothing to decide) are *Error,
-// with the HTTP status to answer.
-type Daemon interface {
-	// PageData is everything the page shows; query, if not empty, is a
-	// search of the tools as the model would make it.
-	PageData(ctx context.Context, query string) *Data
-	// Reconnect connects server now, or again.
-	Reconnect(ctx context.Context, server string) error
-	// SetEnabled turns server on or off until the daemon stops.
-	SetEnabled(server string, on bool) error
-	// TrustProject trusts dir, a project waiting for trust (its servers
-	// may start), or refuses it until the daemon stops; the answer says
-	// what was done.
-	TrustProject(dir string, trust bool) (string, error)
-	// Login starts (or joins) the OAuth login of server and returns the
-	// authorization URL to send the browser to.
-	Login(ctx context.Context, server string) (authURL string, err error)
-	// ServerLog is the daemon's recent lines about server, its stderr's
-	// after them (prefixed "stderr: ").
-	ServerLog(server string) ([]string, error)
-	// Approvals are the calls waiting for the user's decision; Decide
-	// makes one: once, tool, server or deny; by is "page" or "cli". In
-	// team mode, the user is the one ctx carries (identity.FromContext):
-	// another user's calls are neither listed nor decided.
-	Approvals(ctx context.Context) []api.PendingApproval
-	Decide(ctx context.Context, id, decision, by string) (api.PendingApproval, error)
-}
 
 // Error is a refusal with the HTTP status to answer it with.
 type Error struct {
@@ -54,18 +24,18 @@ func Errorf(status int, format string, a ...any) error {
 
 // Register adds the page and its actions to mux, each through protect
 // (the control API's protection: token or owner, same origin, loopback).
-func Register(mux *http.ServeMux, d Daemon, protect func(http.HandlerFunc) http.Handler) {
-	mux.Handle("GET /{$}", protect(servePage(d)))
-	mux.Handle("POST /{$}", protect(servePage(d))) // the token form, when one is set
-	mux.Handle("POST /-/connect", protect(serveConnect(d)))
-	mux.Handle("POST /-/enable", protect(serveEnable(d, true)))
-	mux.Handle("POST /-/disable", protect(serveEnable(d, false)))
-	mux.Handle("POST /-/trust", protect(serveTrust(d, true)))
-	mux.Handle("POST /-/refuse", protect(serveTrust(d, false)))
-	mux.Handle("POST /-/login", protect(serveLogin(d)))
-	mux.Handle("GET /-/logs", protect(serveLogs(d)))
-	mux.Handle("GET /-/approvals", protect(serveApprovals(d)))
-	mux.Handle("POST /-/approve", protect(serveApprove(d)))
+func Register(mux *http.ServeMux, h Hub, protect func(http.HandlerFunc) http.Handler) {
+	mux.Handle("GET /{$}", protect(servePage(h)))
+	mux.Handle("POST /{$}", protect(servePage(h))) // the token form, when one is set
+	mux.Handle("POST /-/connect", protect(serveConnect(h)))
+	mux.Handle("POST /-/enable", protect(serveEnable(h, true)))
+	mux.Handle("POST /-/disable", protect(serveEnable(h, false)))
+	mux.Handle("POST /-/trust", protect(serveTrust(h, true)))
+	mux.Handle("POST /-/refuse", protect(serveTrust(h, false)))
+	mux.Handle("POST /-/login", protect(serveLogin(h)))
+	mux.Handle("GET /-/logs", protect(serveLogs(h)))
+	mux.Handle("GET /-/approvals", protect(serveApprovals(h)))
+	mux.Handle("POST /-/approve", protect(serveApprove(h)))
 }
 
 // IsForm reports whether r is a browser's form post or navigation: its
@@ -93,10 +63,10 @@ func text(w http.ResponseWriter, format string, a ...any) {
 // serveConnect is POST /-/connect?server=NAME (or a form field): connect
 // or reconnect a server now, as `mcpgw connect` does. A browser's form post
 // comes back to the page.
-func serveConnect(d Daemon) http.HandlerFunc {
+func serveConnect(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.FormValue("server")
-		err := d.Reconnect(r.Context(), name)
+		err := h.Reconnect(r.Context(), name)
 		var refused *Error
 		if errors.As(err, &refused) {
 			fail(w, err, 0)
@@ -118,10 +88,10 @@ func serveConnect(d Daemon) http.HandlerFunc {
 
 // serveEnable is POST /-/enable and /-/disable ?server=NAME (or a form
 // field): the server on or off until the daemon stops.
-func serveEnable(d Daemon, on bool) http.HandlerFunc {
+func serveEnable(h Hub, on bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.FormValue("server")
-		if err := d.SetEnabled(name, on); err != nil {
+		if err := h.SetEnabled(name, on); err != nil {
 			fail(w, err, http.StatusNotFound)
 			return
 		}
@@ -139,12 +109,22 @@ func serveEnable(d Daemon, on bool) http.HandlerFunc {
 
 // serveTrust is POST /-/trust and /-/refuse with dir=DIR, a directory the
 // page lists as pending.
-func serveTrust(d Daemon, trust bool) http.HandlerFunc {
+func serveTrust(h Hub, trust bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		msg, err := d.TrustProject(r.FormValue("dir"), trust)
-		if err != nil {
-			fail(w, err, http.StatusInternalServerError)
+		dir := r.FormValue("dir")
+		if !slices.ContainsFunc(pendingProjects(h.Sessions(r.Context())), func(p Project) bool { return p.Dir == dir }) {
+			http.Error(w, strconv.Quote(dir)+" is not a project waiting for trust", http.StatusNotFound)
 			return
+		}
+		msg := "refused " + dir + " until the daemon stops; its servers do not start"
+		if trust {
+			var err error
+			if msg, err = h.Trust(dir); err != nil {
+				fail(w, err, http.StatusInternalServerError)
+				return
+			}
+		} else {
+			h.Refuse(dir)
 		}
 		if IsForm(r) {
 			http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -156,9 +136,9 @@ func serveTrust(d Daemon, trust bool) http.HandlerFunc {
 
 // serveLogin is POST /-/login with server=NAME: it answers with a redirect
 // to the authorization URL (form posts) or the URL as text.
-func serveLogin(d Daemon) http.HandlerFunc {
+func serveLogin(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		authURL, err := d.Login(r.Context(), r.FormValue("server"))
+		authURL, err := h.Login(r.Context(), r.FormValue("server"))
 		switch {
 		case err != nil && r.Context().Err() != nil:
 			return
@@ -173,34 +153,44 @@ func serveLogin(d Daemon) http.HandlerFunc {
 	}
 }
 
+// logStderrLines is how many of a server's last stderr lines /-/logs
+// gives.
+const logStderrLines = 50
+
 // serveLogs is GET /-/logs?server=NAME: the daemon's lines about the
-// server and its last stderr lines, as text (`mcpgw logs`).
-func serveLogs(d Daemon) http.HandlerFunc {
+// server, then its last stderr lines ("stderr: "), as text (`mcpgw logs`).
+func serveLogs(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		lines, err := d.ServerLog(r.URL.Query().Get("server"))
-		if err != nil {
-			fail(w, err, http.StatusNotFound)
+		name := r.URL.Query().Get("server")
+		f, ok := findServer(h.Servers(), name)
+		if !ok {
+			http.Error(w, fmt.Sprintf("no server %q", name), http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		for _, l := range lines {
+		for _, l := range serverLines(h, f) {
 			fmt.Fprintln(w, l)
+		}
+		if usable(f) {
+			for _, l := range h.Stderr(name, logStderrLines) {
+				fmt.Fprintln(w, "stderr: "+l)
+			}
 		}
 	}
 }
 
 // serveApprovals is GET /-/approvals: the pending approvals as JSON.
-func serveApprovals(d Daemon) http.HandlerFunc {
+func serveApprovals(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(d.Approvals(r.Context()))
+		_ = json.NewEncoder(w).Encode(h.Approvals(r.Context()))
 	}
 }
 
 // serveApprove is POST /-/approve with id and decision (once, tool,
 // server, deny; "allow" is once) as form or query fields: the page's
 // buttons and `mcpgw approve` (which adds by=cli).
-func serveApprove(d Daemon) http.HandlerFunc {
+func serveApprove(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, decision := r.FormValue("id"), r.FormValue("decision")
 		if decision == "allow" || decision == "" {
@@ -210,7 +200,7 @@ func serveApprove(d Daemon) http.HandlerFunc {
 		if r.FormValue("by") == "cli" {
 			by = "cli"
 		}
-		p, err := d.Decide(r.Context(), id, decision, by)
+		p, err := h.Decide(r.Context(), id, decision, by)
 		if IsForm(r) {
 			http.Redirect(w, r, "/#approvals", http.StatusSeeOther)
 			return

@@ -11,86 +11,131 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 )
 
-// fakeDaemon is a Daemon that records each call, as Go would write it,
-// and answers with the values and errors the test set.
-type fakeDaemon struct {
-	data      *Data
-	err       error // every action's error
-	trustMsg  string
-	authURL   string
-	logs      []string
+// fakeHub is a Hub made of the facts the test set. It records each call,
+// as Go would write it, and its actions answer with the values and errors
+// the test set.
+type fakeHub struct {
+	daemon    DaemonFacts
+	servers   []ServerFacts
+	tools     map[string][]ToolFacts
+	logs      map[string][]string // by name
+	stderr    map[string][]string // by server
+	sessions  []SessionFacts
+	hits      []Hit
 	approvals []api.PendingApproval
-	decided   api.PendingApproval
+
+	err      error // every action's error
+	trustMsg string
+	authURL  string
+	decided  api.PendingApproval
 
 	mu    sync.Mutex
 	calls []string
 }
 
-func (d *fakeDaemon) record(format string, a ...any) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.calls = append(d.calls, fmt.Sprintf(format, a...))
+func (h *fakeHub) record(format string, a ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, fmt.Sprintf(format, a...))
 }
 
 // Calls are the calls made so far.
-func (d *fakeDaemon) Calls() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]string(nil), d.calls...)
+func (h *fakeHub) Calls() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.calls...)
 }
 
-func (d *fakeDaemon) PageData(_ context.Context, query string) *Data {
-	d.record("PageData(%q)", query)
-	if d.data == nil {
-		return &Data{Report: &api.Report{}}
+// Actions are the calls made so far but the facts' reads.
+func (h *fakeHub) Actions() []string {
+	var out []string
+	for _, c := range h.Calls() {
+		switch name, _, _ := strings.Cut(c, "("); name {
+		case "Daemon", "Servers", "Tools", "Log", "Stderr", "Sessions", "Approvals":
+		default:
+			out = append(out, c)
+		}
 	}
-	return d.data
+	return out
 }
 
-func (d *fakeDaemon) Reconnect(_ context.Context, server string) error {
-	d.record("Reconnect(%q)", server)
-	return d.err
+func (h *fakeHub) Daemon(context.Context) DaemonFacts {
+	h.record("Daemon()")
+	return h.daemon
 }
 
-func (d *fakeDaemon) SetEnabled(server string, on bool) error {
-	d.record("SetEnabled(%q, %v)", server, on)
-	return d.err
+func (h *fakeHub) Servers() []ServerFacts {
+	h.record("Servers()")
+	return h.servers
 }
 
-func (d *fakeDaemon) TrustProject(dir string, trust bool) (string, error) {
-	d.record("TrustProject(%q, %v)", dir, trust)
-	return d.trustMsg, d.err
+func (h *fakeHub) Tools(server string) []ToolFacts {
+	h.record("Tools(%q)", server)
+	return h.tools[server]
 }
 
-func (d *fakeDaemon) Login(_ context.Context, server string) (string, error) {
-	d.record("Login(%q)", server)
-	return d.authURL, d.err
+func (h *fakeHub) Log(name string) []string {
+	h.record("Log(%q)", name)
+	return h.logs[name]
 }
 
-func (d *fakeDaemon) ServerLog(server string) ([]string, error) {
-	d.record("ServerLog(%q)", server)
-	return d.logs, d.err
+func (h *fakeHub) Stderr(server string, n int) []string {
+	h.record("Stderr(%q, %d)", server, n)
+	lines := h.stderr[server]
+	return lines[max(0, len(lines)-n):]
 }
 
-func (d *fakeDaemon) Approvals(context.Context) []api.PendingApproval {
-	d.record("Approvals()")
-	return d.approvals
+func (h *fakeHub) Sessions(context.Context) []SessionFacts {
+	h.record("Sessions()")
+	return h.sessions
 }
 
-func (d *fakeDaemon) Decide(_ context.Context, id, decision, by string) (api.PendingApproval, error) {
-	d.record("Decide(%q, %q, %q)", id, decision, by)
-	return d.decided, d.err
+func (h *fakeHub) Search(query string, limit int) []Hit {
+	h.record("Search(%q, %d)", query, limit)
+	return h.hits
 }
 
-var _ Daemon = (*fakeDaemon)(nil)
+func (h *fakeHub) Approvals(context.Context) []api.PendingApproval {
+	h.record("Approvals()")
+	return h.approvals
+}
+
+func (h *fakeHub) Reconnect(_ context.Context, server string) error {
+	h.record("Reconnect(%q)", server)
+	return h.err
+}
+
+func (h *fakeHub) SetEnabled(server string, on bool) error {
+	h.record("SetEnabled(%q, %v)", server, on)
+	return h.err
+}
+
+func (h *fakeHub) Trust(dir string) (string, error) {
+	h.record("Trust(%q)", dir)
+	return h.trustMsg, h.err
+}
+
+func (h *fakeHub) Refuse(dir string) { h.record("Refuse(%q)", dir) }
+
+func (h *fakeHub) Login(_ context.Context, server string) (string, error) {
+	h.record("Login(%q)", server)
+	return h.authURL, h.err
+}
+
+func (h *fakeHub) Decide(_ context.Context, id, decision, by string) (api.PendingApproval, error) {
+	h.record("Decide(%q, %q, %q)", id, decision, by)
+	return h.decided, h.err
+}
+
+var _ Hub = (*fakeHub)(nil)
 
 // open is a protect that lets every request through.
 func open(h http.HandlerFunc) http.Handler { return h }
 
-// serve sends r to the page's routes on d, registered with open.
-func serve(d Daemon, r *http.Request) *httptest.ResponseRecorder {
+// serve sends r to the page's routes on h, registered with open.
+func serve(h Hub, r *http.Request) *httptest.ResponseRecorder {
 	mux := http.NewServeMux()
-	Register(mux, d, open)
+	Register(mux, h, open)
 	w := httptest.NewRecorder()
 	mux.ServeHTTP(w, r)
 	return w

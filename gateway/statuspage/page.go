@@ -3,20 +3,26 @@
 // protection as the control API. Server-rendered, readable without
 // JavaScript (which only refreshes it in place), no assets from elsewhere.
 //
-// The page reads and asks the daemon through Daemon; it knows nothing of
-// sessions, upstreams or the catalogue.
+// The page reads facts of the daemon and asks it for actions through Hub;
+// it knows nothing of sessions, upstreams or the catalogue but the plain
+// facts the hub gives. What the page and `mcpgw status` show is shaped,
+// sorted and worded here (report.go, page.go), so that a new part of the
+// page touches this package and the fact it needs.
 package statuspage
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 )
 
 var (
@@ -47,7 +53,7 @@ type Server struct {
 	Actionable bool     `json:"-"`                  // may be (re)connected from the page
 	Sessions   []string `json:"sessions,omitempty"` // the live sessions that called it (their clients)
 	Stderr     []string `json:"stderr,omitempty"`   // its last stderr lines
-	Daemon     []string `json:"log,omitempty"`      // the daemon's last lines about it
+	Log        []string `json:"log,omitempty"`      // the daemon's last lines about it
 	ToolList   []Tool   `json:"toolList,omitempty"`
 }
 
@@ -60,9 +66,13 @@ type Tool struct {
 
 // Session is one live downstream session.
 type Session struct {
-	Client     string    `json:"client"`         // name and version from initialize
-	User       string    `json:"user,omitempty"` // who opened it, in team mode
-	Transport  string    `json:"transport"`      // http, socket (mcpgw stdio) or stdio
+	Client    string `json:"client"`         // name and version from initialize
+	User      string `json:"user,omitempty"` // who opened it, in team mode
+	Transport string `json:"transport"`      // http, socket (mcpgw stdio) or stdio
+	// Protocol is the MCP version it speaks: the one its client
+	// negotiated (or, at 2026-07-28, named in its requests); empty before
+	// its first request.
+	Protocol   string    `json:"protocol,omitempty"`
 	LastActive time.Time `json:"lastActive,omitzero"`
 	Mode       string    `json:"mode"`
 	Dir        string    `json:"dir,omitempty"` // its project directory, when known
@@ -105,7 +115,7 @@ func (v view) Ago(t time.Time) string { return api.Ago(v.now, t) }
 type approvalChoice struct{ Value, Label string }
 
 // ApprovalChoices are the page's buttons for a pending approval: the
-// decisions Daemon.Decide takes.
+// decisions Hub.Decide takes.
 func (view) ApprovalChoices() []approvalChoice {
 	return []approvalChoice{
 		{"once", "Allow once"},
@@ -115,28 +125,108 @@ func (view) ApprovalChoices() []approvalChoice {
 	}
 }
 
+// stderrLines is how many of a server's last stderr lines the page
+// shows; /-/logs gives more.
+const stderrLines = 20
+
+// pageData is what the page shows at now; query, if not empty, is a
+// search of the tools as the model would make it.
+func pageData(ctx context.Context, h Hub, query string, now time.Time) *Data {
+	servers := h.Servers()
+	d := &Data{Report: report(ctx, h, servers, now)}
+	sessions := h.Sessions(ctx)
+	users := map[string][]string{} // server → clients of the sessions that called it
+	for _, sf := range sessions {
+		ps := Session{Mode: sf.Mode, Dir: sf.Dir, Activated: sf.Activated, LastActive: sf.LastActive, Transport: "stdio"}
+		switch {
+		case sf.HTTP:
+			ps.Transport = "http"
+		case sf.Shim:
+			ps.Transport = "socket"
+		}
+		if sf.ClientName != "" || sf.ClientVersion != "" {
+			ps.Client = sf.ClientName + " " + sf.ClientVersion
+		}
+		ps.User, ps.Protocol = sf.User, sf.Protocol
+		d.SessionList = append(d.SessionList, ps)
+		for _, server := range sf.Servers {
+			users[server] = append(users[server], ps.Client)
+		}
+	}
+	d.Pending = pendingProjects(sessions)
+	for i, f := range servers {
+		s := Server{ServerReport: d.Report.Servers[i], Log: serverLines(h, f), Sessions: users[f.Name], Actionable: usable(f)}
+		slices.Sort(s.Sessions)
+		if s.Actionable {
+			s.Stderr = h.Stderr(f.Name, stderrLines)
+		}
+		for _, t := range h.Tools(f.Name) {
+			s.ToolList = append(s.ToolList, Tool{Name: t.Name, Description: surface.FirstLine(t.Description), Params: t.Params})
+		}
+		switch s.State {
+		case "connected":
+			s.Class = "ok"
+			d.Connected++
+		case "failed", "needs-auth":
+			s.Class = "bad"
+		case "connecting":
+			s.Class = "wait"
+		default:
+			s.Class = "off"
+		}
+		d.Servers = append(d.Servers, s)
+	}
+	if query != "" {
+		d.Query = query
+		for _, hit := range h.Search(query, searchResults) {
+			d.Results = append(d.Results, Result{Tool: hit.Tool, Description: surface.Shorten(surface.FirstLine(hit.Description), 160), Score: hit.Score, Why: hit.Why})
+		}
+	}
+	return d
+}
+
+// searchResults is how many results the page's search shows.
+const searchResults = 10
+
+// pendingProjects are the project directories of sessions whose servers
+// wait for trust, but those refused: each once, with each server once,
+// sorted.
+func pendingProjects(sessions []SessionFacts) []Project {
+	byDir := map[string]*Project{}
+	for _, sf := range sessions {
+		pf := sf.Project
+		if pf == nil || pf.Refused || len(pf.Servers) == 0 {
+			continue
+		}
+		p := byDir[pf.Dir]
+		if p == nil {
+			p = &Project{Dir: pf.Dir}
+			byDir[pf.Dir] = p
+		}
+		for _, srv := range pf.Servers {
+			if !slices.ContainsFunc(p.Servers, func(ps ProjectServer) bool { return ps.Name == srv.Name }) {
+				p.Servers = append(p.Servers, srv)
+			}
+		}
+	}
+	var out []Project
+	for _, p := range byDir {
+		slices.SortFunc(p.Servers, func(a, b ProjectServer) int { return strings.Compare(a.Name, b.Name) })
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Project) int { return strings.Compare(a.Dir, b.Dir) })
+	return out
+}
+
 // servePage is GET / (and the token form's POST /).
-func servePage(d Daemon) http.HandlerFunc {
+func servePage(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		data := d.PageData(r.Context(), r.URL.Query().Get("q"))
-		for i := range data.Servers {
-			s := &data.Servers[i]
-			switch s.State {
-			case "connected":
-				s.Class = "ok"
-				data.Connected++
-			case "failed", "needs-auth":
-				s.Class = "bad"
-			case "connecting":
-				s.Class = "wait"
-			default:
-				s.Class = "off"
-			}
-		}
+		now := time.Now()
+		data := pageData(r.Context(), h, r.URL.Query().Get("q"), now)
 		if strings.Contains(r.Header.Get("Accept"), "application/json") {
 			w.Header().Set("Content-Type", "application/json")
 			enc := json.NewEncoder(w)
@@ -144,7 +234,6 @@ func servePage(d Daemon) http.HandlerFunc {
 			_ = enc.Encode(data)
 			return
 		}
-		now := time.Now()
 		var buf bytes.Buffer
 		if err := pageTmpl.Execute(&buf, view{Data: data, Uptime: api.Ago(now, data.StartedAt), CSS: template.CSS(pageCSS), now: now}); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

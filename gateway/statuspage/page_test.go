@@ -3,39 +3,47 @@ package statuspage
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
-// pageData is a daemon with a server in each state, tools, sessions, a
+// pageHub is a daemon with a server in each state, tools, sessions, a
 // project waiting for trust and a pending approval.
-func pageData() *Data {
+func pageHub() *fakeHub {
 	now := time.Now()
-	return &Data{
-		Report: &api.Report{Version: "v9.9.9", PID: 4242, StartedAt: now.Add(-90 * time.Second), Config: "/etc/mcpgw.json",
-			Sessions: 2, Tools: 3,
-			Approvals: []api.PendingApproval{{ID: "ap-7", Session: "sess-1", Client: "claude-code 2.0", Server: "github", Tool: "delete_repo",
-				Args: `repo: "mcpgw"`, Full: `{"repo":"mcpgw"}`, Rule: "approveTools: delete_*", Since: now.Add(-5 * time.Second), Deadline: now.Add(time.Minute)}},
-			Warnings: []string{"unknown field \"comand\""},
+	return &fakeHub{
+		daemon: DaemonFacts{Version: "v9.9.9", PID: 4242, StartedAt: now.Add(-90 * time.Second), Config: "/etc/mcpgw.json",
+			Sessions: 2, Warnings: []string{"unknown field \"comand\""}},
+		approvals: []api.PendingApproval{{ID: "ap-7", Session: "sess-1", Client: "claude-code 2.0", Server: "github", Tool: "delete_repo",
+			Args: `repo: "mcpgw"`, Full: `{"repo":"mcpgw"}`, Rule: "approveTools: delete_*", Since: now.Add(-5 * time.Second), Deadline: now.Add(time.Minute)}},
+		servers: []ServerFacts{
+			{Name: "github", Enabled: true, Remote: true, Tools: 2, Source: "/etc/mcpgw.json", Line: 12, Listing: "live", P50: 1500 * time.Microsecond,
+				Policy: []registry.PolicyItem{{Rule: registry.RuleExcludeTools, Tools: []string{"admin_*"}}, {Rule: registry.RuleApproveTools,
+					Approval: registry.Approval{Set: true, All: true}, Field: "settings.approveTools", Inherited: true}},
+				Upstream: &UpstreamFacts{Name: "github", State: "connected", Calls: 17}},
+			{Name: "broken", Enabled: true, Tools: 1, Upstream: &UpstreamFacts{Name: "broken", State: "failed", LastError: "exit status 3"}},
+			{Name: "oauthy", Enabled: true, Remote: true, OAuth: true, Upstream: &UpstreamFacts{Name: "oauthy", State: "needs-auth"}},
+			{Name: "slow", Enabled: true, Upstream: &UpstreamFacts{Name: "slow", State: "connecting"}},
+			{Name: "parked", DisabledHere: true},
+			{Name: "proj-db", Untrusted: true, Source: "/home/u/other/.mcp.json"},
 		},
-		Servers: []Server{
-			{ServerReport: api.ServerReport{Name: "github", State: "connected", Tools: 2, Calls: 17, Transport: "http", Source: "/etc/mcpgw.json", Line: 12},
-				Actionable: true, Daemon: []string{"connected in 40ms"}, Stderr: []string{"listening"},
-				ToolList: []Tool{{Name: "search_issues", Description: "Finds issues", Params: "query: string"}, {Name: "delete_repo", Description: "Deletes a repository", Params: "repo: string"}}},
-			{ServerReport: api.ServerReport{Name: "broken", State: "failed", LastError: "exit status 3", Transport: "stdio"}, Actionable: true},
-			{ServerReport: api.ServerReport{Name: "oauthy", State: "needs-auth", Login: "none", Transport: "http"}},
-			{ServerReport: api.ServerReport{Name: "slow", State: "connecting", Transport: "stdio"}},
-			{ServerReport: api.ServerReport{Name: "parked", State: "disabled", DisabledHere: true, Transport: "stdio"}},
+		tools: map[string][]ToolFacts{"github": {
+			{Name: "search_issues", Description: "Finds issues\nin every repository", Params: "query: string"},
+			{Name: "delete_repo", Description: "Deletes a repository", Params: "repo: string"}}},
+		logs:   map[string][]string{"github": {"connected in 40ms"}},
+		stderr: map[string][]string{"github": {"listening"}},
+		sessions: []SessionFacts{
+			{ClientName: "claude-code", ClientVersion: "2.0", HTTP: true, Protocol: "2025-06-18", Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second),
+				Servers: []string{"github"}},
+			{ClientName: "pi", ClientVersion: "1.5", Shim: true, Protocol: "2026-07-28", Mode: "direct", Servers: []string{"github", "broken"},
+				Project: &ProjectFacts{Dir: "/home/u/other", Servers: []ProjectServer{{Name: "local-db", Run: "npx db-server --password ****"}}}},
 		},
-		SessionList: []Session{
-			{Client: "claude-code 2.0", Transport: "http", Mode: "proxy", Dir: "/home/u/proj", Activated: 3, LastActive: now.Add(-time.Second)},
-			{Client: "pi 1.5", Transport: "socket", Mode: "direct"},
-		},
-		Pending: []Project{{Dir: "/home/u/other", Servers: []ProjectServer{{Name: "local-db", Run: "npx db-server --password ****"}}}},
 	}
 }
 
@@ -45,7 +53,7 @@ func pageData() *Data {
 // approval with its four decisions.
 func TestPageRenders(t *testing.T) {
 	t.Parallel()
-	d := &fakeDaemon{data: pageData()}
+	d := pageHub()
 	w := serve(d, request("GET", "/", "", false))
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body.String())
@@ -61,8 +69,8 @@ func TestPageRenders(t *testing.T) {
 	}
 	body := w.Body.String()
 	for _, want := range []string{
-		"<title>mcpgw — 1/5 servers</title>",
-		"v9.9.9 · pid 4242 · up 1m30s · 2 sessions · 1/5 servers connected · 3 tools",
+		"<title>mcpgw — 1/6 servers</title>",
+		"v9.9.9 · pid 4242 · up 1m30s · 2 sessions · 1/6 servers connected · 3 tools",
 		"<code>/etc/mcpgw.json</code>",
 		`<li>unknown field &#34;comand&#34;</li>`,
 		// rows, with the colour of their state
@@ -71,7 +79,13 @@ func TestPageRenders(t *testing.T) {
 		`<tr class="state-bad" id="server-oauthy">`,
 		`<tr class="state-wait" id="server-slow">`,
 		`<tr class="state-off" id="server-parked">`,
+		`<tr class="state-off" id="server-proj-db">`,
+		"<td>untrusted</td>",
+		"<td>disabled</td>",
+		"<td>failed</td>",
 		`<td><code>/etc/mcpgw.json:12</code></td>`,
+		"<td>1.5 ms</td>", // github's p50
+		`<p class="policy">excluded: [&#34;admin_*&#34;] · approveTools true (settings.approveTools)</p>`,
 		`<pre>exit status 3</pre>`,
 		`not logged in: <code>mcpgw login oauthy</code>`,
 		`<form method="post" action="/-/login" class="inline"><input type="hidden" name="server" value="oauthy">`,
@@ -82,11 +96,13 @@ func TestPageRenders(t *testing.T) {
 		"<pre>connected in 40ms\n</pre>",
 		"<pre>listening\n</pre>",
 		"<h3>2 tools</h3>",
-		"<li><code>search_issues</code>(query: string) Finds issues</li>",
+		"<li><code>search_issues</code>(query: string) Finds issues</li>", // the first line of its description
 		"<li><code>delete_repo</code>(repo: string) Deletes a repository</li>",
 		// sessions
-		"<tr><td>claude-code 2.0</td><td>http</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
-		"<tr><td>pi 1.5</td><td>socket</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
+		"<tr><td>claude-code 2.0</td><td>http</td><td>2025-06-18</td><td>proxy</td><td><code>/home/u/proj</code></td><td>3</td><td>1s</td></tr>",
+		"<tr><td>pi 1.5</td><td>socket</td><td>2026-07-28</td><td>direct</td><td><code></code></td><td>0</td><td></td></tr>",
+		"<td>17<br><small>from 2 sessions</small></td>", // github's calls, and the sessions that made them
+		"<td>0<br><small>from 1 session</small></td>",   // broken's
 		// the project waiting for trust
 		"Project waiting for trust: <code>/home/u/other</code>",
 		"<li><strong>local-db</strong>: <code>npx db-server --password ****</code></li>",
@@ -106,15 +122,27 @@ func TestPageRenders(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	// Only actionable servers have Reconnect; only those disabled here, Enable.
-	if n := strings.Count(body, "<button>Reconnect</button>"); n != 2 {
-		t.Errorf("%d Reconnect buttons, want 2 (github, broken)", n)
+	// Only servers that are on and trusted have Reconnect; only those
+	// disabled here, Enable.
+	if n := strings.Count(body, "<button>Reconnect</button>"); n != 4 {
+		t.Errorf("%d Reconnect buttons, want 4 (github, broken, oauthy, slow)", n)
 	}
 	if n := strings.Count(body, "<button>Enable</button>"); n != 1 {
 		t.Errorf("%d Enable buttons, want 1 (parked)", n)
 	}
-	if calls := d.Calls(); !slices.Equal(calls, []string{`PageData("")`}) {
-		t.Errorf("calls %q", calls)
+	if got := d.Actions(); len(got) != 0 {
+		t.Errorf("the page asked for %q", got)
+	}
+	// The stderr of servers that are on; the logs of every name.
+	for _, want := range []string{`Stderr("github", 20)`, `Stderr("broken", 20)`, `Log("parked")`, `Log("proj-db")`} {
+		if !slices.Contains(d.Calls(), want) {
+			t.Errorf("the page did not ask %s: %q", want, d.Calls())
+		}
+	}
+	for _, unwanted := range []string{`Stderr("parked", 20)`, `Stderr("proj-db", 20)`} {
+		if slices.Contains(d.Calls(), unwanted) {
+			t.Errorf("the page asked %s", unwanted)
+		}
 	}
 }
 
@@ -122,10 +150,8 @@ func TestPageRenders(t *testing.T) {
 // with their scores and why they ranked; none says so.
 func TestPageSearch(t *testing.T) {
 	t.Parallel()
-	data := pageData()
-	data.Query = "issues"
-	data.Results = []Result{{Tool: "github_search_issues", Description: "Finds issues", Score: 3.14159, Why: "name: issues ×2"}}
-	d := &fakeDaemon{data: data}
+	d := pageHub()
+	d.hits = []Hit{{Tool: "github_search_issues", Description: "Finds issues\nacross repositories " + strings.Repeat("and more ", 30), Score: 3.14159, Why: "name: issues ×2"}}
 	body := serve(d, request("GET", "/?q=issues", "", false)).Body.String()
 	for _, want := range []string{
 		"<h2>Search: issues</h2>",
@@ -136,12 +162,11 @@ func TestPageSearch(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if calls := d.Calls(); !slices.Equal(calls, []string{`PageData("issues")`}) {
-		t.Errorf("calls %q", calls)
+	if got := d.Actions(); !slices.Equal(got, []string{`Search("issues", 10)`}) {
+		t.Errorf("actions %q", got)
 	}
 
-	empty := &Data{Report: &api.Report{}, Query: "nothing"}
-	body = serve(&fakeDaemon{data: empty}, request("GET", "/?q=nothing", "", false)).Body.String()
+	body = serve(&fakeHub{}, request("GET", "/?q=nothing", "", false)).Body.String()
 	for _, want := range []string{"<p>No tool matches.</p>", "<p>No sessions.</p>", "<title>mcpgw — 0/0 servers</title>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the empty page lacks %q", want)
@@ -164,19 +189,19 @@ func TestPageEscapes(t *testing.T) {
 		tag   = `<script>alert(1)</script>`
 		quote = `x" onmouseover="alert(2)`
 	)
-	data := &Data{
-		Report: &api.Report{Warnings: []string{tag},
-			Approvals: []api.PendingApproval{{ID: quote, Server: tag, Tool: tag, Args: `{"cmd":"` + tag + `"}`, Full: `{"cmd":"` + tag + `"}`, Client: tag, Session: tag, Rule: tag}}},
-		Servers: []Server{{ServerReport: api.ServerReport{Name: quote, State: "failed", LastError: tag, Source: tag}, Actionable: true,
-			Stderr: []string{tag}, Daemon: []string{tag},
-			ToolList: []Tool{{Name: tag, Description: tag + " does things", Params: tag}}},
-			{ServerReport: api.ServerReport{Name: tag, State: "connected"}}},
-		SessionList: []Session{{Client: tag, Transport: tag, Mode: tag, Dir: tag}},
-		Pending:     []Project{{Dir: quote, Servers: []ProjectServer{{Name: tag, Run: tag}}}},
-		Query:       quote,
-		Results:     []Result{{Tool: tag, Description: tag, Why: tag}},
+	h := &fakeHub{
+		daemon:    DaemonFacts{Warnings: []string{tag}},
+		approvals: []api.PendingApproval{{ID: quote, Server: tag, Tool: tag, Args: `{"cmd":"` + tag + `"}`, Full: `{"cmd":"` + tag + `"}`, Client: tag, Session: tag, Rule: tag}},
+		servers: []ServerFacts{
+			{Name: quote, Enabled: true, Source: tag, Upstream: &UpstreamFacts{State: "failed", LastError: tag}},
+			{Name: tag, Enabled: true, Upstream: &UpstreamFacts{State: "connected"}}},
+		stderr:   map[string][]string{quote: {tag}},
+		logs:     map[string][]string{quote: {tag}},
+		tools:    map[string][]ToolFacts{quote: {{Name: tag, Description: tag + " does things", Params: tag}}},
+		sessions: []SessionFacts{{ClientName: tag, Protocol: tag, Mode: tag, Dir: tag, Project: &ProjectFacts{Dir: quote, Servers: []ProjectServer{{Name: tag, Run: tag}}}}},
+		hits:     []Hit{{Tool: tag, Description: tag, Why: tag}},
 	}
-	body := serve(&fakeDaemon{data: data}, request("GET", "/?q=x", "", false)).Body.String()
+	body := serve(h, request("GET", "/?q="+url.QueryEscape(quote), "", false)).Body.String()
 	if n := strings.Count(body, "<script>"); n != 1 {
 		t.Errorf("%d <script> tags, want the page's own only", n)
 	}
@@ -200,7 +225,7 @@ func TestPageEscapes(t *testing.T) {
 // connected servers counted.
 func TestPageJSON(t *testing.T) {
 	t.Parallel()
-	d := &fakeDaemon{data: pageData()}
+	d := pageHub()
 	r := request("GET", "/?q=x", "", false)
 	r.Header.Set("Accept", "application/json")
 	w := serve(d, r)
@@ -222,23 +247,22 @@ func TestPageJSON(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, w.Body.String())
 	}
-	if got.Version != "v9.9.9" || got.Connected != 1 || len(got.Servers) != 5 || got.Servers[0].Name != "github" ||
+	if got.Version != "v9.9.9" || got.Connected != 1 || len(got.Servers) != 6 || got.Servers[0].Name != "github" ||
 		len(got.Servers[0].ToolList) != 2 || got.Servers[0].ToolList[1].Name != "delete_repo" ||
 		len(got.SessionList) != 2 || got.SessionList[1].Client != "pi 1.5" ||
 		len(got.Pending) != 1 || got.Pending[0].Dir != "/home/u/other" ||
 		len(got.Approvals) != 1 || got.Approvals[0].ID != "ap-7" {
 		t.Errorf("got %+v", got)
 	}
-	if calls := d.Calls(); !slices.Equal(calls, []string{`PageData("x")`}) {
-		t.Errorf("calls %q", calls)
+	if got := d.Actions(); !slices.Equal(got, []string{`Search("x", 10)`}) {
+		t.Errorf("actions %q", got)
 	}
 }
 
 // The token form's POST / shows the page too.
 func TestPagePost(t *testing.T) {
 	t.Parallel()
-	d := &fakeDaemon{data: pageData()}
-	w := serve(d, request("POST", "/", "token=x", true))
+	w := serve(pageHub(), request("POST", "/", "token=x", true))
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `id="server-github"`) {
 		t.Errorf("%d %.200q", w.Code, w.Body.String())
 	}

@@ -45,6 +45,58 @@ func UnknownToolText(name string, like []string) string {
 	return text
 }
 
+// UnknownToolFor says name is no tool of v, with up to five names like
+// it as naming shows them to the caller: what every path that meets an
+// unknown name says of it, ToolSearch's select included.
+func UnknownToolFor(v *registry.View, name string, naming Naming) string {
+	return UnknownToolText(name, naming.Names(v.Suggest(name, 5)))
+}
+
+// ServerWait is a server whose tools are not known yet, being connected
+// for For.
+type ServerWait struct {
+	Server string
+	For    time.Duration
+}
+
+// ServerFailure is a server whose tools are not known, and why.
+type ServerFailure struct {
+	Server, Reason string
+}
+
+// DiscoveryNote is what ends an answer about tools while servers' tools
+// are not known (still starting, failed or waiting for a login), so that
+// the model knows the answer may be incomplete; "" when none is missing.
+func DiscoveryNote(starting []ServerWait, failed []ServerFailure) string {
+	var b strings.Builder
+	if len(starting) > 0 {
+		parts := make([]string, len(starting))
+		for i, w := range starting {
+			parts[i] = fmt.Sprintf("%s (for %s)", w.Server, RoundDur(w.For))
+		}
+		fmt.Fprintf(&b, "\nStill starting, tools not known yet: %s. Ask again shortly.", strings.Join(parts, ", "))
+	}
+	if len(failed) > 0 {
+		parts := make([]string, len(failed))
+		for i, f := range failed {
+			parts[i] = f.Server + ": " + f.Reason
+		}
+		fmt.Fprintf(&b, "\nNot available: %s.", strings.Join(parts, "; "))
+	}
+	return b.String()
+}
+
+// FailureReason is an upstream's last error in one line, with the last
+// line it wrote to stderr when the error does not already carry it: that
+// is where a server says what it is missing (a token, a binary, a flag).
+func FailureReason(lastErr, stderr string) string {
+	reason := Shorten(FirstLine(lastErr), 200)
+	if l := strings.TrimSpace(stderr); l != "" && !strings.Contains(reason, l) {
+		reason += " (stderr: " + Shorten(l, 160) + ")"
+	}
+	return reason
+}
+
 // NotActivated says a ToolSearch session called tool (gateway name
 // gwName) before activating it.
 func NotActivated(name, gwName string) string {

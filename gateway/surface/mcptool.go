@@ -96,6 +96,39 @@ func IsEmptyJSON(raw json.RawMessage) bool {
 	return s == "" || s == "null" || s == "{}" || s == `""`
 }
 
+// InvalidMCPArgs says the mcp tool's arguments do not decode, and how to
+// call it.
+func InvalidMCPArgs(err error) *mcp.CallToolResult {
+	return Errorf("Invalid arguments for mcp: %v. Use mcp({}) for status or mcp({tool:\"name\",args:{...}}) to call a tool.", err)
+}
+
+// ArgsWithoutTool says the mcp tool was given args but no tool to call.
+func ArgsWithoutTool() *mcp.CallToolResult {
+	return Errorf("args given without tool: say which tool to call, e.g. mcp({tool:\"server_tool\",args:{...}}). Find tools with mcp({search:\"words\"}).")
+}
+
+// UnknownMCPArgs says the mcp tool was given arguments it does not take,
+// and lists those it does.
+func UnknownMCPArgs(unknown []string) *mcp.CallToolResult {
+	return Errorf("Unknown argument(s) %s for mcp. It takes tool+args, search, describe, server, connect, prompts, prompt+args, script or read; mcp({}) shows status.", strings.Join(unknown, ", "))
+}
+
+// ServerDisabled says a server is disabled, in the file source.
+func ServerDisabled(name, source string) *mcp.CallToolResult {
+	return Errorf("Server %q is disabled in %s.", name, source)
+}
+
+// ConnectFailed answers mcp({connect}) when the connection failed.
+func ConnectFailed(name string, err error) *mcp.CallToolResult {
+	return Errorf("Connecting %s: %v", name, err)
+}
+
+// ListConnectFailed is the line mcp({server}) starts with when the
+// connection that would list a server's tools failed.
+func ListConnectFailed(name string, err error) string {
+	return fmt.Sprintf("Connecting %s to list its tools: %v\n", name, err)
+}
+
 func Text(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }

@@ -29,6 +29,31 @@ func ScriptTool() *mcp.Tool {
 	return &mcp.Tool{Name: ScriptToolName, Description: scriptToolDescription, InputSchema: json.RawMessage(scriptToolSchema)}
 }
 
+// InvalidScriptArgs says mcp_script's arguments do not decode, and what
+// it takes.
+func InvalidScriptArgs(err error) *mcp.CallToolResult {
+	return Errorf("Invalid arguments for %s: %v. It takes {script: \"...\", timeoutMs?: number}.", ScriptToolName, err)
+}
+
+// ScriptsOff says code mode is turned off.
+func ScriptsOff() *mcp.CallToolResult {
+	return Errorf("Scripts are turned off (settings.scripts is false).")
+}
+
+// NoScript says a script is empty, and what one looks like.
+func NoScript() *mcp.CallToolResult {
+	return Errorf("No script: give the body of an async function, e.g. const r = await tools.call(\"server_tool\", {...}); return r.data;")
+}
+
+// TooManyScripts says a script may not start: limit scripts run already,
+// in the session (perSession) or in the whole daemon.
+func TooManyScripts(perSession bool, limit int) *mcp.CallToolResult {
+	if perSession {
+		return Errorf("Too many scripts running in this session (limit %d, settings.scriptsPerSession): wait for one to finish, then run this one again.", limit)
+	}
+	return Errorf("Too many scripts running in mcpgw (limit %d, settings.scriptsPerDaemon): wait for one to finish, then run this one again.", limit)
+}
+
 // ScriptsOn reports whether sessions in mode get code mode.
 func ScriptsOn(v *registry.View, mode registry.Mode) bool {
 	if on := v.Config.Settings.Scripts; on != nil {

@@ -25,6 +25,38 @@ const toolSearchSchema = `{"type":"object","required":["query"],"properties":{` 
 	`"max_results":{"type":"integer","description":"How many tools to activate (default 5)"},` +
 	`"offset":{"type":"integer","description":"Skip this many best matches, to see further ones (the answer gives nextOffset)"}}}`
 
+// InvalidToolSearchArgs says ToolSearch's arguments do not decode, and
+// how to call it.
+func InvalidToolSearchArgs(err error) *mcp.CallToolResult {
+	return Errorf("Invalid arguments for ToolSearch: %v. Use ToolSearch({query:\"words\"}).", err)
+}
+
+// NoQuery says ToolSearch was called without a query, and what one is.
+func NoQuery() *mcp.CallToolResult {
+	return Errorf(`ToolSearch needs a query: keywords, a task description, or "select:name1,name2".`)
+}
+
+// ToolSearchFailed says a search failed, and why.
+func ToolSearchFailed(query string, err error) *mcp.CallToolResult {
+	return Errorf("ToolSearch %q: %v", query, err)
+}
+
+// NoToolsMatch says no tool matches query; unknown adds that no tools are
+// known at all yet.
+func NoToolsMatch(query string, unknown bool) string {
+	text := fmt.Sprintf("No tools match %q.", query)
+	if unknown {
+		text += " No tools are known yet."
+	}
+	return text
+}
+
+// InstructionsFrom introduces a server's instructions, given with the
+// first of its tools a session activates.
+func InstructionsFrom(server, instructions string) string {
+	return fmt.Sprintf("Instructions from %s:\n%s\n", server, instructions)
+}
+
 // ToolSearchTool builds ToolSearch for the catalogue: the servers it can
 // reach, with tool counts and, when they fit, short summaries. The text
 // depends only on the configuration and the listings (sorted), so it is

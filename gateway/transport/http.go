@@ -54,7 +54,7 @@ type HTTPOptions struct {
 // protection: its status report (GET /-/status) and the status page.
 type Control struct {
 	Status http.HandlerFunc
-	Page   statuspage.Daemon
+	Page   statuspage.Hub
 }
 
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp

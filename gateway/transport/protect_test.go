@@ -20,7 +20,8 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 )
 
-// fakePage is a statuspage.Daemon that counts what it is asked.
+// fakePage is a statuspage.Hub that counts the requests that reach it:
+// the page's (by Daemon, which GET / asks once) and its actions'.
 type fakePage struct {
 	mu    sync.Mutex
 	calls int
@@ -38,19 +39,27 @@ func (p *fakePage) Calls() int {
 	return p.calls
 }
 
-func (p *fakePage) PageData(context.Context, string) *statuspage.Data {
+func (p *fakePage) Daemon(context.Context) statuspage.DaemonFacts {
 	p.called()
-	return &statuspage.Data{Report: &api.Report{}}
+	return statuspage.DaemonFacts{}
 }
-func (p *fakePage) Reconnect(context.Context, string) error { p.called(); return nil }
-func (p *fakePage) SetEnabled(string, bool) error           { p.called(); return nil }
-func (p *fakePage) TrustProject(string, bool) (string, error) {
+func (p *fakePage) Servers() []statuspage.ServerFacts   { return nil }
+func (p *fakePage) Tools(string) []statuspage.ToolFacts { return nil }
+func (p *fakePage) Log(string) []string                 { return nil }
+func (p *fakePage) Stderr(string, int) []string         { return nil }
+func (p *fakePage) Sessions(context.Context) []statuspage.SessionFacts {
+	return []statuspage.SessionFacts{{Project: &statuspage.ProjectFacts{Dir: "/p", Servers: []statuspage.ProjectServer{{Name: "x"}}}}}
+}
+func (p *fakePage) Search(string, int) []statuspage.Hit             { return nil }
+func (p *fakePage) Approvals(context.Context) []api.PendingApproval { return nil }
+func (p *fakePage) Reconnect(context.Context, string) error         { p.called(); return nil }
+func (p *fakePage) SetEnabled(string, bool) error                   { p.called(); return nil }
+func (p *fakePage) Trust(string) (string, error)                    { p.called(); return "trusted /p", nil }
+func (p *fakePage) Refuse(string)                                   { p.called() }
+func (p *fakePage) Login(context.Context, string) (string, error) {
 	p.called()
-	return "", nil
+	return "https://auth.example/authorize", nil
 }
-func (p *fakePage) Login(context.Context, string) (string, error)   { p.called(); return "", nil }
-func (p *fakePage) ServerLog(string) ([]string, error)              { p.called(); return nil, nil }
-func (p *fakePage) Approvals(context.Context) []api.PendingApproval { p.called(); return nil }
 func (p *fakePage) Decide(context.Context, string, string, string) (api.PendingApproval, error) {
 	p.called()
 	return api.PendingApproval{}, nil
@@ -102,7 +111,7 @@ func newSurfaceWith(token string, o Options, user string) *surface {
 }
 
 // reached says how many times the request reached past the protection:
-// the hub, the page's daemon, the status or the reload.
+// the hub, the page's hub, the status or the reload.
 func (s *surface) reached() int {
 	opened, _, canceled := s.hub.record()
 	calls, _ := s.hub.ss.record()
@@ -136,6 +145,11 @@ var protectedRoutes = []route{
 	{name: "status", method: "GET", target: "/-/status", want: "status\n"},
 	{name: "page", method: "GET", target: "/", want: "<title>mcpgw"},
 	{name: "page action", method: "POST", target: "/-/connect?server=a", want: "connected a\n"},
+	{name: "disable", method: "POST", target: "/-/disable?server=a", want: "disabled a until the daemon stops\n"},
+	{name: "enable", method: "POST", target: "/-/enable?server=a", want: "enabled a until the daemon stops\n"},
+	{name: "trust", method: "POST", target: "/-/trust?dir=/p", want: "trusted /p\n"},
+	{name: "refuse", method: "POST", target: "/-/refuse?dir=/p", want: "refused /p until the daemon stops"},
+	{name: "login", method: "POST", target: "/-/login?server=a", want: "https://auth.example/authorize\n"},
 	{name: "approve", method: "POST", target: "/-/approve?id=a1", want: "allowed"},
 	{name: "reload", method: "POST", target: "/-/reload", want: "reloaded\n"},
 	{name: "mcp initialize", method: "POST", target: "/mcp", body: initializeBody, want: `"protocolVersion":"2025-06-18"`},

@@ -27,6 +27,24 @@ type BenchReport struct {
 
 	// ByLevel has R@5 and MRR per "level" of the queries that have one.
 	ByLevel map[int]*LevelFigures
+
+	// Misses are queries whose first result is not relevant, explained
+	// (as many as BenchOptions.Explain asks, in the queries' order).
+	Misses []BenchMiss
+}
+
+// BenchMiss is a query whose first result is not relevant, with why that
+// result and the relevant tool ranked best scored as they did.
+type BenchMiss struct {
+	Query    string
+	First    string // server/tool
+	FirstWhy Explanation
+	// Relevant is the relevant tool ranked best, at Rank (from 1); when
+	// the search ranks none, the first the query names, with Rank 0.
+	// Empty when that tool is not in the catalog.
+	Relevant    string
+	Rank        int
+	RelevantWhy Explanation
 }
 
 // LevelFigures are the figures of the queries of one level.
@@ -39,9 +57,8 @@ type LevelFigures struct {
 // BenchOptions tune RunBench; nil means defaults.
 type BenchOptions struct {
 	K int // result limit of the timed searches; 0 = 10
-	// Explain, if positive, writes that many of the queries whose first
-	// result is not relevant, each with the explanation of that result
-	// and of the best-ranked relevant tool.
+	// Explain, if positive, is how many of the queries whose first
+	// result is not relevant the report explains (BenchReport.Misses).
 	Explain int
 }
 
@@ -50,8 +67,8 @@ type BenchOptions struct {
 // Lines queries ({"query": "...", "relevant": ["server/tool", ...]}). A query
 // is a hit at k when any relevant tool is among the first k results. It
 // builds the index with NewIndex and searches with Index.Search, as the
-// gateway does, and writes a summary to out.
-func RunBench(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*BenchReport, error) {
+// gateway does.
+func RunBench(catalog, queries io.Reader, opts *BenchOptions) (*BenchReport, error) {
 	k := 10
 	if opts != nil && opts.K > 0 {
 		k = opts.K
@@ -64,16 +81,17 @@ func RunBench(catalog, queries io.Reader, out io.Writer, opts *BenchOptions) (*B
 	if err != nil {
 		return nil, err
 	}
-	rep, err := runSearchBench(docs, servers, qs, k, &defaultParams, out)
-	if err == nil && opts != nil && opts.Explain > 0 && out != nil {
-		explainMisses(docs, qs, opts.Explain, out)
+	rep, err := runSearchBench(docs, servers, qs, k, &defaultParams)
+	if err == nil && opts != nil && opts.Explain > 0 {
+		rep.Misses = explainMisses(docs, qs, opts.Explain)
 	}
 	return rep, err
 }
 
-// explainMisses writes up to n queries whose first result is not relevant,
-// with the explanations of that result and of the first relevant one.
-func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
+// explainMisses explains up to n queries whose first result is not
+// relevant: that result and the first relevant one.
+func explainMisses(docs []Doc, qs []benchQuery, n int) []BenchMiss {
+	var misses []BenchMiss
 	ix := NewIndex(docs)
 	ids := make(map[string]int, len(docs))
 	for i, d := range docs {
@@ -82,7 +100,7 @@ func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
 	name := func(d int) string { return docs[d].Server + "/" + docs[d].Name }
 	for _, q := range qs {
 		if n == 0 {
-			return
+			break
 		}
 		hits, err := ix.Search(q.Query, Options{})
 		if err != nil || len(hits) == 0 {
@@ -99,14 +117,15 @@ func explainMisses(docs []Doc, qs []benchQuery, n int, out io.Writer) {
 			continue
 		}
 		n--
-		fmt.Fprintf(out, "\nmiss: %s\n", q.Query)
-		fmt.Fprintf(out, "#1 %s: %s\n", name(hits[0].Doc), ix.Explain(q.Query, hits[0].Doc))
+		m := BenchMiss{Query: q.Query, First: name(hits[0].Doc), FirstWhy: ix.Explain(q.Query, hits[0].Doc)}
 		if rank > 0 {
-			fmt.Fprintf(out, "#%d %s (relevant): %s\n", rank+1, name(hits[rank].Doc), ix.Explain(q.Query, hits[rank].Doc))
+			m.Relevant, m.Rank, m.RelevantWhy = name(hits[rank].Doc), rank+1, ix.Explain(q.Query, hits[rank].Doc)
 		} else if d, ok := ids[q.Relevant[0]]; ok {
-			fmt.Fprintf(out, "unranked %s (relevant): %s\n", q.Relevant[0], ix.Explain(q.Query, d))
+			m.Relevant, m.RelevantWhy = q.Relevant[0], ix.Explain(q.Query, d)
 		}
+		misses = append(misses, m)
 	}
+	return misses
 }
 
 type benchQuery struct {
@@ -173,7 +192,7 @@ func readBenchQueries(r io.Reader) ([]benchQuery, error) {
 }
 
 // runSearchBench scores qs against an index of docs built with p.
-func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankParams, out io.Writer) (*BenchReport, error) {
+func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankParams) (*BenchReport, error) {
 	start := time.Now()
 	ix := newIndex(docs, p)
 	rep := &BenchReport{Tools: len(docs), Servers: servers, Queries: len(qs), K: k, Build: time.Since(start)}
@@ -193,9 +212,6 @@ func runSearchBench(docs []Doc, servers int, qs []benchQuery, k int, p *rankPara
 	rep.P50 = lat[len(lat)/2]
 	rep.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
 	rep.Max = lat[len(lat)-1]
-	if out != nil {
-		rep.write(out)
-	}
 	return rep, nil
 }
 
@@ -276,28 +292,3 @@ func b2i(b bool) int {
 }
 
 func b2f(b bool) float64 { return float64(b2i(b)) }
-
-func (r *BenchReport) write(w io.Writer) {
-	fmt.Fprintf(w, "catalog   %d tools, %d servers; index built in %v\n", r.Tools, r.Servers, r.Build.Round(time.Microsecond))
-	fmt.Fprintf(w, "queries   %d", r.Queries)
-	if r.Unknown > 0 {
-		fmt.Fprintf(w, " (%d name no tool of the catalog, counted as misses)", r.Unknown)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "R@1 %.3f  R@5 %.3f  R@10 %.3f", r.RecallAt1, r.RecallAt5, r.RecallAt10)
-	if r.K != 1 && r.K != 5 && r.K != 10 {
-		fmt.Fprintf(w, "  R@%d %.3f", r.K, r.RecallAtK)
-	}
-	fmt.Fprintf(w, "  MRR %.3f\n", r.MRR)
-	levels := make([]int, 0, len(r.ByLevel))
-	for l := range r.ByLevel {
-		levels = append(levels, l)
-	}
-	slices.Sort(levels)
-	for _, l := range levels {
-		lv := r.ByLevel[l]
-		fmt.Fprintf(w, "  level %d  %d queries  R@5 %.3f  MRR %.3f\n", l, lv.Queries, lv.RecallAt5, lv.MRR)
-	}
-	fmt.Fprintf(w, "latency   p50 %v  p99 %v  max %v  (per query, limit %d)\n",
-		r.P50.Round(100*time.Nanosecond), r.P99.Round(100*time.Nanosecond), r.Max.Round(100*time.Nanosecond), r.K)
-}

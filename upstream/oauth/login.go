@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -61,15 +60,31 @@ const callbackPath = "/oauth/callback"
 
 // Login runs the authorization code flow for opts.ServerURL (discovery,
 // client registration, PKCE, the user's consent in a browser, the code
-// exchange) and stores the credentials. A client registered dynamically
-// by an earlier login is reused.
+// exchange) and stores the credentials, as those of the authorization
+// server the server names. A client an earlier login registered with that
+// same authorization server is reused; one registered with another never
+// is (SEP-2352: a server that moved to a new authorization server gets a
+// client registered there).
 func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = HTTPClient(opts.Client.AllowPrivateNetwork)
 	}
 	hc = withLegacyIssuer(hc, opts.ServerURL)
-	prev, _ := opts.Store.Load(opts.ServerURL)
+
+	var req *http.Request
+	var err error
+	resp := opts.Challenge
+	if resp != nil && resp.Request != nil {
+		req = resp.Request
+	} else if req, resp, err = challenge(ctx, hc, opts.ServerURL); err != nil {
+		return nil, err
+	}
+	// The SDK's flow below finds the same authorization server again; it
+	// is looked up first to know which client of the stored ones is its.
+	as, _ := discover(ctx, hc, resp, opts.ServerURL)
+	prev := previous(opts.Store, opts.ServerURL, as)
+	last, _ := opts.Store.Load(opts.ServerURL)
 
 	redirect, ln, err := callbackListener(opts, prev)
 	if err != nil {
@@ -83,16 +98,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	}
 
 	var got *Credentials
-	cfg := codeHandlerConfig(opts, prev, hc, redirect, callbacks, &got)
+	cfg := codeHandlerConfig(opts, prev, last, hc, redirect, callbacks, &got)
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
-		return nil, err
-	}
-	var req *http.Request
-	resp := opts.Challenge
-	if resp != nil && resp.Request != nil {
-		req = resp.Request
-	} else if req, resp, err = challenge(ctx, hc, opts.ServerURL); err != nil {
 		return nil, err
 	}
 	if err := h.Authorize(ctx, req, resp); err != nil {
@@ -101,6 +109,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	if got == nil {
 		return nil, errors.New("the authorization finished without a token")
 	}
+	if as != nil && got.TokenURL == as.tokenURL {
+		got.Issuer = as.issuer
+	}
 	got.Registered = opts.Client.ClientID == "" && got.ClientID != opts.Client.ClientMetadataURL
 	if err := opts.Store.Save(got); err != nil {
 		return nil, err
@@ -108,13 +119,32 @@ func Login(ctx context.Context, opts LoginOptions) (*Credentials, error) {
 	return got, nil
 }
 
+// previous returns the credentials an earlier login to serverURL got from
+// the authorization server as, nil if none: its registered client (and
+// the port of its redirect URI) is used again. Credentials stored before
+// issuers were recorded count as its when their token endpoint is its.
+func previous(store *Store, serverURL string, as *authServer) *Credentials {
+	if as == nil {
+		return nil
+	}
+	if c, err := store.LoadIssuer(serverURL, as.issuer); err == nil {
+		return c
+	}
+	if c, err := store.LoadIssuer(serverURL, ""); err == nil && c.TokenURL == as.tokenURL {
+		return c
+	}
+	return nil
+}
+
 // codeHandlerConfig configures the SDK's authorization code flow for a
 // login: the browser round trip (through opts.Browser, answered by the
 // callback listener), the registration (a client ID metadata document, a
-// pre-registered client, configured or from an earlier login, else dynamic
-// registration, in the SDK's order), and the scopes (configured, and those
-// granted before). The credentials obtained are stored in *got.
-func codeHandlerConfig(opts LoginOptions, prev *Credentials, hc *http.Client, redirect string, callbacks chan *url.URL, got **Credentials) *auth.AuthorizationCodeHandlerConfig {
+// pre-registered client, configured or from an earlier login to the same
+// authorization server, prev, else dynamic registration, in the SDK's
+// order), and the scopes (configured, and those the server's last login,
+// last, was granted or has been asked for since). The credentials obtained
+// are stored in *got.
+func codeHandlerConfig(opts LoginOptions, prev, last *Credentials, hc *http.Client, redirect string, callbacks chan *url.URL, got **Credentials) *auth.AuthorizationCodeHandlerConfig {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		Client:      hc,
@@ -161,11 +191,11 @@ func codeHandlerConfig(opts LoginOptions, prev *Credentials, hc *http.Client, re
 		}
 	}
 	extra := strings.Fields(opts.Client.Scope)
-	if prev != nil && prev.Token != nil {
-		extra = unionScopes(extra, prev.Scopes) // keep what was granted
+	if last != nil && last.Token != nil {
+		extra = unionScopes(extra, last.Scopes) // keep what was granted
 	}
-	if prev != nil {
-		extra = unionScopes(extra, prev.Wanted) // and what the server asked for since
+	if last != nil {
+		extra = unionScopes(extra, last.Wanted) // and what the server asked for since
 	}
 	if len(extra) > 0 {
 		cfg.ScopeFilter = func(discovered []string) []string { return unionScopes(discovered, extra) }
@@ -179,73 +209,6 @@ func preregistered(id, secret string) *oauthex.ClientCredentials {
 		c.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
 	}
 	return c
-}
-
-// challenge asks the server without credentials, for the 401 (or 403)
-// whose WWW-Authenticate header starts the flow. A server may answer
-// initialize without credentials and ask for them only from the next
-// request on: then the session's first list is asked too. A server that
-// asks for nothing even then is logged in to from its published metadata
-// alone (the configuration says it uses OAuth), as if it had answered 401
-// without a header.
-func challenge(ctx context.Context, hc *http.Client, serverURL string) (*http.Request, *http.Response, error) {
-	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpgw","version":"login"}}}`
-	req, resp, err := post(ctx, hc, serverURL, "", initialize)
-	if err != nil {
-		return nil, nil, err
-	}
-	if asks(resp) {
-		return req, resp, nil
-	}
-	session := resp.Header.Get("Mcp-Session-Id")
-	drainBody(resp)
-	if resp.StatusCode >= 300 {
-		return nil, nil, fmt.Errorf("%s answered %s to initialize without credentials", serverURL, resp.Status)
-	}
-	if _, r, err := post(ctx, hc, serverURL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
-		drainBody(r)
-	}
-	req, resp, err = post(ctx, hc, serverURL, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
-	if err != nil {
-		return nil, nil, err
-	}
-	if asks(resp) {
-		return req, resp, nil
-	}
-	drainBody(resp)
-	synthetic := &http.Response{
-		Status: "401 Unauthorized", StatusCode: http.StatusUnauthorized, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req,
-	}
-	return req, synthetic, nil
-}
-
-// asks reports whether a server's answer asks for credentials.
-func asks(resp *http.Response) bool {
-	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
-}
-
-func post(ctx context.Context, hc *http.Client, serverURL, session, body string) (*http.Request, *http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	return req, resp, nil
-}
-
-func drainBody(resp *http.Response) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
 }
 
 // callbackListener returns the redirect URI and, when mcpgw receives the

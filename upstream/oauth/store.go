@@ -12,18 +12,22 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
 )
 
-// Credentials are what a login leaves for one server URL: the client the
-// authorization server knows (registered dynamically, pre-registered, or a
-// metadata document), its endpoints, and the tokens. They never appear in
-// logs, status or errors.
+// Credentials are what a login leaves for one server URL and one
+// authorization server: the client the authorization server knows
+// (registered dynamically, pre-registered, or a metadata document), its
+// endpoints, and the tokens. They never appear in logs, status or errors.
 type Credentials struct {
-	ServerURL    string        `json:"serverUrl"`
+	ServerURL string `json:"serverUrl"`
+	// Issuer is the authorization server's issuer identifier (RFC 8414):
+	// its client and tokens are good there and nowhere else (SEP-2352).
+	// Empty in credentials stored before it was recorded.
 	Issuer       string        `json:"issuer,omitempty"`
 	ClientID     string        `json:"clientId"`
 	ClientSecret string        `json:"clientSecret,omitempty"`
@@ -62,7 +66,7 @@ func (s *Store) NoteWanted(serverURL string, scopes []string) (bool, error) {
 	if len(c.Wanted) == before {
 		return false, nil
 	}
-	return true, s.Save(c)
+	return true, s.update(c)
 }
 
 func (c *Credentials) config() *oauth2.Config {
@@ -79,6 +83,14 @@ func (c *Credentials) config() *oauth2.Config {
 // directory of mode 0700. Writes are atomic (a temporary file renamed), so
 // the daemon and a login in another process never see half a file.
 //
+// A server's file holds the credentials of its last login and, apart,
+// those of other authorization servers it named before (SEP-2352: a
+// protected resource may move to another authorization server, and a
+// client registered with one, or its refresh token, must never be sent to
+// another). The credentials in use are at the top level, the shape of a
+// file written before issuers were kept apart; the others under
+// "otherIssuers".
+//
 // With Keyring set, the credentials live in the OS keyring instead (the
 // Secret Service over D-Bus on Linux, the login keychain on macOS), and
 // nothing is written to Dir. A keyring that cannot be reached is an error:
@@ -86,6 +98,12 @@ func (c *Credentials) config() *oauth2.Config {
 type Store struct {
 	Dir     string
 	Keyring bool
+}
+
+// record is what the store keeps for one server URL.
+type record struct {
+	Credentials                // in use: the last login's
+	Others      []*Credentials `json:"otherIssuers,omitempty"` // of other authorization servers, one each
 }
 
 // DefaultDir is where a daemon and `mcpgw login` keep credentials, under
@@ -99,10 +117,53 @@ func (s *Store) path(serverURL string) string {
 // ErrNotLoggedIn is returned for a server with no stored token.
 var ErrNotLoggedIn = errors.New("not logged in")
 
-// Load returns the credentials of serverURL; ErrNotLoggedIn when there are
-// none. Credentials stored for another URL (a hash collision, a hand-copied
-// file) are never returned.
+// Load returns the credentials of serverURL's last login, whatever its
+// authorization server; ErrNotLoggedIn when there are none. Credentials
+// stored for another URL (a hash collision, a hand-copied file) are never
+// returned.
 func (s *Store) Load(serverURL string) (*Credentials, error) {
+	r, err := s.load(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	return &r.Credentials, nil
+}
+
+// LoadIssuer returns the credentials serverURL's logins got from the
+// authorization server issuer, whether or not they are the ones in use;
+// ErrNotLoggedIn when there are none.
+func (s *Store) LoadIssuer(serverURL, issuer string) (*Credentials, error) {
+	r, err := s.load(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	if c := r.find(issuer); c != nil {
+		return c, nil
+	}
+	return nil, ErrNotLoggedIn
+}
+
+// find returns the credentials of issuer in r, nil if none.
+func (r *record) find(issuer string) *Credentials {
+	if sameIssuer(r.Issuer, issuer) {
+		return &r.Credentials
+	}
+	for _, c := range r.Others {
+		if sameIssuer(c.Issuer, issuer) {
+			return c
+		}
+	}
+	return nil
+}
+
+// sameIssuer compares issuer identifiers as the go-sdk does: a trailing
+// slash makes no difference.
+func sameIssuer(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
+// load reads serverURL's record; ErrNotLoggedIn when there is none.
+func (s *Store) load(serverURL string) (*record, error) {
 	data, err := s.read(serverURL)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNotLoggedIn
@@ -110,24 +171,64 @@ func (s *Store) Load(serverURL string) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c Credentials
-	if err := json.Unmarshal(data, &c); err != nil {
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("reading stored credentials: %w", err)
 	}
-	if c.ServerURL != serverURL {
+	if r.ServerURL != serverURL {
 		return nil, ErrNotLoggedIn
 	}
-	return &c, nil
+	r.Others = slices.DeleteFunc(r.Others, func(c *Credentials) bool { return c == nil || c.ServerURL != serverURL })
+	return &r, nil
 }
 
-// Save stores c.
+// Save stores c, a login's credentials, as those its server uses from now
+// on. Credentials of another authorization server are kept apart for a
+// return to it; those of an unknown one (stored before issuers were
+// recorded) are dropped once c names its issuer.
 func (s *Store) Save(c *Credentials) error {
-	data, err := json.MarshalIndent(c, "", "  ")
+	r, err := s.load(c.ServerURL)
+	if errors.Is(err, ErrNotLoggedIn) {
+		return s.write(&record{Credentials: *c})
+	}
+	if err != nil {
+		return err
+	}
+	others := slices.DeleteFunc(r.Others, func(o *Credentials) bool { return sameIssuer(o.Issuer, c.Issuer) })
+	if prev := r.Credentials; !sameIssuer(prev.Issuer, c.Issuer) && (prev.Issuer != "" || c.Issuer == "") {
+		others = append(others, &prev)
+	}
+	return s.write(&record{Credentials: *c, Others: others})
+}
+
+// update stores c in place of the credentials of the same authorization
+// server (new tokens, scopes noted), without changing which ones the
+// server uses: a login in another process may have moved it meanwhile.
+func (s *Store) update(c *Credentials) error {
+	r, err := s.load(c.ServerURL)
+	if errors.Is(err, ErrNotLoggedIn) {
+		return s.write(&record{Credentials: *c})
+	}
+	if err != nil {
+		return err
+	}
+	old := r.find(c.Issuer)
+	if old == nil {
+		r.Others = append(r.Others, c)
+	} else {
+		*old = *c
+	}
+	return s.write(r)
+}
+
+// write stores r as its server's record.
+func (s *Store) write(r *record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
 	if s.Keyring {
-		return keyringSet(s.key(c.ServerURL), data)
+		return keyringSet(s.key(r.ServerURL), data)
 	}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
@@ -145,7 +246,7 @@ func (s *Store) Save(c *Credentials) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.path(c.ServerURL))
+		err = os.Rename(tmp, s.path(r.ServerURL))
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -153,18 +254,21 @@ func (s *Store) Save(c *Credentials) error {
 	return err
 }
 
-// Forget removes serverURL's tokens, keeping a registered client for the
-// next login unless all.
+// Forget removes serverURL's tokens, from every authorization server,
+// keeping the registered clients for the next login unless all.
 func (s *Store) Forget(serverURL string, all bool) error {
-	c, err := s.Load(serverURL)
+	r, err := s.load(serverURL)
 	if errors.Is(err, ErrNotLoggedIn) {
 		return nil
 	}
 	if err != nil || all {
 		return s.remove(serverURL)
 	}
-	c.Token = nil
-	return s.Save(c)
+	r.Token = nil
+	for _, c := range r.Others {
+		c.Token = nil
+	}
+	return s.write(r)
 }
 
 // A Source gives the access token of one server: the stored one, refreshed
@@ -215,7 +319,7 @@ func (src *Source) Token() (*oauth2.Token, error) {
 			return nil, err
 		}
 		c.Token = tok
-		if err := src.store.Save(c); err != nil {
+		if err := src.store.update(c); err != nil {
 			return nil, fmt.Errorf("storing the new token: %w", err)
 		}
 		src.stat()
@@ -231,7 +335,7 @@ func (src *Source) Token() (*oauth2.Token, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.Response != nil && re.Response.StatusCode == 400) {
 			c.Token = nil
-			_ = src.store.Save(c) // no retry loop: the next request finds no token
+			_ = src.store.update(c) // no retry loop: the next request finds no token
 			return nil, ErrLoginExpired
 		}
 		return nil, fmt.Errorf("refreshing the access token: %v", err)
@@ -240,7 +344,7 @@ func (src *Source) Token() (*oauth2.Token, error) {
 		tok.RefreshToken = old.RefreshToken
 	}
 	c.Token = tok
-	if err := src.store.Save(c); err != nil {
+	if err := src.store.update(c); err != nil {
 		return nil, fmt.Errorf("storing the refreshed token: %w", err)
 	}
 	src.stat()

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,5 +140,84 @@ func TestSourceRefresh(t *testing.T) {
 	}
 	if n := refreshes.Load(); n != 2 {
 		t.Errorf("%d successful refreshes, want 2", n)
+	}
+}
+
+// A server's credentials are kept per authorization server (SEP-2352): a
+// login with another one makes its credentials those in use and keeps the
+// first's apart; a refresh of either replaces only its own, and never
+// changes which are in use; a logout takes every token. A file written
+// before issuers were recorded still loads, and gives way to the first
+// login that names its issuer.
+func TestStoreIssuers(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	url := "https://mcp.example/mcp"
+	legacy := `{"serverUrl":"` + url + `","clientId":"old","tokenUrl":"https://as0/token","token":{"access_token":"at-0"},"registered":true}`
+	if err := os.WriteFile(s.path(url), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.LoadIssuer(url, ""); err != nil || c.ClientID != "old" || c.Token.AccessToken != "at-0" {
+		t.Fatalf("a file of the old shape: %+v, %v", c, err)
+	}
+	a := &Credentials{ServerURL: url, Issuer: "https://as1", ClientID: "a", TokenURL: "https://as1/token", Token: &oauth2.Token{AccessToken: "at-a"}}
+	b := &Credentials{ServerURL: url, Issuer: "https://as2/", ClientID: "b", TokenURL: "https://as2/token", Token: &oauth2.Token{AccessToken: "at-b"}}
+	if err := s.Save(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadIssuer(url, ""); !errors.Is(err, ErrNotLoggedIn) {
+		t.Errorf("the credentials of an unknown issuer outlived a login that names its own: %v", err)
+	}
+	if err := s.Save(b); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Load(url); err != nil || c.ClientID != "b" {
+		t.Fatalf("in use after the second login: %+v, %v", c, err)
+	}
+	if c, err := s.LoadIssuer(url, "https://as1/"); err != nil || c.ClientID != "a" || c.Token.AccessToken != "at-a" {
+		t.Errorf("the first authorization server's: %+v, %v", c, err)
+	}
+	if c, err := s.LoadIssuer(url, "https://as2"); err != nil || c.ClientID != "b" {
+		t.Errorf("the second's: %+v, %v", c, err)
+	}
+	if _, err := s.LoadIssuer(url, "https://as3"); !errors.Is(err, ErrNotLoggedIn) {
+		t.Errorf("a third: %v, want ErrNotLoggedIn", err)
+	}
+
+	// A daemon that refreshed the first one's token while the login moved
+	// the server to the second stores it with the first.
+	a2 := *a
+	a2.Token = &oauth2.Token{AccessToken: "at-a2"}
+	if err := s.update(&a2); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.Load(url); c.ClientID != "b" || c.Token.AccessToken != "at-b" {
+		t.Errorf("a refresh of the first changed those in use: %+v", c)
+	}
+	if c, _ := s.LoadIssuer(url, "https://as1"); c.Token.AccessToken != "at-a2" {
+		t.Errorf("the first's token after its refresh: %v", c.Token)
+	}
+
+	// Back to the first: one record each still.
+	a3 := *a
+	a3.Token = &oauth2.Token{AccessToken: "at-a3"}
+	if err := s.Save(&a3); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.load(url)
+	if err != nil || r.ClientID != "a" || len(r.Others) != 1 || r.Others[0].ClientID != "b" {
+		t.Fatalf("after a return to the first: %+v, %v", r, err)
+	}
+
+	if err := s.Forget(url, false); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(s.path(url))
+	for _, tok := range []string{"at-a3", "at-b"} {
+		if strings.Contains(string(data), tok) {
+			t.Errorf("the file keeps token %s after a logout:\n%s", tok, data)
+		}
+	}
+	if c, _ := s.LoadIssuer(url, "https://as2"); c == nil || c.ClientID != "b" {
+		t.Errorf("a logout forgot the second's client: %+v", c)
 	}
 }

@@ -1,4 +1,11 @@
-package gateway
+// Package runloop is the daemon's run loop around the hub: Serve opens
+// the listeners and wires the process to them (SIGHUP, sd_notify, config
+// watching, the CPU and memory it settles on), and Daemon serves them and
+// reloads the configuration, one reload at a time, until its context ends.
+//
+// It imports gateway and sees the hub as Hub (a *gateway.Server); gateway
+// does not import it.
+package runloop
 
 import (
 	"context"
@@ -14,8 +21,51 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 )
+
+// Hub is what the run loop asks of the session hub (*gateway.Server).
+//
+// Which goroutine calls what: Start, Handler and SocketHTTP are called
+// once each by Run before it serves; ServeSocket runs in a goroutine of
+// its own until its context ends; Reload, RefreshProjects, RecordReload
+// and RecordNoConfig are called by one reload at a time (Daemon.Reload,
+// from the SIGHUP and watcher goroutines and from HTTP handlers, holds
+// the daemon's lock around them; NewDaemon calls RecordNoConfig before
+// Run), and ProjectFiles under that same lock by the watcher; Activity
+// from the memory-settling goroutine at any time; Close once everything
+// Run served has stopped, and perhaps again by Serve (it must be safe
+// twice). The handlers Handler returns run concurrently with all of it.
+type Hub interface {
+	// Start loads the cached listings, connects the eager upstreams and
+	// discovers the tools of servers not cached yet.
+	Start()
+	// Handler is the daemon's HTTP surface; SocketHTTP the listener of
+	// the HTTP connections that arrive on the unix socket, to be served
+	// by the same http.Server.
+	Handler(*gateway.HTTPOptions) http.Handler
+	SocketHTTP() net.Listener
+	// ServeSocket serves the shims' connections on ln until ctx ends,
+	// and returns once every connection it accepted has ended.
+	ServeSocket(ctx context.Context, ln net.Listener) error
+	// Reload applies a configuration that loaded; RefreshProjects
+	// re-reads project files when the configuration did not change;
+	// ProjectFiles lists the project files to watch.
+	Reload(*registry.Config)
+	RefreshProjects()
+	ProjectFiles() []string
+	// RecordReload and RecordNoConfig note a reload's outcome for the
+	// status report and metrics.
+	RecordReload(error)
+	RecordNoConfig(error)
+	// Activity counts the requests the hub has seen, to tell when the
+	// daemon has gone quiet.
+	Activity() uint64
+	Close() error
+}
+
+var _ Hub = (*gateway.Server)(nil)
 
 // Notifier is told what the daemon is doing (sd_notify: READY, RELOADING,
 // STOPPING). *deploy.Notifier implements it, nil included.
@@ -30,7 +80,7 @@ type DaemonOptions struct {
 	// ConfigPath and LoadOptions are how the configuration is (re)loaded.
 	ConfigPath  string
 	LoadOptions *registry.LoadOptions
-	// Config is the configuration the Server was built with; LoadErr says
+	// Config is the configuration the hub was built with; LoadErr says
 	// why the file did not load at start (Config is then registry.Empty):
 	// the daemon reports it and loads the file once it is fixed.
 	Config  *registry.Config
@@ -39,8 +89,9 @@ type DaemonOptions struct {
 	HTTP   net.Listener
 	Socket net.Listener
 	// HTTPOptions for the HTTP handler; Reload is set by the daemon.
-	HTTPOptions HTTPOptions
-	// ConnContext, when set, is the HTTP server's (see Server.ConnContext).
+	HTTPOptions gateway.HTTPOptions
+	// ConnContext, when set, is the HTTP server's (see
+	// gateway.Server.ConnContext).
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
 	// Reloads triggers a reload per value (SIGHUP).
 	Reloads <-chan struct{}
@@ -60,11 +111,11 @@ type DaemonOptions struct {
 	Logger      *slog.Logger
 }
 
-// Daemon is mcpgw's run loop around a Server: it serves the listeners,
+// Daemon is mcpgw's run loop around the hub: it serves the listeners,
 // reloads the configuration (file changes, Reloads, POST /-/reload) one
 // reload at a time, and shuts everything down when its context ends.
 type Daemon struct {
-	gw   *Server
+	gw   Hub
 	opts DaemonOptions
 	log  *slog.Logger
 
@@ -83,10 +134,13 @@ type Daemon struct {
 	applied uint64
 	// loadConfig reads the configuration (registry.Load of the options).
 	loadConfig func() (*registry.Config, error)
+	// closedConns counts the HTTP connections that have ended: activity
+	// besides the hub's, for settleWhenIdle.
+	closedConns atomic.Uint64
 }
 
 // NewDaemon returns the run loop of gw.
-func NewDaemon(gw *Server, opts DaemonOptions) *Daemon {
+func NewDaemon(gw Hub, opts DaemonOptions) *Daemon {
 	d := &Daemon{gw: gw, opts: opts, log: opts.Logger, current: opts.Config, loaded: opts.LoadErr == nil, resync: make(chan struct{}, 1)}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -123,9 +177,10 @@ func (d *Daemon) loadOptions() *registry.LoadOptions {
 	return &o
 }
 
-// Run starts the gateway and serves until ctx ends, then stops serving and
-// closes the gateway. It returns after every goroutine it started has
-// exited; the error is the first of a listener's.
+// Run starts the hub and serves until ctx ends, then stops serving and
+// closes the hub. It returns after every goroutine it started has exited
+// (but for a configuration read that does not return, see Reload); the
+// error is the first of a listener's.
 func (d *Daemon) Run(ctx context.Context) error {
 	o := d.opts.HTTPOptions
 	o.Reload = func() error { return d.Reload("POST /-/reload") }
@@ -144,7 +199,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		ConnState: func(c net.Conn, st http.ConnState) {
 			connState(c, st)
 			if st == http.StateClosed {
-				d.gw.busy() // what it held is handed back once quiet
+				d.closedConns.Add(1) // what it held is handed back once quiet
 			}
 		},
 	}
@@ -180,7 +235,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if notify != nil {
 			notify.Stopping()
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
 			// A client still holding a stream (one that does not read
@@ -284,6 +339,15 @@ func (d *Daemon) Reload(why string) error {
 // loadTimeout bounds reading the configuration at a reload.
 const loadTimeout = 10 * time.Second
 
+// shutdownGrace is how long Run waits for open requests (event streams
+// included) to end before it cuts their connections.
+const shutdownGrace = 5 * time.Second
+
+// activity is what the daemon has done: the hub's requests and the HTTP
+// connections that ended. It only grows; a daemon whose activity has not
+// changed for a while is quiet.
+func (d *Daemon) activity() uint64 { return d.gw.Activity() + d.closedConns.Load() }
+
 // load reads the configuration, giving up after loadTimeout. The read
 // itself cannot be interrupted; a stuck one ends with its file, and
 // meanwhile holds nothing but its goroutine.
@@ -326,108 +390,4 @@ func (d *Daemon) files() []string {
 		files = append(files, d.opts.TrustFile)
 	}
 	return files
-}
-
-// maxHTTPConns bounds the HTTP connections open at once: far above what
-// agent sessions on one machine need, far below what exhausts memory.
-const maxHTTPConns = 512
-
-// httpIdleTimeout closes a keep-alive connection unused that long.
-const httpIdleTimeout = 20 * time.Second
-
-// limitListener accepts at most n connections at once. At the limit, it
-// makes room by closing the connection that has waited longest without
-// sending a whole request, or idle between requests (see connState); only
-// when every connection is busy with a request does Accept wait for one to
-// end. So clients that open connections and stall cannot lock the others
-// out.
-func limitListener(l net.Listener, n int) *limitedListener {
-	return &limitedListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{}), conns: map[*limitedConn]struct{}{}}
-}
-
-type limitedListener struct {
-	net.Listener
-	sem       chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-
-	mu    sync.Mutex
-	conns map[*limitedConn]struct{}
-}
-
-func (l *limitedListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-func (l *limitedListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	default:
-		l.evict()
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.done:
-			return nil, net.ErrClosed
-		}
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	lc := &limitedConn{Conn: c, accepted: time.Now()}
-	lc.release = func() {
-		l.mu.Lock()
-		delete(l.conns, lc)
-		l.mu.Unlock()
-		<-l.sem
-	}
-	l.mu.Lock()
-	l.conns[lc] = struct{}{}
-	l.mu.Unlock()
-	return lc, nil
-}
-
-// evict closes the oldest connection that holds a slot without a request
-// in progress, if there is one.
-func (l *limitedListener) evict() {
-	l.mu.Lock()
-	var oldest *limitedConn
-	for c := range l.conns {
-		if st := http.ConnState(c.state.Load()); st != http.StateNew && st != http.StateIdle {
-			continue
-		}
-		if oldest == nil || c.accepted.Before(oldest.accepted) {
-			oldest = c
-		}
-	}
-	l.mu.Unlock()
-	if oldest != nil {
-		oldest.Close()
-	}
-}
-
-// connState is the HTTP server's ConnState hook: it tells the listener
-// which connections are in a request.
-func connState(c net.Conn, st http.ConnState) {
-	if lc, ok := c.(*limitedConn); ok {
-		lc.state.Store(int32(st))
-	}
-}
-
-type limitedConn struct {
-	net.Conn
-	accepted time.Time
-	state    atomic.Int32 // http.ConnState; StateNew (0) until the server says otherwise
-	once     sync.Once
-	release  func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

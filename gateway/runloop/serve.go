@@ -1,4 +1,4 @@
-package gateway
+package runloop
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// ServeOptions are what Serve needs besides the gateway.
+// ServeOptions are what Serve needs besides the hub.
 type ServeOptions struct {
 	// Listen is the HTTP address ("" for none). When it is taken and
 	// ListenSet is false (the default address) and a socket serves, the
@@ -42,8 +42,8 @@ type ServeOptions struct {
 // that a daemon started meanwhile cannot serve it while this one still
 // ends its sessions and upstreams) and the HTTP listener, runs the Daemon
 // with SIGHUP reloads, sd_notify and config watching until ctx ends, and
-// closes gw.
-func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
+// closes gw. It returns after every goroutine it started has exited.
+func Serve(ctx context.Context, gw *gateway.Server, o ServeOptions) error {
 	log := o.Logger
 	defer gw.Close()
 	var sockLn net.Listener
@@ -81,7 +81,7 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 		LoadErr:     o.LoadErr,
 		HTTP:        ln,
 		Socket:      sockLn,
-		HTTPOptions: HTTPOptions{
+		HTTPOptions: gateway.HTTPOptions{
 			Token: o.Token, Gatherer: o.Gatherer, SessionTimeout: o.Config.Settings.SessionIdleTimeout, // read at start
 		},
 		ConnContext: gw.ConnContext,
@@ -106,8 +106,12 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 		defer settle.Stop()
 	}
 	idleCtx, stopIdle := context.WithCancel(ctx)
-	defer stopIdle()
-	go gw.settleWhenIdle(idleCtx)
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		settleWhenIdle(idleCtx, d.activity)
+	}()
+	defer func() { stopIdle(); <-settled }()
 	mcpURL := "(none)"
 	if ln != nil {
 		mcpURL = "http://" + ln.Addr().String() + "/mcp"
@@ -118,32 +122,3 @@ func Serve(ctx context.Context, gw *Server, o ServeOptions) error {
 	log.Info("mcpgw stopping")
 	return err
 }
-
-// startedMemory runs once the daemon has loaded its config and the cached
-// listings: it hands that garbage back so that an idle daemon stays small.
-// What start-up touches after this, settleWhenIdle returns once it is
-// quiet.
-//
-// From then on the collector runs when the heap has grown by 30% of what
-// is live (gcPercent), not by all of it as Go's default does, unless $GOGC
-// says otherwise. The daemon relays small messages, so its live heap is
-// small and a collection cheap. Measured with the proxy benchmark (2
-// CPUs), 64 sessions of one mode calling: the daemon's RSS peaks at
-// 23.8-24.7 MB at 30%, 25.3-26.2 MB at 50% and about 31 MB at 100%. The
-// price, in runs of 30% and 50% side by side: twice the collections and
-// about 8 µs more CPU per call at 64 sessions (79-95 µs against 71-87),
-// none at concurrency 1. Collecting four times less often (400%) saved
-// no CPU the benchmark could tell from noise and let the heap grow to
-// five times what is live.
-func startedMemory() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	settleMemory()
-}
-
-// gcPercent is the daemon's GOGC (see startedMemory).
-const gcPercent = 30
-
-// settleAfter is when the daemon goes down to one CPU (see Serve).
-const settleAfter = 3 * time.Second
