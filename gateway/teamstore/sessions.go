@@ -3,6 +3,8 @@ package teamstore
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,8 +32,12 @@ func (s *Sessions) Get(ctx context.Context, user, id string) ([]byte, error) {
 }
 
 // maxUpdateTries bounds the retries of an update that raced another
-// replica's.
-const maxUpdateTries = 16
+// replica's; between them it waits a random while, up to twice as long
+// each time (at most maxUpdateWait), so that racing writers spread out.
+const (
+	maxUpdateTries = 32
+	maxUpdateWait  = 50 * time.Millisecond
+)
 
 // Update sets what is kept for user's session id to what merge makes of
 // what is kept now (nil for nothing), atomically against other replicas'
@@ -39,6 +45,7 @@ const maxUpdateTries = 16
 // the update with that error.
 func (s *Sessions) Update(ctx context.Context, user, id string, merge func(old []byte) ([]byte, error)) error {
 	key := s.key(user, id)
+	wait := time.Millisecond
 	for range maxUpdateTries {
 		err := s.st.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			old, err := tx.Get(ctx, key).Bytes()
@@ -63,7 +70,15 @@ func (s *Sessions) Update(ctx context.Context, user, id string, merge func(old [
 		case err == nil:
 			return nil
 		case errors.Is(err, redis.TxFailedErr):
-			continue // another replica wrote meanwhile: merge again
+			// Another replica wrote meanwhile: merge again, after a while.
+			t := time.NewTimer(rand.N(wait))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return s.st.unreachable(ctx.Err())
+			case <-t.C:
+			}
+			wait = min(2*wait, maxUpdateWait)
 		case errors.As(err, &me):
 			return me.err
 		default:
