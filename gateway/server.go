@@ -70,6 +70,11 @@ type Options struct {
 	// (settings.audit false turns it off); nil records nothing. The
 	// caller closes it after the Server.
 	Audit *audit.Log
+	// Pending keeps the calls waiting for approval from the page or the
+	// CLI, and Sessions the HTTP sessions, where every replica finds
+	// them: team.store (teamstore). nil keeps them in this process.
+	Pending  dispatch.Pending
+	Sessions SessionStore
 }
 
 // Server is the gateway daemon's core. Create it with New, call Start once,
@@ -96,6 +101,8 @@ type Server struct {
 	discoverSem chan struct{} // bounds the first connections that run at once (discover)
 	ctx         context.Context
 	stop        context.CancelFunc
+	// shared: the HTTP sessions kept in Options.Sessions; nil without.
+	shared *sharedSessions
 
 	// Each safe for concurrent use on its own (atomics, or a lock of its
 	// own inside).
@@ -197,11 +204,11 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
 	}
 	s.calls = dispatch.New(dispatch.Options{
-		Logger: s.log, Resolve: s.findTool, Observer: s, Audit: s.opts.Audit, SaverFor: saverFor,
+		Logger: s.log, Resolve: s.findTool, Observer: s, Audit: s.opts.Audit, SaverFor: saverFor, Pending: s.opts.Pending,
 	})
 	s.transports = transport.New(s, transport.Options{
 		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,
-		Team: s.teamAuthority(),
+		Team: s.teamAuthority(), Shared: s.sharedSessions(),
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

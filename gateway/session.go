@@ -218,6 +218,7 @@ func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless b
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return ss.subscribe(ctx, req) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return ss.unsubscribe(ctx, req) },
 		SupportedProtocolVersions: sessionProtocols,
+		GetSessionID:              opts.SessionID(), // a session resumed from team.store keeps its ID
 		// Protocol 2026-07-28's cache hints on listings, discover and
 		// reads: what mcpgw lists is the user's own (their config, their
 		// project, their mode), and changes are announced (list_changed),

@@ -180,6 +180,9 @@ func (s *Server) loadSessionState(id, secret string) (*sessionState, string) {
 // saveSessionState writes ss's state (temp file and rename: a reader sees
 // the old state or the new one).
 func (s *Server) saveSessionState(ss *session) {
+	if s.saveShared(ss) {
+		return // an HTTP session in team.store (teamsessions.go)
+	}
 	path := s.statePath(ss.opts.ID)
 	if path == "" || ss.secret == "" {
 		return

@@ -22,7 +22,7 @@ import (
 //	  "audience": "mcpgw",
 //	  "userClaim": "preferred_username", // default "sub"
 //	  "groupsClaim": "groups",           // optional
-//	  "store": "redis://redis:6379/0",   // optional; not used yet
+//	  "store": "redis://redis:6379/0",   // optional: what replicas share
 //	}
 //
 // Values are interpolated (${VAR}). The issuer may change at a reload:
@@ -39,9 +39,10 @@ type Team struct {
 	// GroupsClaim names the claim that lists the user's groups; "" for
 	// none.
 	GroupsClaim string
-	// Store is the shared store of replicas (redis:// or rediss://);
-	// "" keeps what must be shared in this process's memory. It is
-	// accepted and checked, but not used yet: a warning says so.
+	// Store is the shared store of replicas (redis:// or rediss://):
+	// pending approvals and decisions, and HTTP sessions with their
+	// activations and grants (gateway/teamstore); read at start. ""
+	// keeps them in this process's memory: one replica.
 	Store string
 }
 
@@ -93,9 +94,7 @@ func (p *configParser) team(v *hujson.Value, cfg *Config) {
 			}
 		case "store":
 			if raw, ok := p.str(m.value, f); ok && raw != "" {
-				if t.Store = p.store(m.value, f, raw); t.Store != "" {
-					p.warnf(m.value, f, "not used yet: approvals, grants and sessions are kept in this process's memory, so run one replica")
-				}
+				t.Store = p.store(m.value, f, raw)
 			}
 		default:
 			p.unknownField(m, f, teamFields, nil)

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/runloop"
+	"github.com/mcpgw/mcpgw/gateway/teamstore"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -97,6 +98,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if w.audit != nil {
 			w.audit.Close()
 		}
+		if w.store != nil {
+			w.store.Close()
+		}
 	}()
 	if w.cfg.Team != nil && !f.stdio {
 		log.Info("team mode: requests need a bearer token from the issuer", "issuer", w.cfg.Team.Issuer, "audience", w.cfg.Team.Audience)
@@ -167,6 +171,7 @@ type wiring struct {
 	cachePath string
 	gw        *gateway.Server
 	audit     *audit.Log
+	store     *teamstore.Store // team.store; nil without
 }
 
 // setUpGateway loads the configuration (a daemon whose file does not load
@@ -236,6 +241,9 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 	} else {
 		w.audit = aud
 	}
+	if w.store, err = openTeamStore(w.cfg, f.stdio, log); err != nil {
+		return nil, err
+	}
 	w.gw = gateway.New(w.cfg, &gateway.Options{
 		Logger:      log,
 		Registerer:  w.reg,
@@ -251,6 +259,8 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		OAuthStore:  oauthStore(w.cfg.Settings),
 		Audit:       w.audit,
 		ResultsDir:  deploy.ResultsDir(),
+		Pending:     w.pending(),
+		Sessions:    w.sessions(),
 	})
 	return w, nil
 }

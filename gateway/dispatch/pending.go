@@ -46,6 +46,11 @@ type Decision struct {
 
 func (d Decision) decision() decision { return decision{grant: d.Grant, by: d.By} }
 
+// ArgsWhole is how List shows a call's arguments in Full: every value
+// whole, secret-looking ones masked. A Pending kept elsewhere keeps this
+// rather than the arguments.
+func ArgsWhole(args json.RawMessage) string { return argsWhole(args) }
+
 // ErrNoApproval is the error of a decision on an approval that is not
 // (or no longer) pending.
 var ErrNoApproval = errors.New("no such pending approval (it was decided, timed out, or its call was cancelled)")

@@ -96,7 +96,7 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		}
 		return t.teamOr(h, ownerOnly(o.Token != "", personal))
 	}
-	h := protect(t.sessionOwner(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler)))))
+	h := protect(t.shareSessions(mcpHandler, t.sessionOwner(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler))))))
 	mux := http.NewServeMux()
 	// One check of Host and one of Origin, before the fast path and the
 	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
@@ -113,7 +113,7 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	// The control endpoints get the same protection as /mcp: owner and
 	// token, no cross-origin browser requests, and no DNS rebinding.
 	control := func(h http.HandlerFunc) http.Handler {
-		return http.NewCrossOriginProtection().Handler(loopbackHost(protect(h)))
+		return http.NewCrossOriginProtection().Handler(loopbackHost(protect(t.needStore(h))))
 	}
 	if ctl.Status != nil {
 		mux.Handle("GET /-/status", control(ctl.Status))

@@ -43,6 +43,21 @@ type SessionOptions struct {
 	// what the session does is recorded under that user, and only that
 	// user continues it.
 	User *identity.User
+	// HTTPID is the Streamable HTTP session ID the session takes: that
+	// of a session kept in team.store, made again on this replica
+	// (shared.go); "" for a new one.
+	HTTPID string
+}
+
+// SessionID is what gives the session's go-sdk server its Streamable
+// HTTP session ID (mcp.ServerOptions.GetSessionID): HTTPID, or nil for
+// the go-sdk's own random one.
+func (o SessionOptions) SessionID() func() string {
+	if o.HTTPID == "" {
+		return nil
+	}
+	id := o.HTTPID
+	return func() string { return id }
 }
 
 // Hub is the daemon as its transports see it: it makes sessions and knows
@@ -116,6 +131,9 @@ type Options struct {
 	// Team says who is calling while team mode is on (team.go); nil for
 	// a daemon that is never in team mode.
 	Team Authenticator
+	// Shared keeps HTTP sessions in team.store, for replicas (shared.go);
+	// nil keeps them in this process alone.
+	Shared SharedSessions
 }
 
 // Transports serve one Hub's sessions.
@@ -126,6 +144,8 @@ type Transports struct {
 	events *EarlyEvents
 	// socketHTTP takes the unix socket's HTTP connections (SocketHTTP).
 	socketHTTP *socketListener
+	// sharing: the sessions the go-sdk here has, with Options.Shared.
+	sharing sharing
 }
 
 // New returns the transports of hub.
@@ -134,7 +154,17 @@ func New(hub Hub, o Options) *Transports {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Transports{hub: hub, o: o, log: log, events: NewEarlyEvents(hub.HTTPSessionClosed), socketHTTP: newSocketListener()}
+	t := &Transports{hub: hub, o: o, log: log, socketHTTP: newSocketListener()}
+	closed := hub.HTTPSessionClosed
+	if o.Shared != nil {
+		closed = func(id string) {
+			t.sharing.closed(id)
+			o.Shared.Closed(id)
+			hub.HTTPSessionClosed(id)
+		}
+	}
+	t.events = NewEarlyEvents(closed)
+	return t
 }
 
 // Events is what HTTP sessions' clients are sent before they listen.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +12,7 @@ import (
 )
 
 // TestRenderedConfigLoads: the mcp.json each golden case renders is one
-// mcpgw loads, with its servers, and with no warning but the one about
-// the team block from a daemon that does not know it yet.
+// mcpgw loads, with its servers, and with no warning.
 func TestRenderedConfigLoads(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,11 +44,7 @@ func TestRenderedConfigLoads(t *testing.T) {
 				t.Errorf("the team block did not load: %+v", cfg.Team)
 			}
 			for _, w := range cfg.Warnings {
-				// Until replicas share a store, mcpgw says it keeps state
-				// in memory.
-				if !strings.Contains(w, "not used yet") {
-					t.Errorf("warning: %s", w)
-				}
+				t.Errorf("warning: %s", w)
 			}
 		})
 	}
