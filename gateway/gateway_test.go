@@ -21,8 +21,16 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
 )
 
-// The test binary doubles as a real stdio upstream (testmain.Run).
-func TestMain(m *testing.M) { testmain.Run(m) }
+// The test binary doubles as a real stdio upstream (testmain.Run). Its
+// children (upstreams, the pool's reaper) are this binary: under -race
+// each would otherwise sleep a second at exit, and closing a gateway
+// waits for its upstreams to exit.
+func TestMain(m *testing.M) {
+	if gorace := os.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(gorace+" atexit_sleep_ms=0"))
+	}
+	testmain.Run(m)
+}
 
 // newTestGateway starts a gateway whose servers run the test binary as the
 // test server, each appending its PID to its own file.
