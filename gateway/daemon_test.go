@@ -31,6 +31,7 @@ func (n *countingNotifier) Stopping()  { n.ch <- "STOPPING" }
 // signal and on POST /-/reload (keeping the running config when the file
 // breaks), tells the notifier, and returns once everything has stopped.
 func TestDaemonRunReloadStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	cmd, args, _ := fakeupstream.Command()
@@ -122,6 +123,7 @@ func TestDaemonRunReloadStop(t *testing.T) {
 }
 
 func TestLimitListener(t *testing.T) {
+	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +188,7 @@ func TestLimitListener(t *testing.T) {
 // A reload whose read never returns fails after the load timeout, keeps
 // the running configuration, and does not hold up the reloads after it.
 func TestReloadStuckReadDoesNotWedge(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gw := New(registry.Empty(filepath.Join(dir, "mcp.json")), &Options{NoBootstrap: true})
 	defer gw.Close()
@@ -258,6 +261,7 @@ func TestReloadStuckReadDoesNotWedge(t *testing.T) {
 // between requests) makes room for a new one: stalled clients cannot lock
 // others out. One in a request is never closed for it.
 func TestLimitListenerEvictsStalled(t *testing.T) {
+	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -363,6 +367,7 @@ func logMuch(t *testing.T, s *rawHTTPSession, n int, tag string) {
 // neither the other sessions' calls nor the daemon's exit: after the
 // shutdown grace, its connection is cut.
 func TestStopCutsOffAStuckEventStream(t *testing.T) {
+	t.Parallel()
 	url, _, cancel, done := stuckDaemon(t)
 	// Another client makes the server log 15 MB, which is for the stuck
 	// client too; its own calls go on.
@@ -381,6 +386,7 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 // The upstream's log messages reach a client that reads them while
 // another client, which does not read, has stopped taking its own.
 func TestStuckClientHoldsNoOtherSessionsLogs(t *testing.T) {
+	t.Parallel()
 	url, _, _, _ := stuckDaemon(t)
 	watcher := openRawSession(t, url)
 	watcher.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`)

@@ -15,6 +15,7 @@ import (
 // rebinding) and without the token; and no secret of the config is ever
 // rendered, in HTML or JSON.
 func TestPageRefusesHostileRequests(t *testing.T) {
+	t.Parallel()
 	srv := &registry.Server{Name: "gh", URL: "https://api.example.com/mcp?api_key=s3cr3t-query", Enabled: true,
 		Headers: map[string]string{"Authorization": "Bearer s3cr3t-header"}, BearerToken: "s3cr3t-bearer", Hash: "gh-hash"}
 	local := &registry.Server{Name: "local", Command: "tool", Args: []string{"--token=s3cr3t-arg"}, Env: map[string]string{"API_KEY": "s3cr3t-env"}, Enabled: true, Hash: "local-hash"}

@@ -23,6 +23,7 @@ import (
 // and a search, so that a template mistake fails here rather than in a
 // browser.
 func TestPageRenders(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
 	connectNow(t, gw, "alpha")
 	connect(t, gw, SessionOptions{Cwd: "/home/u/project"})
@@ -71,6 +72,7 @@ func TestPageRenders(t *testing.T) {
 // closes it, survives a reload, and enabling brings it back; the page
 // shows the p50 of its calls and the line of its entry.
 func TestPageDisableEnable(t *testing.T) {
+	t.Parallel()
 	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha", "beta")
 	connectNow(t, gw, "alpha")
 	connectNow(t, gw, "beta")
