@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -296,9 +298,15 @@ func TestLimitListenerEvictsStalled(t *testing.T) {
 // stuckDaemon runs a daemon with the test server "a" and a session whose
 // client wants every log message and has opened its event stream with a
 // tiny receive buffer it never reads. It returns the daemon's /mcp URL,
-// the stuck session, a cancel that stops the daemon and the channel Run's
-// result arrives on.
-func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func(), done chan error) {
+// the stuck session, a cancel that stops the daemon, the channel Run's
+// result arrives on and the number of messages the daemon has dropped
+// for clients not taking them (mcpgw_session_messages_dropped_total).
+//
+// The daemon's connections have a small send buffer (the listener's,
+// which Linux copies to each connection), so that the stuck client's
+// connection is full after a few kilobytes and what fills its session's
+// queue is the queue's own bound.
+func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func(), done chan error, dropped func() float64) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	cmd, _, env := fakeupstream.Command()
@@ -306,7 +314,33 @@ func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func()
 	if err := os.WriteFile(path, srv, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts, cfg, gw, ln := loadDaemonParts(t, dir, path)
+	opts := &registry.LoadOptions{Home: dir}
+	cfg, err := registry.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 32<<10) })
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	gw := New(cfg, &Options{NoBootstrap: true, Registerer: reg})
+	dropped = func() float64 {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "mcpgw_session_messages_dropped_total" {
+				return f.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		t.Fatal("no mcpgw_session_messages_dropped_total")
+		return 0
+	}
 	d := NewDaemon(gw, DaemonOptions{ConfigPath: path, LoadOptions: opts, Config: cfg, HTTP: ln})
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -338,7 +372,7 @@ func stuckDaemon(t *testing.T) (url string, stuck *rawHTTPSession, cancel func()
 	}
 	t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n", ln.Addr(), stuck.id)
-	return url, stuck, stop, done
+	return url, stuck, stop, done, dropped
 }
 
 // logMuch has session s make the test server log n messages of 256 KiB,
@@ -363,15 +397,26 @@ func logMuch(t *testing.T, s *rawHTTPSession, n int, tag string) {
 	}
 }
 
+// fillStuck has session s make the test server log messages of 256 KiB,
+// which are for the stuck client too, until the daemon drops one for want
+// of room (the stuck client's connection and its session's queue are then
+// full), or 60 of them (15 MB, more than the two hold) without a drop.
+func fillStuck(t *testing.T, s *rawHTTPSession, dropped func() float64) {
+	t.Helper()
+	for i := 0; i < 60 && dropped() == 0; i++ {
+		logMuch(t, s, 1, "")
+	}
+}
+
 // A client that opens its event stream and stops reading it holds
 // neither the other sessions' calls nor the daemon's exit: after the
 // shutdown grace, its connection is cut.
 func TestStopCutsOffAStuckEventStream(t *testing.T) {
 	t.Parallel()
-	url, _, cancel, done := stuckDaemon(t)
-	// Another client makes the server log 15 MB, which is for the stuck
-	// client too; its own calls go on.
-	logMuch(t, openRawSession(t, url), 60, "")
+	url, _, cancel, done, dropped := stuckDaemon(t)
+	// Another client makes the server log until the stuck client's
+	// buffers are full; its own calls go on.
+	fillStuck(t, openRawSession(t, url), dropped)
 	cancel()
 	select {
 	case err := <-done:
@@ -387,7 +432,7 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 // another client, which does not read, has stopped taking its own.
 func TestStuckClientHoldsNoOtherSessionsLogs(t *testing.T) {
 	t.Parallel()
-	url, _, _, _ := stuckDaemon(t)
+	url, _, _, _, dropped := stuckDaemon(t)
 	watcher := openRawSession(t, url)
 	watcher.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -410,7 +455,7 @@ func TestStuckClientHoldsNoOtherSessionsLogs(t *testing.T) {
 			}
 		}
 	}()
-	logMuch(t, watcher, 60, "")           // enough to fill the stuck client's buffers
+	fillStuck(t, watcher, dropped)
 	logMuch(t, watcher, 1, "marker-7f3a") // then one the watcher looks for
 	select {
 	case <-marker:
