@@ -74,6 +74,7 @@ func callAsync(t *testing.T, c *client, name string, args any) <-chan callResult
 // page lists the call with its buttons, and its POST releases it; a grant
 // for the tool covers the session's next call and no other session's.
 func TestApprovalFromThePage(t *testing.T) {
+	t.Parallel()
 	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, "")
 	h := gw.Handler(&HTTPOptions{Token: pageToken})
 	a := connect(t, gw, SessionOptions{})
@@ -122,6 +123,7 @@ func TestApprovalFromThePage(t *testing.T) {
 // so the session resumed after a daemon restart, with its secret, is not
 // asked again; a resume of its ID without that secret is.
 func TestGrantSurvivesResume(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	gw := newPolicyGatewayKeyed(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, dir, key)
@@ -161,6 +163,7 @@ func TestGrantSurvivesResume(t *testing.T) {
 // TestUnguardedCallsAreNotAsked: with no approveTools nothing waits, and
 // autoApprove exempts a tool from settings' approveTools.
 func TestUnguardedCallsAreNotAsked(t *testing.T) {
+	t.Parallel()
 	gw := newPolicyGateway(t, registry.Settings{ApproveTools: registry.Approval{Set: true, All: true, Field: "settings.approveTools"}, ApprovalTimeout: 50 * time.Millisecond}, "")
 	cfg := *gw.Catalog().View().Config
 	srv := *cfg.Servers["p"]
@@ -179,6 +182,7 @@ func TestUnguardedCallsAreNotAsked(t *testing.T) {
 // TestAuditSetting: every call is on the audit log, with its session and
 // a digest of its arguments; settings.audit false turns that off.
 func TestAuditSetting(t *testing.T) {
+	t.Parallel()
 	for _, on := range []bool{true, false} {
 		dir := t.TempDir()
 		log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)

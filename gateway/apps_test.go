@@ -45,6 +45,7 @@ func connectUI(t *testing.T, gw *Server, opts SessionOptions) *mcp.ClientSession
 // a client without the extension, and every model-facing surface, never
 // see the app-only tool.
 func TestMCPApps(t *testing.T) {
+	t.Parallel()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{
 		"alpha": fakeupstream.Server("alpha", map[string]string{fakeupstream.EnvApps: "alpha"}),
 		"beta":  fakeupstream.Server("beta", map[string]string{fakeupstream.EnvApps: "beta"}),

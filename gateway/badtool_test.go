@@ -19,6 +19,7 @@ import (
 // entry). Such tools are skipped; the rest of the server's tools are
 // offered, and the daemon keeps running.
 func TestCachedToolTheSDKRefusesIsSkipped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := fakeupstream.Server("alpha", nil)
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"alpha": srv},

@@ -12,6 +12,7 @@ import (
 // A ToolSearch result names tools as the client shows them, so the model
 // calls a name it has; select: accepts both forms.
 func TestToolSearchNamesAreCallable(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeToolSearch}, "everything")
 	connectNow(t, gw, "everything")
 	for _, tc := range []struct{ client, prefix, want string }{
@@ -33,6 +34,7 @@ func TestToolSearchNamesAreCallable(t *testing.T) {
 
 // In proxy mode the mcp tool takes mcpgw's names, and the client's too.
 func TestProxyAcceptsClientNames(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "everything")
 	c := connectAs(t, gw, SessionOptions{}, "pi")
 	connectNow(t, gw, "everything")

@@ -48,6 +48,7 @@ func decodeScript(t *testing.T, text string) scriptAnswer {
 // parallel and combines them, reading the structured result of one and
 // the text of the other; a failed call does not stop it.
 func TestScriptThroughTheMcpTool(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	connectNow(t, gw, "alpha")
 	c := connect(t, gw, SessionOptions{})
@@ -104,6 +105,7 @@ func TestScriptThroughTheMcpTool(t *testing.T) {
 // TestScriptCallsPassTheGate: a script's call of a guarded tool waits for
 // approval like any other call, and the audit log names the script.
 func TestScriptCallsPassTheGate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
 	if err != nil {
@@ -153,6 +155,7 @@ func TestScriptCallsPassTheGate(t *testing.T) {
 // TestScriptToolInModes: toolsearch sessions list mcp_script, direct ones
 // only when settings.scripts says so, and false turns the action off.
 func TestScriptToolInModes(t *testing.T) {
+	t.Parallel()
 	on, off := true, false
 	for _, tc := range []struct {
 		settings registry.Settings
@@ -191,6 +194,7 @@ func TestScriptToolInModes(t *testing.T) {
 // on its token, counting up: each upstream progress of its calls and
 // each finished call.
 func TestScriptProgress(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	var mu sync.Mutex
 	var progress []float64
@@ -252,6 +256,7 @@ func TestScriptProgress(t *testing.T) {
 // A script past the per-session or the daemon's limit is refused, naming
 // the setting; one that ends frees its place.
 func TestRunningScriptsLimits(t *testing.T) {
+	t.Parallel()
 	var r runningScripts
 	a, b := &session{}, &session{}
 	l := registry.Limits{ScriptsPerSession: 2, ScriptsPerDaemon: 3}

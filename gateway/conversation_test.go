@@ -70,6 +70,7 @@ func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (strin
 // A 2026-07-28 client over HTTP is served without a session, in the mode
 // it asks for; toolsearch is served as proxy (see conversation.go).
 func TestSessionlessHTTPModes(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	for _, tc := range []struct {
 		query string
@@ -118,6 +119,7 @@ func TestSessionlessHTTPModes(t *testing.T) {
 
 // The 2025 era is as it was on the same endpoint, beside the new one.
 func TestBothErasOnOneEndpoint(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	old := connectHTTP(t, gw, "2025-11-25", "", nil)
 	if old.ID() == "" {
@@ -191,6 +193,7 @@ const newEraMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 // instructions of the mode; the methods the revision removed are not
 // found.
 func TestSessionlessDiscoverAndRemovedMethods(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	ts := httptest.NewServer(gw.Handler(nil))
 	defer ts.Close()
@@ -237,6 +240,7 @@ func TestSessionlessDiscoverAndRemovedMethods(t *testing.T) {
 // Over the shim's connection a 2026-07-28 client is one session: its
 // ToolSearch activations list, announced on its subscriptions/listen.
 func TestSessionlessShimToolSearch(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeToolSearch}, "alpha")
 	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["alpha"]).Connect(context.Background()); err != nil {
 		t.Fatal(err)
@@ -279,6 +283,7 @@ func TestSessionlessShimToolSearch(t *testing.T) {
 // A conversation ends once conversationIdle has passed since its last
 // request, not while one is in flight, and leaves the daemon's sessions.
 func TestConversationIdleExpiry(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
 		gw := New(cfg, &Options{NoBootstrap: true})
@@ -325,6 +330,7 @@ func TestConversationIdleExpiry(t *testing.T) {
 
 // A toolsearch conversation is served as proxy, and keeps no grant.
 func TestConversationKeepsNothingPrivate(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	gw.Conversation(SessionOptions{Mode: ModeToolSearch})
 	ss := gw.sessionList()[0]
@@ -342,6 +348,7 @@ func TestConversationKeepsNothingPrivate(t *testing.T) {
 // (SEP-2322): the go-sdk client answers the sampling request itself. A
 // 2025 client of the same upstream is asked the old way, by a request.
 func TestSessionlessRelaysInputRequired(t *testing.T) {
+	t.Parallel()
 	up := fakeupstream.ConformanceServer()
 	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	defer uts.Close()
@@ -378,6 +385,7 @@ func TestSessionlessRelaysInputRequired(t *testing.T) {
 // A 2026-07-28 client over HTTP hears of its conversation's tool changes
 // on its subscriptions/listen stream.
 func TestSessionlessListChanged(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	changed := make(chan struct{}, 16)
 	cs := connectHTTP(t, gw, sessionless, "?mode=direct", func() { changed <- struct{}{} })
@@ -401,6 +409,7 @@ func TestSessionlessListChanged(t *testing.T) {
 // 2026-07-28, with a result that says it is complete, as every result of
 // that protocol does (SEP-2322), though no tool handler made it.
 func TestSessionlessUnknownToolIsComplete(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	ts := httptest.NewServer(gw.Handler(nil))
 	defer ts.Close()

@@ -44,6 +44,7 @@ func coldGateway(t *testing.T, settings registry.Settings, delays map[string]int
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestColdSearchWaitsForDiscovery(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{}, map[string]int{"slow": 400, "fast": 0},
 		map[string]string{"broken": "fatal: GITHUB_TOKEN is not set"})
 	c := connect(t, gw, SessionOptions{})
@@ -62,6 +63,7 @@ func TestColdSearchWaitsForDiscovery(t *testing.T) {
 }
 
 func TestColdAnswerIsBounded(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{DiscoveryTimeout: 300 * time.Millisecond}, map[string]int{"glacial": 30000, "fast": 0}, nil)
 	connectNow(t, gw, "fast") // however slow the machine, only glacial is pending
 	c := connect(t, gw, SessionOptions{})
@@ -72,6 +74,7 @@ func TestColdAnswerIsBounded(t *testing.T) {
 }
 
 func TestColdToolSearchActivates(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{Mode: ModeToolSearch}, map[string]int{"everything": 300}, nil)
 	c := connect(t, gw, SessionOptions{})
 	// The description built before discovery names the server without a
@@ -99,6 +102,7 @@ func TestColdToolSearchActivates(t *testing.T) {
 // once, however long its servers take: there is nothing of theirs to
 // list yet, and a client's connect timeout must not run out on it.
 func TestColdToolSearchListAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{Mode: ModeToolSearch, DiscoveryTimeout: time.Hour}, map[string]int{"glacial": 3_600_000}, nil)
 	c := connect(t, gw, SessionOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -118,6 +122,7 @@ func TestColdToolSearchListAnswersAtOnce(t *testing.T) {
 
 // A client that lists tools once, right after initialize, sees them.
 func TestColdDirectListWaits(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"a": 300, "b": 0}, nil)
 	c := connect(t, gw, SessionOptions{})
 	got := c.tools(t)
@@ -134,6 +139,7 @@ func TestColdDirectListWaits(t *testing.T) {
 // was pending to wait for (the real Pi 1.5 listed no tools this way
 // under load, once in a few starts).
 func TestDirectListHasWhatTheCatalogueHas(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	c := connect(t, gw, SessionOptions{})
 	if got := c.tools(t); len(got) != 0 {
@@ -155,6 +161,7 @@ func TestDirectListHasWhatTheCatalogueHas(t *testing.T) {
 
 // A call of a tool whose server is still being discovered waits for it.
 func TestColdCallOfUnknownNameWaits(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{Mode: ModeDirect}, map[string]int{"late": 400}, nil)
 	c := connect(t, gw, SessionOptions{})
 	res, err := c.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "late_echo", Arguments: map[string]any{"message": "hi"}})
@@ -169,6 +176,7 @@ func TestColdCallOfUnknownNameWaits(t *testing.T) {
 // The call-duration metric counts what the caller waited for: here the
 // discovery of the server (300 ms of start-up) before the call itself.
 func TestCallDurationCountsTheWait(t *testing.T) {
+	t.Parallel()
 	gw := coldGateway(t, registry.Settings{Mode: ModeProxy}, map[string]int{"a": 300}, nil)
 	c := connect(t, gw, SessionOptions{})
 	if got, isErr := c.call(t, "mcp", map[string]any{"tool": "a_echo", "args": map[string]any{"message": "hi"}}); isErr || got != "hi" {

@@ -83,6 +83,7 @@ func elicitingGateway(t *testing.T) *Server {
 // upstream's elicitation during its first call waits for that stream
 // instead of being dropped, and the call completes with the answer.
 func TestElicitationWaitsForTheClientsStream(t *testing.T) {
+	t.Parallel()
 	rs := startRaw(t, elicitingGateway(t), "?mode=direct")
 	type answer struct {
 		status int
@@ -135,6 +136,7 @@ func TestElicitationWithoutAStreamFails(t *testing.T) {
 // What the gateway sends a session before its client listens (here the
 // tools ToolSearch activated) is replayed when it does, in order, once.
 func TestEarlyNotificationsReplayedOnListen(t *testing.T) {
+	t.Parallel()
 	gw := elicitingGateway(t)
 	rs := startRaw(t, gw, "?mode=toolsearch")
 	body, _ := rs.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ToolSearch","arguments":{"query":"select:conf_test_elicitation"}}}`)

@@ -136,6 +136,7 @@ func canonical(t testing.TB, data []byte) string {
 // fast path and to one without, over HTTP against real stdio upstreams,
 // and compares the answers: the same JSON, and the fast path taken.
 func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
 	calls := map[Mode][]string{
 		ModeDirect: {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"héllo <&> \"quoted\"\n"}}}`,
@@ -172,6 +173,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	}{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"}} {
 		mode := tc.mode
 		t.Run(string(mode)+"/"+tc.transport, func(t *testing.T) {
+			t.Parallel()
 			var answers [2][]string
 			var fast, relayed [2]int64
 			for i, noFast := range []bool{false, true} {
@@ -256,6 +258,7 @@ func BenchmarkFastCall(b *testing.B) {
 // A client that stops reading cannot hold its session, nor the daemon's
 // shutdown: closing the session hangs up on it.
 func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
+	t.Parallel()
 	cfg := func(names ...string) *registry.Config {
 		c := &registry.Config{Servers: map[string]*registry.Server{},
 			Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}

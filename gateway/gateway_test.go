@@ -21,8 +21,16 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream/testmain"
 )
 
-// The test binary doubles as a real stdio upstream (testmain.Run).
-func TestMain(m *testing.M) { testmain.Run(m) }
+// The test binary doubles as a real stdio upstream (testmain.Run). Its
+// children (upstreams, the pool's reaper) are this binary: under -race
+// each would otherwise sleep a second at exit, and closing a gateway
+// waits for its upstreams to exit.
+func TestMain(m *testing.M) {
+	if gorace := os.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(gorace+" atexit_sleep_ms=0"))
+	}
+	testmain.Run(m)
+}
 
 // newTestGateway starts a gateway whose servers run the test binary as the
 // test server, each appending its PID to its own file.
@@ -152,6 +160,7 @@ func pidCount(t *testing.T, path string) int {
 }
 
 func TestProxyMode(t *testing.T) {
+	t.Parallel()
 	gw, pids := newTestGateway(t, registry.Settings{}, "alpha", "beta")
 	c := connect(t, gw, SessionOptions{})
 	if got := c.tools(t); !slices.Equal(got, []string{"mcp"}) {
@@ -208,6 +217,7 @@ func TestProxyMode(t *testing.T) {
 }
 
 func TestToolSearchSessionsAreIndependent(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeToolSearch}, "alpha")
 	// Fill the catalogue first, as a warm cache would.
 	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["alpha"]).Connect(context.Background()); err != nil {
@@ -246,6 +256,7 @@ func TestToolSearchSessionsAreIndependent(t *testing.T) {
 }
 
 func TestDirectModeFromCacheWithoutConnecting(t *testing.T) {
+	t.Parallel()
 	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	srv := gw.Catalog().View().Config.Servers["alpha"]
 	gw.Catalog().SetListing(srv.Hash, &registry.Listing{Source: registry.SourceCache, Tools: []*mcp.Tool{
@@ -274,6 +285,7 @@ func TestDirectModeFromCacheWithoutConnecting(t *testing.T) {
 }
 
 func TestDirectToolsInProxyMode(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha", "beta")
 	for _, name := range []string{"alpha", "beta"} {
 		srv := gw.Catalog().View().Config.Servers[name]
@@ -300,6 +312,7 @@ func TestDirectToolsInProxyMode(t *testing.T) {
 }
 
 func TestToolSearchDescription(t *testing.T) {
+	t.Parallel()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
 	c := registry.NewCatalog(cfg)
 	for i := range 70 {
@@ -348,6 +361,7 @@ func TestToolSearchDescription(t *testing.T) {
 // reach the client that asked for progress, under its own token, in proxy
 // and direct mode.
 func TestProgressForwarded(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	for _, mode := range []Mode{ModeProxy, ModeDirect} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -406,6 +420,7 @@ func TestProgressForwarded(t *testing.T) {
 // TestToolSearchDescriptionMetatool: the description for the MetaTool
 // benchmark catalogue (199 tools on one server) stays within budget.
 func TestToolSearchDescriptionMetatool(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "bench", "toolsearch", "metatool", "catalog.json"))
 	if err != nil {
 		t.Skipf("benchmark data not available: %v", err)
@@ -438,8 +453,10 @@ func TestToolSearchDescriptionMetatool(t *testing.T) {
 // that window reaches the new process (it used to be "Unknown tool", with
 // --no-bootstrap until something else connected the server).
 func TestChangedServerKeepsToolsThroughReload(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []Mode{ModeDirect, ModeProxy} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha")
 			connectNow(t, gw, "alpha")
 			c := connect(t, gw, SessionOptions{})

@@ -20,6 +20,7 @@ import (
 // session's instructions, prompts and resources are the visible
 // server's alone, whose log messages do arrive.
 func TestHiddenServerSaysNothing(t *testing.T) {
+	t.Parallel()
 	env := func(instructions string) map[string]string {
 		// At 2025-11-25 an upstream logs at the level setLevel gave it; at
 		// 2026-07-28 only where a request's _meta asks (tool calls).

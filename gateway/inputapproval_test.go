@@ -22,6 +22,7 @@ import (
 // state with other arguments, again, or from another session is asked
 // afresh, never let through.
 func TestApprovalByInputRequired(t *testing.T) {
+	t.Parallel()
 	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, "")
 	var mu sync.Mutex
 	var forms []string

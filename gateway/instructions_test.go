@@ -15,6 +15,7 @@ import (
 // direct session's initialize, in the mcp tool's list of its tools, in
 // ToolSearch's description and with the first tools ToolSearch activates.
 func TestServerInstructionsReachTheModel(t *testing.T) {
+	t.Parallel()
 	const said = "Call alpha_echo before anything else."
 	cfg := &registry.Config{Servers: map[string]*registry.Server{
 		"alpha": fakeupstream.Server("alpha", map[string]string{fakeupstream.EnvInstructions: said}),

@@ -56,6 +56,7 @@ func (lc *logClient) messages() []string {
 // Two sessions share one upstream; its log messages reach both, each at
 // the level it set, and the upstream is asked for the more verbose one.
 func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	connectNow(t, gw, "alpha")
 	verbose, quiet := connectLogClient(t, gw), connectLogClient(t, gw)
@@ -91,6 +92,7 @@ func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
 // bytes while its client does not take them, and drops the rest; it sends
 // them in order once the client reads again.
 func TestOutboxBounds(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ss := &session{gw: &Server{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil)}, ctx: ctx, key: "t"}

@@ -72,6 +72,7 @@ next:
 }
 
 func TestMetricsMoveAfterACall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
 	srv := fakeupstream.Server("alpha", nil)
@@ -149,6 +150,7 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 func TestControlEndpointsProtected(t *testing.T) {
+	t.Parallel()
 	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, nil)
 	t.Cleanup(func() { gw.Close() })
 	srv := httptest.NewServer(gw.Handler(&HTTPOptions{Token: "s3cret", Reload: func() error { return nil }}))

@@ -18,6 +18,7 @@ import (
 // has been through it, the login is stored, the server reconnected, and
 // its tools are callable. The daemon opened no browser itself.
 func TestPageLogin(t *testing.T) {
+	t.Parallel()
 	as := fakeupstream.NewOAuthServer(time.Hour)
 	ts := httptest.NewServer(as.Handler())
 	defer ts.Close()

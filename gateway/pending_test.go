@@ -15,6 +15,7 @@ import (
 // (the session's servers become startable, as with `mcpgw trust`), Refuse
 // hides another until the daemon stops.
 func TestPagePendingProjects(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,14 @@ import (
 // listed resource, lists none (its model reaches them through the mcp
 // tool) and still reads each by its URI.
 func TestPromptsAndResourcesForwarded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode   Mode
 		prefix string // the client's naming: "mcpgw_" is pi-mcp-adapter's
 	}{{ModeProxy, ""}, {ModeToolSearch, ""}, {ModeDirect, ""}, {ModeProxy, "mcpgw_"}, {ModeDirect, "mcpgw_"}} {
 		mode, adapterProxy := tc.mode, tc.mode == ModeProxy && tc.prefix != ""
 		t.Run(string(mode)+tc.prefix, func(t *testing.T) {
+			t.Parallel()
 			gw, _ := newTestGateway(t, registry.Settings{Mode: mode}, "alpha", "beta")
 			connectNow(t, gw, "alpha")
 			connectNow(t, gw, "beta")
@@ -93,6 +95,7 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 // A request's _meta reaches the upstream (the progress token aside, which
 // the gateway replaces with its own).
 func TestRequestMetaForwarded(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	connectNow(t, gw, "alpha")
 	c := connect(t, gw, SessionOptions{})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestProxyPrompts(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeProxy}, "alpha")
 	connectNow(t, gw, "alpha")
 	c := connect(t, gw, SessionOptions{})
@@ -36,6 +37,7 @@ func TestProxyPrompts(t *testing.T) {
 // where the next page starts; the pages together are the whole answer,
 // in order, each tool once. ToolSearch pages the same way.
 func TestSearchPages(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{}, "alpha")
 	connectNow(t, gw, "alpha")
 	c := connect(t, gw, SessionOptions{})

@@ -18,6 +18,7 @@ import (
 // spec says 404, after which the client starts a new session, and that
 // session works.
 func TestUnknownHTTPSessionAfterRestart(t *testing.T) {
+	t.Parallel()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer}}
 	first := New(cfg, &Options{NoBootstrap: true})
 	var h atomic.Pointer[http.Handler]
@@ -70,6 +71,7 @@ func TestUnknownHTTPSessionAfterRestart(t *testing.T) {
 // /metrics answers local scrapers but not a page that reached it through
 // DNS rebinding (a loopback connection under a foreign Host name).
 func TestMetricsRefuseForeignHost(t *testing.T) {
+	t.Parallel()
 	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, &Options{NoBootstrap: true})
 	defer gw.Close()
 	ts := httptest.NewServer(gw.Handler(&HTTPOptions{Gatherer: prometheusRegistry()}))

@@ -17,6 +17,7 @@ import (
 // saved whole (0600), and mcp({read}) gives the rest range by range until
 // the pieces make the whole; a client that reads files gets the path.
 func TestBigResultsAreSavedNotDropped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"alpha": fakeupstream.Server("alpha", nil)},
 		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, MaxOutputBytes: 1000}}

@@ -22,6 +22,7 @@ import (
 // is checked: the session list, the HTTP IDs and the sessions gauge go
 // back down, and Close returns.
 func TestSessionsLeaveWhenTheyEnd(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	gw := New(&registry.Config{Servers: map[string]*registry.Server{}}, &Options{Registerer: reg, NoBootstrap: true})
 	closed := make(chan struct{})

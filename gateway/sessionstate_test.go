@@ -36,6 +36,7 @@ func (l *lockedBuffer) String() string {
 // else is a fresh session, under a new ID when the one asked for is
 // another session's, and logged at warn.
 func TestClaimShim(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := []byte("install-key-install-key-install-")
 	var logs lockedBuffer

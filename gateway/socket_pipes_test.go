@@ -24,6 +24,7 @@ import (
 // flight when it stops, and a second daemon resumes the session from the
 // replayed lines without the client seeing a second initialize answer.
 func TestPipedSession(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	connectNow(t, gw, "alpha")
 	dir, err := os.MkdirTemp("", "mcpgw-pipes")
@@ -156,6 +157,7 @@ func TestPipedSession(t *testing.T) {
 // session and lets go of the client's pipes: the client sees its stdout
 // end, as when a server process exits.
 func TestPipedSessionEndsWithTheShim(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect})
 	dir, err := os.MkdirTemp("", "mcpgw-pipes")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // subscribed, under its URI, and not the other; after unsubscribing,
 // nothing more arrives.
 func TestResourceUpdateReachesOnlySubscriber(t *testing.T) {
+	t.Parallel()
 	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
 	connectNow(t, gw, "alpha")
 	type rec struct {

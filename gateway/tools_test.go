@@ -20,6 +20,7 @@ import (
 )
 
 func TestWithResultType(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in         string
 		needsInput bool
@@ -50,6 +51,7 @@ func TestWithResultType(t *testing.T) {
 // by name with mcpgw's own tools among them; the definitions are the
 // catalogue's, shared by every session of the view.
 func TestToolTableSharedAndSorted(t *testing.T) {
+	t.Parallel()
 	yes := true
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"big": fakeupstream.Server("big", nil)},
 		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, Scripts: &yes, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
@@ -95,6 +97,7 @@ func TestToolTableSharedAndSorted(t *testing.T) {
 // Each mode lists its own tools and answers a tool it does not list in its
 // own words.
 func TestModesListAndRefuse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode     Mode
 		own      []string
@@ -105,6 +108,7 @@ func TestModesListAndRefuse(t *testing.T) {
 		{ModeDirect, nil, ""},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
+			t.Parallel()
 			gw, _ := newTestGateway(t, registry.Settings{Mode: tc.mode}, "a")
 			srv := gw.Catalog().View().Config.Servers["a"]
 			gw.Catalog().SetListing(srv.Hash, &registry.Listing{Source: registry.SourceCache, Tools: []*mcp.Tool{
@@ -135,6 +139,7 @@ func TestModesListAndRefuse(t *testing.T) {
 }
 
 func TestWithServerInfo(t *testing.T) {
+	t.Parallel()
 	info := []byte(`{"name":"mcpgw","version":"t"}`)
 	for _, tc := range []struct{ in, want string }{
 		{`{"content":[]}`, `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpgw","version":"t"}},"content":[]}`},
@@ -156,6 +161,7 @@ func TestWithServerInfo(t *testing.T) {
 // fast path, and its answer is the one the go-sdk's path gives: marked
 // complete, naming mcpgw in its _meta.
 func TestSessionlessFastCall(t *testing.T) {
+	t.Parallel()
 	answers := map[bool]map[string]any{}
 	for _, noFast := range []bool{false, true} {
 		cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},

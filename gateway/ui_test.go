@@ -89,6 +89,7 @@ func TestPageHubFacts(t *testing.T) {
 // closes it, survives a reload, and enabling brings it back; the report
 // has the p50 of its calls, and the page the sessions that called it.
 func TestPageDisableEnable(t *testing.T) {
+	t.Parallel()
 	gw, pids := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha", "beta")
 	connectNow(t, gw, "alpha")
 	connectNow(t, gw, "beta")

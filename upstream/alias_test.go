@@ -15,6 +15,7 @@ import (
 // looking it up under the other name makes that an alias, never a rename,
 // so status and metric series stay put.
 func TestSharedUpstreamKeepsItsName(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	p := newPool(t, &Options{Registerer: reg})
 	user, _ := testServer(t, "github", nil)

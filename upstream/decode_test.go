@@ -11,6 +11,7 @@ import (
 // TestDecodeResultAsTheSDK decodes results with every content type both
 // ways and compares what they encode to.
 func TestDecodeResultAsTheSDK(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{"content":[{"type":"text","text":"héllo <b>","_meta":{"k":1},"annotations":{"audience":["user"],"priority":0.5}}]}`,
 		`{"content":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"},{"type":"audio","data":"AAEC","mimeType":"audio/wav"}],"isError":true}`,
@@ -68,6 +69,7 @@ func BenchmarkDecodeResult(b *testing.B) {
 }
 
 func TestWithoutServerInfo(t *testing.T) {
+	t.Parallel()
 	const si = `"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}`
 	for _, tc := range []struct{ in, want string }{
 		{`{"content":[]}`, `{"content":[]}`},
@@ -88,6 +90,7 @@ func TestWithoutServerInfo(t *testing.T) {
 // A 2026-07-28 server names itself in every result; no result the pool
 // hands on carries that.
 func TestCallResultsCarryNoServerInfo(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, "si", nil)
 	u := newPool(t, nil).Upstream(srv)
 	args := map[string]any{"message": "x"}
@@ -125,6 +128,7 @@ func TestCallResultsCarryNoServerInfo(t *testing.T) {
 // A raw call carries the per-request _meta of protocol 2026-07-28 as the
 // SDK's own requests do.
 func TestRawCallCarriesTheRequestMeta(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, "rm", nil)
 	u := newPool(t, nil).Upstream(srv)
 	metaOf := func(opts *CallOptions) map[string]json.RawMessage {

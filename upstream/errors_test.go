@@ -12,6 +12,7 @@ import (
 // stderr line when it exited, the error and that line when it did not,
 // and never ends on a header with nothing after it.
 func TestStateText(t *testing.T) {
+	t.Parallel()
 	exit := &ExitError{Server: "gh", PID: 7, Status: "exit status 1",
 		Stderr: []string{"starting", "boom: GITHUB_TOKEN is not set", "", "Node.js v22.1.0"}}
 	tests := []struct {

@@ -11,6 +11,7 @@ import (
 // sessions, each session's in order; a call whose context ends while
 // waiting leaves the queue without taking a slot.
 func TestFairGate(t *testing.T) {
+	t.Parallel()
 	g := newFairGate(1)
 	a, b := &fakePeer{name: "a"}, &fakePeer{name: "b"}
 	first, err := g.enter(context.Background(), a)

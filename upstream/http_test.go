@@ -136,6 +136,7 @@ func TestStreamableHTTPSendsHeaders(t *testing.T) {
 }
 
 func TestLegacySSEFallback(t *testing.T) {
+	t.Parallel()
 	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	srv := &registry.Server{Name: "old", URL: ts.URL + "/sse", BearerToken: "tok", Hash: "old"}
 	p := newPool(t, nil)
@@ -242,6 +243,7 @@ func TestUnauthorizedNeedsAuth(t *testing.T) {
 }
 
 func TestExpiredSessionReconnectsOnce(t *testing.T) {
+	t.Parallel()
 	shared := fakeupstream.NewServer(nil)
 	newHandler := func() http.Handler {
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return shared }, nil)
@@ -293,6 +295,7 @@ func TestExpiredSessionReconnectsOnce(t *testing.T) {
 // TestSSEStreamOutlivesStartupTimeout: the SSE GET must not be bound to the
 // connect's deadline.
 func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
+	t.Parallel()
 	ts, _ := httpServer(t, fakeupstream.Handler(nil))
 	// Long enough for the connect to finish on a busy machine, which
 	// this test needs; the stream must then outlive it.
@@ -315,6 +318,7 @@ func TestSSEStreamOutlivesStartupTimeout(t *testing.T) {
 // SDK's server/discover probe is probed at the first connect only; later
 // connects go straight to initialize.
 func TestOlderServerAskedOnceNextTime(t *testing.T) {
+	t.Parallel()
 	old := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		return mcp.NewServer(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-06-18"}})
 	}, nil)

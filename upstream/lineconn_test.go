@@ -15,6 +15,7 @@ import (
 // their responses by the connection's own IDs, and the SDK's, by its. Each
 // call gets its own answer, and none is lost.
 func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, "load", nil)
 	srv.MaxConcurrency = 32
 	u := newPool(t, nil).Upstream(srv)

@@ -56,6 +56,7 @@ func wantMetric(t testing.TB, reg *prometheus.Registry, name string, labels map[
 }
 
 func TestMetricsStdio(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	p := New(&Options{Registerer: reg})
 	srv, _ := testServer(t, "m", nil)
@@ -95,6 +96,7 @@ func TestMetricsStdio(t *testing.T) {
 }
 
 func TestMetricsIdleAndFailures(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		p, d := memPool(&Options{Registerer: reg})

@@ -34,6 +34,7 @@ func (a answeringPeer) Roots(context.Context) ([]*mcp.Root, error) {
 // that keeps asking, or keeps shedding load, is given up on with an error
 // after a bounded number of rounds.
 func TestRoundTrips(t *testing.T) {
+	t.Parallel()
 	var rounds atomic.Int32
 	server := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "three", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -45,6 +45,7 @@ func fakeNpxCache(t *testing.T, home string) {
 }
 
 func TestResolveNpx(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	fakeNpxCache(t, home)
 	bin := t.TempDir()
@@ -154,6 +155,7 @@ func TestNpxServerRunsWithoutNpx(t *testing.T) {
 }
 
 func TestSatisfies(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		installed, spec string
 		ok, known       bool

@@ -52,6 +52,7 @@ func runPoolHelper() {
 // reaper for the grandchild), that a grandchild in a session of its own
 // (setsid) dies too, and that the reaper then exits.
 func TestKilledDaemonLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +143,7 @@ func groupMembers(g int) []int {
 // A grandchild that left its server's process group (setsid) is killed
 // when the server is closed, as the rest of the group is.
 func TestClosedServerLeavesNoEscapedGrandchild(t *testing.T) {
+	t.Parallel()
 	p := New(nil)
 	defer p.Close()
 	srv, _ := testServer(t, "escaper", nil)

@@ -19,6 +19,7 @@ import (
 // when their data spans lines and params had none), and every other event,
 // comment and line ending passes through byte for byte.
 func TestRelatedStreamTagsRequests(t *testing.T) {
+	t.Parallel()
 	in := ": a comment\r\n" +
 		"id: 1\nretry: 500\ndata: \n\n" +
 		"event: message\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n" +
@@ -59,6 +60,7 @@ func TestRelatedStreamTagsRequests(t *testing.T) {
 // tagged peer, else the only peer in flight; several is an error that
 // names the isolation setting, none is an error too.
 func TestPeerForRouting(t *testing.T) {
+	t.Parallel()
 	p := New(nil)
 	defer p.Close()
 	u := p.Upstream(&registry.Server{Name: "s", Command: "x", Hash: "h"})
@@ -115,6 +117,7 @@ func (f *fakePeer) Roots(context.Context) ([]*mcp.Root, error)                  
 // identity, apart from the shared one, closed by EndSession and by a
 // Reconcile without their identity, and by Close.
 func TestSessionUpstreams(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, nil)
 	srv, _ := testServer(t, "iso", nil)
 	shared := p.Upstream(srv)

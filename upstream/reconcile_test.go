@@ -12,6 +12,7 @@ import (
 )
 
 func TestReconcile(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	p := newPool(t, rec.options(nil))
 	keep, _ := testServer(t, "keep", nil)

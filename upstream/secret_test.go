@@ -15,6 +15,7 @@ import (
 // Secret values follow pi-mcp-adapter's convention: "!!x" is the literal
 // "!x", "!cmd" is cmd's output, run at connect time.
 func TestSecretValuesOnTheWire(t *testing.T) {
+	t.Parallel()
 	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	for _, tc := range []struct {
 		name, bearer, header string
@@ -44,6 +45,7 @@ func TestSecretValuesOnTheWire(t *testing.T) {
 }
 
 func TestSecretCommandInEnv(t *testing.T) {
+	t.Parallel()
 	srv := fakeupstream.Server("envsecret", map[string]string{"SECRET_A": "!echo from-command", "SECRET_B": "!!bang"})
 	srv.SecretCommands = true
 	u := newPool(t, nil).Upstream(srv)
@@ -70,6 +72,7 @@ func TestSecretCommandWithoutOwnVars(t *testing.T) {
 // A "!cmd" from a definition that may not run commands (an import other
 // than Pi's, an untrusted project) is refused, and nothing runs.
 func TestSecretCommandRefused(t *testing.T) {
+	t.Parallel()
 	marker := t.TempDir() + "/ran"
 	srv := fakeupstream.Server("refused", map[string]string{"TOKEN": "!touch " + marker})
 	srv.Source = "/home/u/.cursor/mcp.json"
@@ -85,6 +88,7 @@ func TestSecretCommandRefused(t *testing.T) {
 
 // A failing command's stderr is in the connect error; its output never is.
 func TestSecretCommandFailure(t *testing.T) {
+	t.Parallel()
 	srv := fakeupstream.Server("failing", map[string]string{"TOKEN": "!echo secret-out; echo vault locked >&2; exit 3"})
 	srv.SecretCommands = true
 	_, err := newPool(t, nil).Upstream(srv).Call(context.Background(), "echo", map[string]any{"message": "x"}, nil)
@@ -98,6 +102,7 @@ func TestSecretCommandFailure(t *testing.T) {
 
 // bearerTokenEnv is read at every connect, through Options.Getenv.
 func TestBearerTokenEnvReadAtConnect(t *testing.T) {
+	t.Parallel()
 	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	var token atomic.Value
 	token.Store("one")
@@ -123,6 +128,7 @@ func TestBearerTokenEnvReadAtConnect(t *testing.T) {
 // bearerTokenEnv never reads mcpgw's own variables, whatever the
 // definition says (the registry warns about it too).
 func TestBearerTokenEnvNeverOwnVars(t *testing.T) {
+	t.Parallel()
 	ts, rec := httpServer(t, fakeupstream.Handler(nil))
 	p := newPool(t, &Options{Getenv: func(k string) (string, bool) { return "s3cret-token", true }})
 	u := p.Upstream(&registry.Server{Name: "own", URL: ts.URL + "/mcp", BearerTokenEnv: "MCPGW_TOKEN", Hash: "own"})
@@ -141,6 +147,7 @@ func TestBearerTokenEnvNeverOwnVars(t *testing.T) {
 // A connect error names the server's URL with its secrets masked: such
 // errors reach logs, status and the model.
 func TestConnectErrorMasksURLSecrets(t *testing.T) {
+	t.Parallel()
 	srv := &registry.Server{Name: "leaky", URL: "http://127.0.0.1:1/mcp?api_key=sekrit123&region=eu", Hash: "leaky"}
 	u := newPool(t, nil).Upstream(srv)
 	_, err := u.Call(context.Background(), "echo", nil, nil)

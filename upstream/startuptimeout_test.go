@@ -33,6 +33,7 @@ func TestStartupTimeoutIsOnTime(t *testing.T) {
 // CallOptions.Timeout bounds a call instead of the upstream's request
 // timeout: two config entries sharing one upstream keep their own.
 func TestCallTimeoutOption(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, "shared", nil)
 	srv.RequestTimeout = time.Minute
 	u := newPool(t, nil).Upstream(srv)

@@ -24,6 +24,7 @@ import (
 )
 
 func TestCallStdio(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, _ := testServer(t, "test", map[string]string{"MCPGW_TEST_VALUE": "from-config"})
 	srv.Cwd = dir
@@ -81,6 +82,7 @@ func TestCallStdio(t *testing.T) {
 }
 
 func TestSingleFlightConnect(t *testing.T) {
+	t.Parallel()
 	srv, pidFile := testServer(t, "test", nil)
 	p := newPool(t, nil)
 	u := p.Upstream(srv)
@@ -118,6 +120,7 @@ func TestSingleFlightConnect(t *testing.T) {
 }
 
 func TestSameIdentitySharesUpstream(t *testing.T) {
+	t.Parallel()
 	srv, pidFile := testServer(t, "first", nil)
 	p := newPool(t, nil)
 	u1 := p.Upstream(srv)
@@ -143,6 +146,7 @@ func TestSameIdentitySharesUpstream(t *testing.T) {
 }
 
 func TestListingPaginatesAndPublishes(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	p := newPool(t, rec.options(nil))
 	srv, _ := testServer(t, "paged", map[string]string{
@@ -208,6 +212,7 @@ func sorted(s []string) []string {
 }
 
 func TestCrashFailsOnlyItsCalls(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, nil)
 	srv, pidFile := testServer(t, "crashy", nil)
 	other, _ := testServer(t, "steady", nil)
@@ -273,6 +278,7 @@ func waitInFlight(t testing.TB, u *Upstream, n int) {
 }
 
 func TestLegacyServerGetsPinnedVersion(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +313,7 @@ func TestLegacyServerGetsPinnedVersion(t *testing.T) {
 }
 
 func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -340,6 +347,7 @@ func TestSilentLegacyServerPinnedAfterTimeout(t *testing.T) {
 // started once per connect (not again pinned: no probe killed it), and
 // its state says what it wrote on stderr first.
 func TestFailedStartStartsOnce(t *testing.T) {
+	t.Parallel()
 	const why = "boom: GITHUB_TOKEN is not set"
 	srv, pidFile := testServer(t, "gh", map[string]string{fakeupstream.EnvFailStart: why})
 	p := newPool(t, nil)
@@ -358,6 +366,7 @@ func TestFailedStartStartsOnce(t *testing.T) {
 }
 
 func TestCloseEndsProcessGroup(t *testing.T) {
+	t.Parallel()
 	p := New(nil)
 	srv, _ := testServer(t, "spawner", nil)
 	u := p.Upstream(srv)
@@ -385,6 +394,7 @@ func TestCloseEndsProcessGroup(t *testing.T) {
 }
 
 func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	count := filepath.Join(dir, "starts")
 	srv := &registry.Server{
@@ -429,6 +439,7 @@ func TestConnectErrorCarriesStderrAndBacksOff(t *testing.T) {
 }
 
 func TestUntrustedNeverStarts(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "started")
 	srv := &registry.Server{
 		Name: "project", Command: "/bin/sh", Args: []string{"-c", "touch " + marker},
@@ -449,6 +460,7 @@ func TestUntrustedNeverStarts(t *testing.T) {
 }
 
 func TestKeepAliveRestartsKilledProcess(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	p := newPool(t, rec.options(nil))
 	srv, pidFile := testServer(t, "ka", nil)
@@ -505,6 +517,7 @@ func TestDefaultWorkingDirectoryIsHome(t *testing.T) {
 // tool, so that not even a ping gets an answer) is recycled after the call times out, so the next call
 // works on a new process instead of timing out too.
 func TestWedgedUpstreamIsRecycled(t *testing.T) {
+	t.Parallel()
 	srv, pidFile := testServer(t, "wedged", nil)
 	srv.RequestTimeout = 500 * time.Millisecond
 	u := newPool(t, nil).Upstream(srv)
@@ -524,6 +537,7 @@ func TestWedgedUpstreamIsRecycled(t *testing.T) {
 // The test server's Protocols limit what it negotiates, over stdio as
 // through EnvProtocols: the proxy bench's --protocol relies on it.
 func TestTestServerProtocols(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ env, want string }{{"", "2026-07-28"}, {"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("protocols="+tc.env, func(t *testing.T) {
 			srv, _ := testServer(t, "p", map[string]string{fakeupstream.EnvProtocols: tc.env})

@@ -87,6 +87,7 @@ func memServer(name string) *registry.Server {
 }
 
 func TestIdleCloseNeverDuringCall(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, d := memPool(nil)
 		defer p.Close()
@@ -134,6 +135,7 @@ func TestIdleCloseNeverDuringCall(t *testing.T) {
 }
 
 func TestIdleCloseByLifecycle(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := memPool(nil)
 		defer p.Close()
@@ -160,6 +162,7 @@ func TestIdleCloseByLifecycle(t *testing.T) {
 }
 
 func TestIdleTimeoutChangeApplies(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := memPool(nil)
 		defer p.Close()
@@ -179,6 +182,7 @@ func TestIdleTimeoutChangeApplies(t *testing.T) {
 }
 
 func TestBackoffGrowsAndCaps(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		p, d := memPool(rec.options(nil))
@@ -242,6 +246,7 @@ func TestBackoffGrowsAndCaps(t *testing.T) {
 }
 
 func TestBackoffDelays(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{
 		1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second, 8: 256 * time.Second,
 		9: 5 * time.Minute, 40: 5 * time.Minute, 1000: 5 * time.Minute,
@@ -258,6 +263,7 @@ func TestBackoffDelays(t *testing.T) {
 }
 
 func TestKeepAliveReconnectsAndHealthChecks(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, d := memPool(nil)
 		defer p.Close()
@@ -311,6 +317,7 @@ func TestKeepAliveReconnectsAndHealthChecks(t *testing.T) {
 }
 
 func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := memPool(nil)
 		defer p.Close()
@@ -351,6 +358,7 @@ func TestRequestTimeout(t *testing.T) {
 }
 
 func TestStartupTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := memPool(nil)
 		defer p.Close()
@@ -373,6 +381,7 @@ func TestStartupTimeout(t *testing.T) {
 }
 
 func TestCallerCancelDoesNotAbortSharedConnect(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p, d := memPool(nil)
 		defer p.Close()
