@@ -46,7 +46,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.WaitVisible(`tr#server-flaky.state-bad`)); err != nil {
 		t.Fatalf("the page never showed flaky failing: %v", err)
 	}
-	stderr, err := chromedp.Run(tctx, chromedp.Text(`#log-flaky`))
+	stderr, err := chromedp.Run(tctx, textNow(`#log-flaky`))
 	if err != nil || !strings.Contains(stderr, "fatal: the database is not reachable") {
 		t.Errorf("flaky's log on the page lacks its stderr (%v):\n%s", err, stderr)
 	}
@@ -73,7 +73,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	); err != nil {
 		t.Fatalf("Disable: %v", err)
 	}
-	if state, err := chromedp.Run(tctx, chromedp.Text(`tr#server-flaky td:nth-child(2)`)); err != nil || !strings.HasPrefix(state, "disabled") {
+	if state, err := chromedp.Run(tctx, textNow(`tr#server-flaky td:nth-child(2)`)); err != nil || !strings.HasPrefix(state, "disabled") {
 		t.Errorf("state after Disable: %q (%v)", state, err)
 	}
 	if err := chromedp.Do(tctx,
@@ -189,6 +189,23 @@ func clickNow(sel string) chromedp.Action[chromedp.Void] {
 			err = fmt.Errorf("nothing on the page matches %s", sel)
 		}
 		return chromedp.Void{}, err
+	}
+}
+
+// textNow is the visible text of the element sel matches, read in the
+// page's own thread, as clickNow clicks: the page re-renders rows in place
+// as the daemon's state changes, and chromedp.Text's node could be gone
+// between its query and its read ("No node with given id found").
+func textNow(sel string) chromedp.Action[string] {
+	return func(ctx context.Context, t *chromedp.Target) (string, error) {
+		text, err := chromedp.Evaluate[*string](fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? el.innerText : null; })()`, sel))(ctx, t)
+		if err == nil && text == nil {
+			err = fmt.Errorf("nothing on the page matches %s", sel)
+		}
+		if err != nil {
+			return "", err
+		}
+		return *text, nil
 	}
 }
 
