@@ -112,7 +112,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 		} else {
 			var err error
 			if data, err = json.Marshal(res); err != nil {
-				data, _ = json.Marshal(surface.Errorf("encoding the result: %v", err))
+				data, _ = json.Marshal(surface.EncodingFailed(err))
 			}
 			needsInput = len(res.InputRequests) > 0
 		}

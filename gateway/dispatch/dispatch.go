@@ -348,7 +348,7 @@ func UsableServer(v *registry.View, name string) (*registry.Server, error) {
 
 // Untrusted is why a server of an untrusted project is not used.
 func Untrusted(srv *registry.Server) error {
-	return refusal(fmt.Sprintf("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", srv.Name, srv.Source))
+	return refusal(surface.UntrustedServer(srv.Name, srv.Source))
 }
 
 // refusal is why a server may not be used, in sentences written for the

@@ -436,3 +436,15 @@ func ParamsLine(t *registry.Tool) string {
 	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
+
+// UntrustedServer says why a server of a project the user has not
+// trusted is never started, and how to allow it.
+func UntrustedServer(name, source string) string {
+	return fmt.Sprintf("Server %q comes from %s, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", name, source)
+}
+
+// EncodingFailed is the answer when a call's result could not be written
+// as JSON.
+func EncodingFailed(err error) *mcp.CallToolResult {
+	return Errorf("encoding the result: %v", err)
+}

@@ -44,6 +44,8 @@ func TestSentences(t *testing.T) {
 		{"unknown mcp args", UnknownMCPArgs([]string{"qeury", "limt"}), "Unknown argument(s) qeury, limt for mcp. It takes tool+args, search, describe, server, connect, prompts, prompt+args, script or read; mcp({}) shows status.", true},
 		{"server disabled", ServerDisabled("fs", "/home/u/mcp.json"), `Server "fs" is disabled in /home/u/mcp.json.`, true},
 		{"connect failed", ConnectFailed("fs", boom), "Connecting fs: boom", true},
+		{"untrusted server", Text(UntrustedServer("db", "/home/u/p/.mcp.json")), "Server \"db\" comes from /home/u/p/.mcp.json, in a project you have not trusted; it is never started. Run `mcpgw trust DIR` on the project directory to allow it.", false},
+		{"encoding failed", EncodingFailed(boom), "encoding the result: boom", true},
 		// prompts
 		{"unknown prompt, like one", UnknownPrompt(v, "triag"), `Unknown prompt "triag". Did you mean: github_triage? List prompts with mcp({prompts:true}).`, true},
 		{"unknown prompt", UnknownPrompt(v, "zzz"), `Unknown prompt "zzz". List prompts with mcp({prompts:true}).`, true},
