@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -82,16 +81,7 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 // mcpgw cached, and the adapter is the only one writing the file.
 func (e *piEnv) warmDaemon(server string) {
 	e.t.Helper()
-	cmd := exec.Command(e.bin, "serve", "--socket", e.sock, "--config", e.config)
-	cmd.Env = e.env
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		stopDaemonAt(e.t, e.url)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	e.serve()
 	waitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
 }
 
