@@ -23,14 +23,14 @@ const claudeCLI = "node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 // model, its nonessential traffic (telemetry, updates, error reports)
 // off, and the README's ~/.claude/mcpgw.json. It returns Claude Code's
 // executable.
-func newClaudeEnv(t *testing.T, servers map[string]any, script ...modelStep) (*agentEnv, string) {
+func newClaudeEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, string) {
 	t.Helper()
 	claude := needAgent(t, claudeCLI)
-	e := newAgentEnv(t, anthropicMessages{}, servers, script...)
-	e.setenv("ANTHROPIC_BASE_URL="+e.model.rootURL(), "ANTHROPIC_API_KEY=fake",
+	e := newAgentEnv(t, AnthropicMessages{}, servers, script...)
+	e.setenv("ANTHROPIC_BASE_URL="+e.model.RootURL(), "ANTHROPIC_API_KEY=fake",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1")
-	writeJSON(t, filepath.Join(e.home, ".claude", "mcpgw.json"), map[string]any{"mcpServers": map[string]any{
+	WriteJSON(t, filepath.Join(e.home, ".claude", "mcpgw.json"), map[string]any{"mcpServers": map[string]any{
 		"mcpgw": map[string]any{"command": e.bin, "args": []string{"stdio", "--mode", "direct"}},
 	}})
 	return e, claude
@@ -50,7 +50,7 @@ var claudeMCPName = regexp.MustCompile(`mcp__mcpgw__[A-Za-z0-9_-]+`)
 
 // claudeDeferred is the mcpgw tools a request names, in order, each once:
 // Claude Code lists deferred tools by name in a system message.
-func claudeDeferred(r modelRequest) []string {
+func claudeDeferred(r ModelRequest) []string {
 	var names []string
 	for _, n := range claudeMCPName.FindAllString(r.Body, -1) {
 		if !slices.Contains(names, n) {
@@ -60,7 +60,7 @@ func claudeDeferred(r modelRequest) []string {
 	return names
 }
 
-var goServer = map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}
+var goServer = map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}
 
 // TestClaudeToolSearchThenCall: from a cold daemon, Claude Code's first
 // request names every tool of mcpgw's; the model searches with Claude
@@ -73,10 +73,10 @@ var goServer = map[string]any{"go": map[string]any{"command": testServerBin, "ar
 func TestClaudeToolSearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, claude := newClaudeEnv(t, goServer,
-		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo message", "max_results": 3}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "hello from claude"}},
-		modelStep{Text: "done"},
-		modelStep{Text: "warm"},
+		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo message", "max_results": 3}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "hello from claude"}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "warm"},
 	)
 	claudePrint(e, claude, "Echo a greeting through the gateway.")
 	reqs := e.turns(3)
@@ -87,17 +87,17 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 	if cold := claudeDeferred(reqs[0]); !slices.Equal(cold, want) {
 		t.Errorf("first start: the first request names %v, want %v", cold, want)
 	}
-	if got := reqs[1].lastToolResult(); !strings.HasPrefix(got, "mcp__mcpgw__go_echo\n") {
+	if got := reqs[1].LastToolResult(); !strings.HasPrefix(got, "mcp__mcpgw__go_echo\n") {
 		t.Errorf("ToolSearch found %q, want mcp__mcpgw__go_echo first", got)
 	}
 	if !slices.Contains(reqs[1].Tools, "mcp__mcpgw__go_echo") {
 		t.Errorf("after ToolSearch the model is offered %v, without mcp__mcpgw__go_echo", reqs[1].Tools)
 	}
-	if got := reqs[2].lastToolResult(); got != "hello from claude" {
+	if got := reqs[2].LastToolResult(); got != "hello from claude" {
 		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
 	}
 
-	stopDaemonAt(t, e.url)
+	StopDaemonAt(t, e.url)
 	claudePrint(e, claude, "What can you do now?")
 	reqs = e.turns(4)
 	if warm := claudeDeferred(reqs[3]); !slices.Equal(warm, want) {
@@ -112,32 +112,32 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 // interface) sees the form, with the call's arguments, and allows once.
 func TestClaudeApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, claude := newClaudeEnv(t, servers,
-		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "nobody asked"}},
-		modelStep{Text: "denied"},
-		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "allowed by hook"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "nobody asked"}},
+		ModelStep{Text: "denied"},
+		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "allowed by hook"}},
+		ModelStep{Text: "done"},
 	)
 	claudePrint(e, claude, "Echo, nobody to approve.")
 	reqs := e.turns(3)
 	want := "The user denied the call of echo on server go (decided by elicitation). Do not retry it unless the user asks."
-	if got := reqs[2].lastToolResult(); got != want {
+	if got := reqs[2].LastToolResult(); got != want {
 		t.Errorf("unanswered approval gave %q, want %q", got, want)
 	}
 
 	asked := filepath.Join(e.home, "elicitation.json")
 	answer := `{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{"decision":"once"}}}`
-	writeJSON(t, filepath.Join(e.home, ".claude", "settings.json"), map[string]any{"hooks": map[string]any{
+	WriteJSON(t, filepath.Join(e.home, ".claude", "settings.json"), map[string]any{"hooks": map[string]any{
 		"Elicitation": []any{map[string]any{"matcher": "mcpgw", "hooks": []any{map[string]any{
 			"type": "command", "command": "cat > " + asked + "; echo '" + answer + "'",
 		}}}},
 	}})
 	claudePrint(e, claude, "Echo, the hook approves.")
 	reqs = e.turns(6)
-	if got := reqs[5].lastToolResult(); got != "allowed by hook" {
+	if got := reqs[5].LastToolResult(); got != "allowed by hook" {
 		t.Errorf("approved call gave %q", got)
 	}
 	data, err := os.ReadFile(asked)

@@ -26,7 +26,7 @@ const codexCLI = "node_modules/@openai/codex/bin/codex.js"
 // newCodexEnv is an agentEnv for Codex: the README's config.toml with the
 // fake model as its provider, and mcpgw's daemon started beforehand as a
 // service. It returns the command line that runs Codex on prompt.
-func newCodexEnv(t *testing.T, servers map[string]any, script ...modelStep) (*agentEnv, func(prompt string) []string) {
+func newCodexEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	codex := needAgent(t, codexCLI)
 	node := needAgent(t, "node_modules/node/bin/node")
@@ -39,7 +39,7 @@ func newCodexEnv(t *testing.T, servers map[string]any, script ...modelStep) (*ag
 			t.Skipf("a daemon's socket is at %s, which Codex's MCP servers would reach before the test's", own)
 		}
 	}
-	e := newAgentEnv(t, openAIResponses{}, servers, script...)
+	e := newAgentEnv(t, OpenAIResponses{}, servers, script...)
 	config := fmt.Sprintf(`model = "fake"
 model_provider = "fake"
 
@@ -53,7 +53,7 @@ command = %q
 args = ["stdio"]
 required = true
 default_tools_approval_mode = "approve"
-`, e.model.baseURL(), e.bin)
+`, e.model.BaseURL(), e.bin)
 	if err := os.MkdirAll(filepath.Join(e.home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func (e *agentEnv) serve() {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, "serve")
 	cmd.Env = e.env
-	startProcess(e.t, cmd)
-	waitHTTP(e.t, e.url+"/healthz")
+	StartProcess(e.t, cmd)
+	WaitHTTP(e.t, e.url+"/healthz")
 }
 
 // codexResult is how Codex hands the model an MCP tool's text: after the
@@ -94,10 +94,10 @@ func codexResult(t *testing.T, got string) string {
 func TestCodexProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, codex := newCodexEnv(t, goServer,
-		modelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"search": "echo"}},
-		modelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from codex"}}},
-		modelStep{Text: "done"},
-		modelStep{Text: "warm"},
+		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"search": "echo"}},
+		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from codex"}}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "warm"},
 	)
 	cmd := codex("Echo a greeting through the gateway.")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -106,10 +106,10 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 	if got := mcpTools(reqs[0], "mcp__"); !slices.Equal(got, want) {
 		t.Errorf("first request offers MCP tools %v, want %v", got, want)
 	}
-	if got := codexResult(t, reqs[1].lastToolResult()); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
+	if got := codexResult(t, reqs[1].LastToolResult()); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
 		t.Errorf("search result:\n%s", got)
 	}
-	if got := codexResult(t, reqs[2].lastToolResult()); got != "hello from codex" {
+	if got := codexResult(t, reqs[2].LastToolResult()); got != "hello from codex" {
 		t.Errorf("the call gave %q", got)
 	}
 	// Through the daemon the test started, found by its advertisement, not
@@ -118,7 +118,7 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 		t.Errorf("the test's daemon counted %q calls of go's tools, want 1", got)
 	}
 
-	stopDaemonAt(t, e.url)
+	StopDaemonAt(t, e.url)
 	e.serve()
 	cmd = codex("And now?")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -134,16 +134,16 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 // told it was denied.
 func TestCodexApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, codex := newCodexEnv(t, servers,
-		modelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "nobody asked"}}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "nobody asked"}}},
+		ModelStep{Text: "done"},
 	)
 	cmd := codex("Echo, nobody to approve.")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs := e.turns(2)
 	want := "The user denied the call of echo on server go (decided by elicitation). Do not retry it unless the user asks."
-	if got := codexResult(t, reqs[1].lastToolResult()); got != want {
+	if got := codexResult(t, reqs[1].LastToolResult()); got != want {
 		t.Errorf("the call gave %q, want %q", got, want)
 	}
 }

@@ -19,20 +19,20 @@ const geminiCLI = "node_modules/@google/gemini-cli/bundle/gemini.js"
 // model with an API key, usage statistics and update checks off, the
 // working directory trusted, and the README's mcpServers entry. It
 // returns the command line that runs Gemini CLI on prompt.
-func newGeminiEnv(t *testing.T, servers map[string]any, script ...modelStep) (*agentEnv, func(prompt string) []string) {
+func newGeminiEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	gemini := needAgent(t, geminiCLI)
 	node := needAgent(t, "node_modules/node/bin/node")
-	e := newAgentEnv(t, geminiContent{}, servers, script...)
-	e.setenv("GOOGLE_GEMINI_BASE_URL="+e.model.rootURL(), "GEMINI_API_KEY=fake")
-	writeJSON(t, filepath.Join(e.home, ".gemini", "settings.json"), map[string]any{
+	e := newAgentEnv(t, GeminiContent{}, servers, script...)
+	e.setenv("GOOGLE_GEMINI_BASE_URL="+e.model.RootURL(), "GEMINI_API_KEY=fake")
+	WriteJSON(t, filepath.Join(e.home, ".gemini", "settings.json"), map[string]any{
 		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":    map[string]any{"usageStatisticsEnabled": false},
 		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 		"mcpServers": map[string]any{"mcpgw": map[string]any{"command": e.bin, "args": []string{"stdio"}}},
 	})
 	// What trusting the folder in Gemini CLI's interface writes.
-	writeJSON(t, filepath.Join(e.home, ".gemini", "trustedFolders.json"), map[string]any{e.dir: "TRUST_FOLDER"})
+	WriteJSON(t, filepath.Join(e.home, ".gemini", "trustedFolders.json"), map[string]any{e.dir: "TRUST_FOLDER"})
 	// A model named, so that Gemini CLI asks no model of its own which
 	// model to use (its router's side requests).
 	return e, func(prompt string) []string {
@@ -41,7 +41,7 @@ func newGeminiEnv(t *testing.T, servers map[string]any, script ...modelStep) (*a
 }
 
 // mcpTools is the tools of a request named with prefix.
-func mcpTools(r modelRequest, prefix string) []string {
+func mcpTools(r ModelRequest, prefix string) []string {
 	var names []string
 	for _, n := range r.Tools {
 		if strings.HasPrefix(n, prefix) {
@@ -63,10 +63,10 @@ func geminiResult(text string) string {
 func TestGeminiProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, gemini := newGeminiEnv(t, goServer,
-		modelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"search": "echo"}},
-		modelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from gemini"}}},
-		modelStep{Text: "done"},
-		modelStep{Text: "warm"},
+		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"search": "echo"}},
+		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from gemini"}}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "warm"},
 	)
 	cmd := gemini("Echo a greeting through the gateway.")
 	t.Logf("gemini output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -75,14 +75,14 @@ func TestGeminiProxySearchThenCall(t *testing.T) {
 	if got := mcpTools(reqs[0], "mcp_"); !slices.Equal(got, want) {
 		t.Errorf("first request offers MCP tools %v, want %v", got, want)
 	}
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
 		t.Errorf("search result:\n%s", got)
 	}
-	if got := reqs[2].lastToolResult(); got != geminiResult("hello from gemini") {
+	if got := reqs[2].LastToolResult(); got != geminiResult("hello from gemini") {
 		t.Errorf("the call gave %q", got)
 	}
 
-	stopDaemonAt(t, e.url)
+	StopDaemonAt(t, e.url)
 	cmd = gemini("And now?")
 	t.Logf("gemini output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)
@@ -96,10 +96,10 @@ func TestGeminiProxySearchThenCall(t *testing.T) {
 // result.
 func TestGeminiApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, gemini := newGeminiEnv(t, servers,
-		modelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
+		ModelStep{Text: "done"},
 	)
 	cmd := gemini("Echo after approval.")
 	wait := e.start(cmd[0], cmd[1:]...)
@@ -109,7 +109,7 @@ func TestGeminiApproval(t *testing.T) {
 	if !strings.Contains(list, `message: "approved"`) {
 		t.Errorf("mcpgw approve --list does not show the call's argument:\n%s", list)
 	}
-	if got := reqs[1].lastToolResult(); got != geminiResult("approved") {
+	if got := reqs[1].LastToolResult(); got != geminiResult("approved") {
 		t.Errorf("the approved call gave %q", got)
 	}
 }

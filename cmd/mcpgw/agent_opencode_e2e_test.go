@@ -26,17 +26,17 @@ const opencodeCLI = "node_modules/opencode-linux-x64-baseline/bin/opencode"
 // config directory with npm; npm is kept offline, the install fails, and
 // opencode goes on without it. It returns the command line that runs
 // opencode on prompt.
-func newOpencodeEnv(t *testing.T, servers map[string]any, script ...modelStep) (*agentEnv, func(prompt string) []string) {
+func newOpencodeEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	opencode := needAgent(t, opencodeCLI)
-	e := newAgentEnv(t, openAIChat{}, servers, script...)
+	e := newAgentEnv(t, OpenAIChat{}, servers, script...)
 	e.setenv("OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1", "npm_config_offline=true")
-	writeJSON(t, filepath.Join(e.home, ".config", "opencode", "opencode.json"), map[string]any{
+	WriteJSON(t, filepath.Join(e.home, ".config", "opencode", "opencode.json"), map[string]any{
 		"$schema": "https://opencode.ai/config.json",
 		"provider": map[string]any{"fake": map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": "fake",
-			"options": map[string]any{"baseURL": e.model.baseURL(), "apiKey": "fake"},
+			"options": map[string]any{"baseURL": e.model.BaseURL(), "apiKey": "fake"},
 			"models":  map[string]any{"fake": map[string]any{"name": "fake"}},
 		}},
 		"model": "fake/fake",
@@ -52,10 +52,10 @@ func newOpencodeEnv(t *testing.T, servers map[string]any, script ...modelStep) (
 func TestOpencodeProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, opencode := newOpencodeEnv(t, goServer,
-		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"search": "echo"}},
-		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from opencode"}}},
-		modelStep{Text: "done"},
-		modelStep{Text: "warm"},
+		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"search": "echo"}},
+		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from opencode"}}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "warm"},
 	)
 	cmd := opencode("Echo a greeting through the gateway.")
 	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -64,14 +64,14 @@ func TestOpencodeProxySearchThenCall(t *testing.T) {
 	if got := mcpTools(reqs[0], "mcpgw_"); !slices.Equal(got, want) {
 		t.Errorf("first request offers mcpgw's tools %v, want %v", got, want)
 	}
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.\n") {
 		t.Errorf("search result:\n%s", got)
 	}
-	if got := reqs[2].lastToolResult(); got != "hello from opencode" {
+	if got := reqs[2].LastToolResult(); got != "hello from opencode" {
 		t.Errorf("the call gave %q", got)
 	}
 
-	stopDaemonAt(t, e.url)
+	StopDaemonAt(t, e.url)
 	cmd = opencode("And now?")
 	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)
@@ -85,10 +85,10 @@ func TestOpencodeProxySearchThenCall(t *testing.T) {
 // result.
 func TestOpencodeApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, opencode := newOpencodeEnv(t, servers,
-		modelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
+		ModelStep{Text: "done"},
 	)
 	cmd := opencode("Echo after approval.")
 	wait := e.start(cmd[0], cmd[1:]...)
@@ -98,7 +98,7 @@ func TestOpencodeApproval(t *testing.T) {
 	if !strings.Contains(list, `message: "approved"`) {
 		t.Errorf("mcpgw approve --list does not show the call's argument:\n%s", list)
 	}
-	if got := reqs[1].lastToolResult(); got != "approved" {
+	if got := reqs[1].LastToolResult(); got != "approved" {
 		t.Errorf("the approved call gave %q", got)
 	}
 }

@@ -20,13 +20,13 @@ import (
 func TestAliasCountsAndLogsItsOwn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	srv := map[string]any{"command": testServerBin, "args": []string{"testserver"}}
-	config := writeConfig(t, dir, map[string]any{"a": srv, "b": srv}, nil)
-	d := startDaemonProc(t, dir, config)
-	bin := buildMcpgw(t)
+	srv := map[string]any{"command": TestServerBin, "args": []string{"testserver"}}
+	config := WriteConfig(t, dir, map[string]any{"a": srv, "b": srv}, nil)
+	d := StartDaemon(t, dir, config)
+	bin := BuildMcpgw(t)
 	cli := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(bin, append(args[:1:1], append([]string{"--url", d.url}, args[1:]...)...)...).CombinedOutput()
+		out, err := exec.Command(bin, append(args[:1:1], append([]string{"--url", d.URL}, args[1:]...)...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("mcpgw %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -65,15 +65,15 @@ func TestAliasCountsAndLogsItsOwn(t *testing.T) {
 func TestStatusCountsToolsAsTheConnectLog(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
-	d := startDaemonProc(t, dir, config)
-	bin := buildMcpgw(t)
-	if out, err := exec.Command(bin, "connect", "--url", d.url, "go").CombinedOutput(); err != nil {
+	config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
+	d := StartDaemon(t, dir, config)
+	bin := BuildMcpgw(t)
+	if out, err := exec.Command(bin, "connect", "--url", d.URL, "go").CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw connect go: %v\n%s", err, out)
 	}
 	var logged, loggedRes string
-	pollUntil(t, "the connect line", func() bool {
-		for _, l := range strings.Split(d.proc.output.String(), "\n") {
+	PollUntil(t, "the connect line", func() bool {
+		for _, l := range strings.Split(d.Proc.Output.String(), "\n") {
 			if strings.Contains(l, `msg="upstream connected"`) && strings.Contains(l, "server=go") {
 				_, after, _ := strings.Cut(l, " tools=")
 				logged, _, _ = strings.Cut(after, " ")
@@ -84,7 +84,7 @@ func TestStatusCountsToolsAsTheConnectLog(t *testing.T) {
 		}
 		return false
 	})
-	out, err := exec.Command(bin, "status", "--json", "--url", d.url).Output()
+	out, err := exec.Command(bin, "status", "--json", "--url", d.URL).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestStatusCountsToolsAsTheConnectLog(t *testing.T) {
 	if got := fmt.Sprint(s.Resources); got != loggedRes || s.Resources != len(fakeupstream.ResourceURIs) {
 		t.Errorf("status counts %d resources, the connect line resources=%s, the server lists %d", s.Resources, loggedRes, len(fakeupstream.ResourceURIs))
 	}
-	text, err := exec.Command(bin, "status", "--url", d.url).Output()
+	text, err := exec.Command(bin, "status", "--url", d.URL).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,14 +36,14 @@ func hidingArgs() map[string]any {
 // the same, and --full the whole.
 func TestApprovalFormShowsWhatItApproves(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	call := mcpCall(map[string]any{"tool": "p_delete_thing", "args": hidingArgs()})
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	call := MCPCall(map[string]any{"tool": "p_delete_thing", "args": hidingArgs()})
 
-	r := runClient(t, Target{URL: d.mcpURL(), Elicit: "accept", ElicitDefaults: true}, []Step{call, {Op: "notifications"}})
+	r := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept", ElicitDefaults: true}, []Step{call, {Op: "notifications"}})
 	if got := r[0].Text(); !r[0].IsError() || !strings.Contains(got, "denied") {
 		t.Errorf("a form accepted with its defaults filled in: %q, want denied", got)
 	}
@@ -88,21 +88,21 @@ func TestApprovalFormShowsWhatItApproves(t *testing.T) {
 	// A session that cannot be asked: the CLI lists the same, --full the
 	// whole, then denies it.
 	done := make(chan []StepResult, 1)
-	go func() { done <- runClient(t, Target{URL: d.mcpURL()}, []Step{call}) }()
-	p := waitPending(t, d, "delete_thing")
-	bin := buildMcpgw(t)
-	list, err := exec.Command(bin, "approve", "--list", "--url", d.url).CombinedOutput()
+	go func() { done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{call}) }()
+	p := WaitPending(t, d, "delete_thing")
+	bin := BuildMcpgw(t)
+	list, err := exec.Command(bin, "approve", "--list", "--url", d.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpgw approve --list: %v\n%s", err, list)
 	}
 	shows("mcpgw approve --list", string(list))
-	full, err := exec.Command(bin, "approve", "--list", "--full", "--url", d.url).CombinedOutput()
+	full, err := exec.Command(bin, "approve", "--list", "--full", "--url", d.URL).CombinedOutput()
 	if err != nil || !strings.Contains(string(full), "harmless"+strings.Repeat(" ", 300)+"; and-also-PRODUCTION") &&
 		!strings.Contains(string(full), "harmless⟨300 spaces⟩; and-also-PRODUCTION") {
 		t.Errorf("mcpgw approve --list --full does not show the value whole: %v\n%s", err, full)
 	}
 	shows("mcpgw approve --list --full", string(full))
-	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, p.ID).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.URL, p.ID).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve --deny: %v\n%s", err, out)
 	}
 	if got := (<-done)[0].Text(); !strings.Contains(got, "denied") {

@@ -19,7 +19,7 @@ import (
 // keeps the running configuration).
 func TestBrokenImportAtStart(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	claude := filepath.Join(dir, "config", "Claude", "claude_desktop_config.json")
 	const truncated = `{"mcpServers": {"cd": {"command": "x", "args": [`
@@ -28,11 +28,11 @@ func TestBrokenImportAtStart(t *testing.T) {
 	config := filepath.Join(dir, "mcp.json")
 	saveFileInPlace(t, config, mcpJSON(t, map[string]any{"own": pidServerEntry(bin, dir, "own")},
 		map[string]any{"imports": []string{"claude-desktop", "cursor"}}))
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
 	status := func() string {
 		t.Helper()
-		out, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+		out, err := exec.Command(bin, "status", "--url", d.URL).CombinedOutput()
 		if err != nil {
 			t.Fatalf("mcpgw status: %v\n%s", err, out)
 		}

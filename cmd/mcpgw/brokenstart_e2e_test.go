@@ -13,11 +13,11 @@ import (
 // rather than exiting into a systemd restart loop.
 func TestBrokenConfigAtStart(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	saveFileInPlace(t, path, []byte(`{"mcpServers": {"a": {"command": "x", "lifecycle": "lazzy"}}}`))
-	d := startDaemonProc(t, dir, path)
+	d := StartDaemon(t, dir, path)
 
 	r := d.report(t)
 	if r.LastReload == nil || r.LastReload.OK || !strings.Contains(r.LastReload.Error, "lifecycle") {
@@ -30,7 +30,7 @@ func TestBrokenConfigAtStart(t *testing.T) {
 		t.Errorf("mcpgw_config_last_reload_successful = %s, want 0", v)
 	}
 	// There was no good config to keep running: status says none runs.
-	out, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+	out, err := exec.Command(bin, "status", "--url", d.URL).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "does NOT load, so no servers run until it is fixed") ||
 		!strings.Contains(string(out), "lifecycle") || strings.Contains(string(out), "last good config") ||
 		strings.Contains(string(out), "No servers configured") {

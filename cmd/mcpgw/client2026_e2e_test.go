@@ -15,24 +15,24 @@ import (
 // over the shim a connection is one client's, and the mode is as asked.
 func TestClient2026(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, npmInstallHint)
+	NeedNode(t)
+	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, NPMInstallHint)
 	}
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	shim := func(mode string) []string {
-		return []string{bin, "stdio", "--socket", d.socket, "--no-start", "--mode", mode}
+		return []string{bin, "stdio", "--socket", d.Socket, "--no-start", "--mode", mode}
 	}
 	echo := func(mode string) Step {
 		if mode == "direct" {
-			return call("go_echo", map[string]any{"message": "2026"})
+			return Call("go_echo", map[string]any{"message": "2026"})
 		}
-		return mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "2026"}})
+		return MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "2026"}})
 	}
 	for _, tc := range []struct {
 		name   string
@@ -40,9 +40,9 @@ func TestClient2026(t *testing.T) {
 		mode   string   // the mode it is served in
 		tools  []string // what it lists (all of them, or some for direct)
 	}{
-		{"http-proxy", Target{URL: d.mcpURL()}, "proxy", []string{"mcp"}},
-		{"http-toolsearch", Target{URL: d.mcpURL() + "?mode=toolsearch"}, "proxy", []string{"mcp"}},
-		{"http-direct", Target{URL: d.mcpURL() + "?mode=direct"}, "direct", []string{"go_add", "go_echo"}},
+		{"http-proxy", Target{URL: d.MCPURL()}, "proxy", []string{"mcp"}},
+		{"http-toolsearch", Target{URL: d.MCPURL() + "?mode=toolsearch"}, "proxy", []string{"mcp"}},
+		{"http-direct", Target{URL: d.MCPURL() + "?mode=direct"}, "direct", []string{"go_add", "go_echo"}},
 		{"shim-proxy", Target{Command: shim("proxy")}, "proxy", []string{"mcp"}},
 		{"shim-toolsearch", Target{Command: shim("toolsearch")}, "toolsearch", []string{"ToolSearch", "mcp_script"}},
 		{"shim-direct", Target{Command: shim("direct")}, "direct", []string{"go_add", "go_echo"}},
@@ -54,7 +54,7 @@ func TestClient2026(t *testing.T) {
 			if tc.mode != "toolsearch" {
 				steps = append(steps, echo(tc.mode))
 			}
-			res := runClient(t, tc.target, steps)
+			res := RunClient(t, tc.target, steps)
 			if len(res) != len(steps) {
 				t.Fatalf("%d results for %d steps: %v", len(res), len(steps), res)
 			}
@@ -102,35 +102,35 @@ func TestClient2026(t *testing.T) {
 // upstream gets the answer (its requestState untouched by mcpgw).
 func TestClient2026InputRequired(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, npmInstallHint)
+	NeedNode(t)
+	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, NPMInstallHint)
 	}
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	for _, tc := range []struct {
 		name   string
 		target Target
 		proxy  bool // through the mcp tool
 	}{
-		{"http", Target{URL: d.mcpURL()}, false},
-		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}, false},
-		{"http/mcp tool", Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "proxy"}}, true},
-		{"shim/mcp tool", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start", "--mode", "proxy"}}, true},
+		{"http", Target{URL: d.MCPURL()}, false},
+		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}}, false},
+		{"http/mcp tool", Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "proxy"}}, true},
+		{"shim/mcp tool", Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start", "--mode", "proxy"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Driver = "client2026.mjs"
 			tc.target.Sample = "sampled by the client"
-			step := call("test_sampling", map[string]any{"prompt": "a question"})
+			step := Call("test_sampling", map[string]any{"prompt": "a question"})
 			if tc.proxy {
-				step = call("mcp", map[string]any{"tool": "test_sampling", "args": map[string]any{"prompt": "a question"}})
+				step = Call("mcp", map[string]any{"tool": "test_sampling", "args": map[string]any{"prompt": "a question"}})
 			}
-			res := runClient(t, tc.target, []Step{step})
+			res := RunClient(t, tc.target, []Step{step})
 			if len(res) != 1 || !res[0].OK || res[0].IsError() || !strings.Contains(res[0].Text(), "LLM response: sampled by the client") {
 				t.Errorf("test_sampling: %v", res)
 			}

@@ -43,15 +43,15 @@ func decodeScriptOutput(t *testing.T, text string) scriptOutput {
 // from the command line, and `mcpgw audit` names the scripts' calls.
 func TestCodeModeE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	node, args := everythingStdioCommand()
-	config := writeConfig(t, dir, map[string]any{
+	node, args := EverythingStdio()
+	config := WriteConfig(t, dir, map[string]any{
 		"everything": map[string]any{"command": node, "args": args},
-		"p":          policyServer(map[string]any{"approveTools": []string{"delete_*"}}),
+		"p":          PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config)
-	waitCached(t, d.cache, "everything")
+	d := StartDaemon(t, dir, config)
+	WaitCached(t, d.Cache, "everything")
 
 	const weather = `
 		const hits = tools.search("weather structured content", {limit: 5});
@@ -65,8 +65,8 @@ func TestCodeModeE2E(t *testing.T) {
 		const del = await tools.call("p_delete_thing", {name: "from-script"});
 		emit({signatureHasLocation: sig.includes("location")});
 		return {temp: w.data.temperature, conditions: w.data.conditions, sum: sum.data, echo: echo.data, deleted: del.ok && del.data};`
-	res := runClient(t, Target{URL: d.mcpURL(), Elicit: "accept:once"}, []Step{
-		mcpCall(map[string]any{"script": weather}),
+	res := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept:once"}, []Step{
+		MCPCall(map[string]any{"script": weather}),
 		{Op: "notifications"},
 	})
 	if !res[0].OK || res[0].IsError() {
@@ -100,12 +100,12 @@ func TestCodeModeE2E(t *testing.T) {
 
 	// toolsearch mode: mcp_script is listed and works the same way; a
 	// script that fails says why, and its calls so far are in the trace.
-	ts := runClient(t, Target{URL: d.mcpURL() + "?mode=toolsearch"}, []Step{
+	ts := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
 		{Op: "listTools"},
-		call("mcp_script", map[string]any{"script": `return (await tools.call("everything_get-sum", {a: 1, b: 2})).data`}),
-		call("mcp_script", map[string]any{"script": `await tools.call("everything_echo", {message: "x"}); null.boom`}),
+		Call("mcp_script", map[string]any{"script": `return (await tools.call("everything_get-sum", {a: 1, b: 2})).data`}),
+		Call("mcp_script", map[string]any{"script": `await tools.call("everything_echo", {message: "x"}); null.boom`}),
 	})
-	if names := toolNamesOf(t, ts[0]); strings.Join(names, ",") != "ToolSearch,mcp_script" {
+	if names := ToolNames(t, ts[0]); strings.Join(names, ",") != "ToolSearch,mcp_script" {
 		t.Errorf("toolsearch session lists %v", names)
 	}
 	if o := decodeScriptOutput(t, ts[1].Text()); ts[1].IsError() || !strings.Contains(string(o.Result), "3") {
@@ -117,8 +117,8 @@ func TestCodeModeE2E(t *testing.T) {
 	}
 
 	// The command line: -e, a file, stdin.
-	bin := buildMcpgw(t)
-	cli, err := exec.Command(bin, "script", "--url", d.url, "-e",
+	bin := BuildMcpgw(t)
+	cli, err := exec.Command(bin, "script", "--url", d.URL, "-e",
 		`const r = await tools.call("everything_echo", {message: "from the CLI"}); console.log("len", r.data.length); return r.data`).CombinedOutput()
 	if err != nil || !strings.Contains(string(cli), `"result": "Echo: from the CLI"`) || !strings.Contains(string(cli), `"len 18"`) {
 		t.Errorf("mcpgw script -e: %v\n%s", err, cli)
@@ -127,11 +127,11 @@ func TestCodeModeE2E(t *testing.T) {
 	if err := os.WriteFile(file, []byte("while (true) {}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cli, err = exec.Command(bin, "script", "--url", d.url, file, "--timeout", "300ms").CombinedOutput()
+	cli, err = exec.Command(bin, "script", "--url", d.URL, file, "--timeout", "300ms").CombinedOutput()
 	if err == nil || !strings.Contains(string(cli), `"code": "timeout"`) {
 		t.Errorf("mcpgw script FILE --timeout: %v\n%s", err, cli)
 	}
-	stdin := exec.Command(bin, "script", "--url", d.url, "-")
+	stdin := exec.Command(bin, "script", "--url", d.URL, "-")
 	stdin.Stdin = strings.NewReader(`return tools.search("sum of two numbers", {limit: 1}).map(t => t.signature)`)
 	cli, err = stdin.CombinedOutput()
 	if err != nil || !strings.Contains(string(cli), `everything_get-sum(args: { a: number; b: number })`) {
@@ -140,7 +140,7 @@ func TestCodeModeE2E(t *testing.T) {
 
 	// mcpgw status lists the scripts run, newest first: the five latest
 	// (the CLI's three first), then how many more.
-	status, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+	status, err := exec.Command(bin, "status", "--url", d.URL).CombinedOutput()
 	if err != nil || !strings.Contains(string(status), "recent scripts") || !strings.Contains(string(status), "  ok  0 calls") ||
 		!strings.Contains(string(status), "the script ran past its deadline of 300ms") || !strings.Contains(string(status), "  and 1 more") {
 		t.Errorf("mcpgw status: %v\n%s", err, status)

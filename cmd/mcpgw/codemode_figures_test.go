@@ -21,50 +21,50 @@ func TestCodemodeFigures(t *testing.T) {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
 	needPi(t)
-	node, args := everythingStdioCommand()
+	node, args := EverythingStdio()
 	servers := map[string]any{
-		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}
 	const mcpgwScript = `const r = await Promise.all([
   tools.call("go_echo", {message: "one"}), tools.call("go_echo", {message: "two"}),
   tools.call("go_echo", {message: "three"}), tools.call("go_add", {a: 20, b: 22})]);
 return r.map(x => x.data);`
-	calls := func(prefix string) []modelStep {
-		var steps []modelStep
+	calls := func(prefix string) []ModelStep {
+		var steps []ModelStep
 		for _, m := range []string{"one", "two", "three"} {
-			steps = append(steps, modelStep{Tool: prefix + "go_echo", Args: map[string]any{"message": m}})
+			steps = append(steps, ModelStep{Tool: prefix + "go_echo", Args: map[string]any{"message": m}})
 		}
-		return append(steps, modelStep{Tool: prefix + "go_add", Args: map[string]any{"a": 20, "b": 22}}, modelStep{Text: "done"})
+		return append(steps, ModelStep{Tool: prefix + "go_add", Args: map[string]any{"a": 20, "b": 22}}, ModelStep{Text: "done"})
 	}
 	setups := []struct {
 		name     string
 		shim     []string
 		settings map[string]any
-		steps    []modelStep
+		steps    []ModelStep
 	}{
-		{"Pi 1.5, codemode (its default) + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"}, []modelStep{
+		{"Pi 1.5, codemode (its default) + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"}, []ModelStep{
 			{Tool: "codemode", Args: map[string]any{"code": `return JSON.stringify(await Promise.all([
   tools.mcp__mcpgw__go_echo({message: "one"}), tools.mcp__mcpgw__go_echo({message: "two"}),
   tools.mcp__mcpgw__go_echo({message: "three"}), tools.mcp__mcpgw__go_add({a: 20, b: 22})]));`}},
 			{Text: "done"},
 		}},
-		{"Pi 1.5, direct + mcpgw proxy, mcp({script})", []string{"--mode", "proxy"}, map[string]any{"pi15Exposure": "direct"}, []modelStep{
+		{"Pi 1.5, direct + mcpgw proxy, mcp({script})", []string{"--mode", "proxy"}, map[string]any{"pi15Exposure": "direct"}, []ModelStep{
 			{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"script": mcpgwScript}}, {Text: "done"},
 		}},
 		{"Pi 1.5, deferred + tool_search + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
-			append([]modelStep{{ToolFrom: "tool_search", Args: map[string]any{"query": "echo add numbers", "limit": 3}}}, calls("mcp__mcpgw__")...)},
+			append([]ModelStep{{ToolFrom: "tool_search", Args: map[string]any{"query": "echo add numbers", "limit": 3}}}, calls("mcp__mcpgw__")...)},
 		{"Pi 1.5, direct + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"}, calls("mcp__mcpgw__")},
-		{"Pi 0.86 + adapter, mcpScript + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"disableProxyTool": true}, []modelStep{
+		{"Pi 0.86 + adapter, mcpScript + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"disableProxyTool": true}, []ModelStep{
 			{Tool: "mcpScript", Args: map[string]any{"code": `emit(await Promise.all([
   tools.call("mcpgw_go_echo", {message: "one"}), tools.call("mcpgw_go_echo", {message: "two"}),
   tools.call("mcpgw_go_echo", {message: "three"}), tools.call("mcpgw_go_add", {a: 20, b: 22})]));`}},
 			{Text: "done"},
 		}},
-		{"Pi 0.86 + adapter, mcpgw proxy, mcp({script})", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []modelStep{
+		{"Pi 0.86 + adapter, mcpgw proxy, mcp({script})", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []ModelStep{
 			{Tool: "mcpgw_mcp", Args: map[string]any{"script": mcpgwScript}}, {Text: "done"},
 		}},
-		{"Pi 0.86 + adapter, mcpgw proxy, one call per turn", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []modelStep{
+		{"Pi 0.86 + adapter, mcpgw proxy, one call per turn", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []ModelStep{
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "one"}}},
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "two"}}},
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "three"}}},
@@ -77,13 +77,13 @@ return r.map(x => x.data);`
 	for _, s := range setups {
 		e := newPiEnv(t, servers, nil, s.shim, s.settings, s.steps...)
 		e.runPi("Echo one, two and three, and add 20 and 22.")
-		reqs := e.model.requests()
+		reqs := e.model.Requests()
 		total, largest := 0, 0
 		for _, r := range reqs {
 			total += r.Bytes
 			largest = max(largest, r.Bytes)
 		}
-		last := reqs[len(reqs)-1].lastToolResult()
+		last := reqs[len(reqs)-1].LastToolResult()
 		if !strings.Contains(last, "42") {
 			t.Errorf("%s: the last result lacks 42: %s", s.name, last)
 		}

@@ -23,8 +23,8 @@ func TestColdFigures(t *testing.T) {
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
-	needNode(t)
-	node, args := everythingStdioCommand()
+	NeedNode(t)
+	node, args := EverythingStdio()
 	for _, n := range []int{1, 10} {
 		var fromStart, fromAsk []time.Duration
 		for range 5 {
@@ -33,9 +33,9 @@ func TestColdFigures(t *testing.T) {
 			for i := range n {
 				servers[fmt.Sprintf("ev%d", i)] = map[string]any{"command": node, "args": args}
 			}
-			config := writeConfig(t, dir, servers, nil)
+			config := WriteConfig(t, dir, servers, nil)
 			start := time.Now()
-			d := startDaemonProc(t, dir, config, "--log-level", "warn")
+			d := StartDaemon(t, dir, config, "--log-level", "warn")
 			c := connectGateway(t, d)
 			ask := time.Now()
 			text, _ := c.mcp(map[string]any{"search": "echo"})
@@ -46,7 +46,7 @@ func TestColdFigures(t *testing.T) {
 					t.Errorf("%d servers: the cold answer lacks ev%d_echo:\n%s", n, i, text)
 				}
 			}
-			d.proc.stop()
+			d.Proc.Stop()
 		}
 		slices.Sort(fromStart)
 		slices.Sort(fromAsk)

@@ -21,7 +21,7 @@ func TestBashCompletion(t *testing.T) {
 	// The script calls mcpgw by name: put it on PATH as that (a race
 	// build has another name).
 	binDir := t.TempDir()
-	if err := os.Symlink(buildMcpgw(t), filepath.Join(binDir, "mcpgw")); err != nil {
+	if err := os.Symlink(BuildMcpgw(t), filepath.Join(binDir, "mcpgw")); err != nil {
 		t.Fatal(err)
 	}
 	home := t.TempDir()

@@ -80,10 +80,10 @@ func TestConformanceRequirements(t *testing.T) {
 	node22, cli := needConformanceNext(t)
 	direct := startConformanceServer(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"conformance": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"conformance": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 
 	// Each server takes one revision after the other; the two run at once.
 	directRuns := map[string]requirementsRun{}
@@ -96,7 +96,7 @@ func TestConformanceRequirements(t *testing.T) {
 	})
 	wg.Go(func() {
 		for _, rev := range conformanceRevisions {
-			gwRuns[rev] = runRequirements(t, node22, cli, d.mcpURL(), rev)
+			gwRuns[rev] = runRequirements(t, node22, cli, d.MCPURL(), rev)
 		}
 	})
 	wg.Wait()
@@ -113,12 +113,12 @@ func TestConformanceRequirements(t *testing.T) {
 func needConformanceNext(t *testing.T) (node22, cli string) {
 	t.Helper()
 	node22, _ = needConformance(t)
-	cli = e2ePath(conformanceNext)
+	cli = Path(conformanceNext)
 	if _, err := os.Stat(cli); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
+			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, NPMInstallHint)
 		}
-		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, npmInstallHint)
+		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, NPMInstallHint)
 	}
 	return node22, cli
 }
@@ -168,12 +168,12 @@ func checkThrough(t *testing.T, directRun, gwRun requirementsRun, failsDirectly,
 // a port of its own, and returns its MCP URL, the first line it prints.
 func startConformanceServer(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(testServerBin, "conformance-upstream-http", "127.0.0.1:0")
+	cmd := exec.Command(TestServerBin, "conformance-upstream-http", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProcess(t, cmd)
+	p := StartProcess(t, cmd)
 	line := make(chan string, 1)
 	go func() { // ends with the first line, or when the process is stopped
 		s, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -182,12 +182,12 @@ func startConformanceServer(t *testing.T) string {
 	select {
 	case url := <-line:
 		if url == "" {
-			<-p.exited
-			t.Fatalf("starting the conformance server: it printed no URL: %v\n%s", p.err, p.output)
+			<-p.Exited
+			t.Fatalf("starting the conformance server: it printed no URL: %v\n%s", p.Err, p.Output)
 		}
 		return url
-	case <-time.After(waitLimit):
-		t.Fatalf("starting the conformance server: no URL after %v", waitLimit)
+	case <-time.After(WaitLimit):
+		t.Fatalf("starting the conformance server: no URL after %v", WaitLimit)
 	}
 	return ""
 }
@@ -204,7 +204,7 @@ type requirementsRun struct {
 
 // runRequirements runs the server requirements of revision against url.
 func runRequirements(t *testing.T, node22, cli, url, revision string) requirementsRun {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*WaitLimit)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, node22, cli, "server", "--url", url, "--requirements", revision, "-o", filepath.Join(dir, "checks"))
@@ -231,7 +231,7 @@ func passOnRetry(t *testing.T, r requirementsRun, sc string, res conformanceResu
 	t.Helper()
 	counts := regexp.MustCompile(`Passed: (\d+)/\d+, (\d+) failed`)
 	for i := range conformanceRetries {
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 		cmd := exec.CommandContext(ctx, r.node22, r.cli, "server", "--url", r.url, "--scenario", sc, "--spec-version", r.revision)
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")

@@ -75,7 +75,7 @@ var conformanceAuthThroughCLI = map[string][]string{
 func TestConformanceAuthThroughCLI(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformanceNext(t)
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	run := conformanceRun{env: []string{envConformanceMcpgw + "=" + bin}}
 	for _, rev := range slices.Sorted(maps.Keys(conformanceAuthThroughCLI)) {
 		t.Run(rev, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestConformanceAuthThroughCLI(t *testing.T) {
 			runConformanceScenarios(t, run, conformanceAuthThroughCLI[rev], func(sc string) []string {
 				// --force: an extension scenario is on no revision's
 				// timeline, and is skipped without it.
-				return []string{node22, cli, "client", "--command", testServerBin + " conformance-cli", "--scenario", sc,
+				return []string{node22, cli, "client", "--command", TestServerBin + " conformance-cli", "--scenario", sc,
 					"--spec-version", rev, "--force", "--timeout", conformanceClientTimeout}
 			})
 		})
@@ -134,7 +134,7 @@ func conformanceCLIMain(url string) error {
 	ln.Close()
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"),
-		"MCPGW_LISTEN="+listen, "BROWSER="+testServerBin+" browse")
+		"MCPGW_LISTEN="+listen, "BROWSER="+TestServerBin+" browse")
 	run := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

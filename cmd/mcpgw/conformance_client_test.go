@@ -40,7 +40,7 @@ func TestConformanceClient(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformance(t)
 	runConformanceScenarios(t, conformanceRun{}, conformanceClientScenarios, func(sc string) []string {
-		return []string{node22, cli, "client", "--command", testServerBin + " conformance-client", "--scenario", sc, "--timeout", conformanceClientTimeout}
+		return []string{node22, cli, "client", "--command", TestServerBin + " conformance-client", "--scenario", sc, "--timeout", conformanceClientTimeout}
 	})
 }
 

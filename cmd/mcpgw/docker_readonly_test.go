@@ -35,7 +35,7 @@ func TestDockerWritesOnlyData(t *testing.T) {
 	}
 	volume := strings.NewReplacer("/config", dirs["config"], "/data", dirs["data"])
 	writeTestFile(t, filepath.Join(dirs["config"], "mcp.json"),
-		`{"mcpServers": {"go": {"command": "`+testServerBin+`", "args": ["testserver"]}}}`)
+		`{"mcpServers": {"go": {"command": "`+TestServerBin+`", "args": ["testserver"]}}}`)
 
 	env := withoutVars(os.Environ(), "HOME", "TMPDIR", "XDG_", "MCPGW_", "npm_config_", "NPM_CONFIG_", "NOTIFY_SOCKET")
 	var imageEnv []string
@@ -50,19 +50,19 @@ func TestDockerWritesOnlyData(t *testing.T) {
 	const token = "container-token"
 	env = append(append(env, imageEnv...), "HOME="+dirs["home"], "TMPDIR="+dirs["tmp"], "MCPGW_TOKEN="+token)
 
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(FreePort(t))
 	var args []string
 	for _, a := range execForm(t, static.one(t, "CMD")) {
 		a = strings.Replace(a, "0.0.0.0:7332", "127.0.0.1:"+port, 1)
 		args = append(args, volume.Replace(a))
 	}
-	cmd := exec.Command(buildMcpgw(t), args...)
+	cmd := exec.Command(BuildMcpgw(t), args...)
 	cmd.Env = env
 	cmd.Dir = dirs["home"]
-	p := startProcess(t, cmd)
+	p := StartProcess(t, cmd)
 	base := "http://127.0.0.1:" + port
-	if err := waitHTTPOrExit(base+"/healthz", p.exited, waitLimit); err != nil {
-		t.Fatalf("%v\n%s", err, p.output.String())
+	if err := WaitHTTPOrExit(base+"/healthz", p.Exited, WaitLimit); err != nil {
+		t.Fatalf("%v\n%s", err, p.Output.String())
 	}
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -76,16 +76,16 @@ func TestDockerWritesOnlyData(t *testing.T) {
 
 	// A tool call through the daemon: it starts the upstream, writes the
 	// metadata cache and an audit line.
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
-	call := exec.CommandContext(ctx, buildMcpgw(t), "call", "go_echo", `{"message":"from the container"}`)
+	call := exec.CommandContext(ctx, BuildMcpgw(t), "call", "go_echo", `{"message":"from the container"}`)
 	call.Env = append(withoutVars(os.Environ(), "HOME", "XDG_", "MCPGW_"),
 		"HOME="+dirs["cli"], "MCPGW_URL="+base, "MCPGW_TOKEN="+token)
 	out, err := call.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "from the container") {
 		t.Fatalf("mcpgw call go_echo: %v\n%s", err, out)
 	}
-	p.stop()
+	p.Stop()
 
 	for _, d := range []string{"home", "tmp"} {
 		if got := tree(t, dirs[d]); len(got) != 0 {

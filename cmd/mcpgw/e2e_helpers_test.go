@@ -60,18 +60,18 @@ import (
 // waits end on the event, so only a broken daemon reaches the limit. It is
 // long because with every CPU busy, and the package's tests running at
 // once, starting a process under -race alone can take tens of seconds.
-const waitLimit = 2 * time.Minute
+const WaitLimit = 2 * time.Minute
 
 // e2eDir holds the node package of the end-to-end tests, relative to this
 // package's directory (the working directory of its tests).
 const e2eDir = "testdata/e2e"
 
-const npmInstallHint = "(cd cmd/mcpgw/testdata/e2e && npm ci --no-audit --no-fund)"
+const NPMInstallHint = "(cd cmd/mcpgw/testdata/e2e && npm ci --no-audit --no-fund)"
 
 const everythingPkg = "node_modules/@modelcontextprotocol/server-everything"
 
 // e2ePath returns the absolute path of rel inside e2eDir.
-func e2ePath(rel string) string {
+func Path(rel string) string {
 	dir, err := filepath.Abs(e2eDir)
 	if err != nil {
 		panic(err) // only when the working directory is gone
@@ -79,18 +79,18 @@ func e2ePath(rel string) string {
 	return filepath.Join(dir, rel)
 }
 
-// needNode returns the path of node after checking that the e2e node
+// NeedNode returns the path of node after checking that the e2e node
 // packages are installed. When either is missing it fails the test if the
 // environment variable CI is set, and skips it otherwise.
-func needNode(t testing.TB) string {
+func NeedNode(t testing.TB) string {
 	t.Helper()
 	missing := func(format string, args ...any) {
 		t.Helper()
 		msg := fmt.Sprintf(format, args...)
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s; install with: %s", msg, npmInstallHint)
+			t.Fatalf("%s; install with: %s", msg, NPMInstallHint)
 		}
-		t.Skipf("%s; install with: %s", msg, npmInstallHint)
+		t.Skipf("%s; install with: %s", msg, NPMInstallHint)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -100,7 +100,7 @@ func needNode(t testing.TB) string {
 		"node_modules/@modelcontextprotocol/sdk/package.json",
 		everythingPkg + "/dist/index.js",
 	} {
-		if _, err := os.Stat(e2ePath(f)); err != nil {
+		if _, err := os.Stat(Path(f)); err != nil {
 			missing("e2e node packages not installed: %v", err)
 		}
 	}
@@ -110,21 +110,21 @@ func needNode(t testing.TB) string {
 // everythingStdioCommand returns the command line that runs server-everything
 // over stdio, with absolute paths, for an upstream's "command" and "args".
 // Call needNode first.
-func everythingStdioCommand() (cmd string, args []string) {
+func EverythingStdio() (cmd string, args []string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		node = "node"
 	}
-	return node, []string{e2ePath(everythingPkg + "/dist/index.js"), "stdio"}
+	return node, []string{Path(everythingPkg + "/dist/index.js"), "stdio"}
 }
 
 // startEverything starts server-everything on a free loopback port in mode
 // "streamableHttp" or "sse", waits until it answers HTTP and returns its MCP
 // endpoint: http://127.0.0.1:P/mcp or http://127.0.0.1:P/sse. The process
 // group is ended when the test finishes.
-func startEverything(t testing.TB, mode string) (url string) {
+func StartEverything(t testing.TB, mode string) (url string) {
 	t.Helper()
-	node := needNode(t)
+	node := NeedNode(t)
 	var path string
 	switch mode {
 	case "streamableHttp":
@@ -138,24 +138,24 @@ func startEverything(t testing.TB, mode string) (url string) {
 	// exits before it is ready is retried on another port.
 	var lastErr error
 	for range 3 {
-		port := freePort(t)
-		cmd := exec.Command(node, e2ePath(everythingPkg+"/dist/index.js"), mode)
-		cmd.Dir = e2ePath(".")
+		port := FreePort(t)
+		cmd := exec.Command(node, Path(everythingPkg+"/dist/index.js"), mode)
+		cmd.Dir = Path(".")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-		p := startProcess(t, cmd)
+		p := StartProcess(t, cmd)
 		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		if lastErr = waitHTTPOrExit(base+"/", p.exited, waitLimit); lastErr == nil {
+		if lastErr = WaitHTTPOrExit(base+"/", p.Exited, WaitLimit); lastErr == nil {
 			return base + path
 		}
-		p.stop()
-		t.Logf("server-everything %s on port %d: %v; output:\n%s", mode, port, lastErr, p.output.String())
+		p.Stop()
+		t.Logf("server-everything %s on port %d: %v; output:\n%s", mode, port, lastErr, p.Output.String())
 	}
 	t.Fatalf("starting server-everything %s: %v", mode, lastErr)
 	return ""
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -167,15 +167,15 @@ func freePort(t testing.TB) int {
 
 // waitHTTP waits up to waitLimit until url answers any HTTP response (a 404
 // or 400 counts: the server accepts connections and speaks HTTP).
-func waitHTTP(t testing.TB, url string) {
+func WaitHTTP(t testing.TB, url string) {
 	t.Helper()
-	if err := waitHTTPOrExit(url, nil, waitLimit); err != nil {
+	if err := WaitHTTPOrExit(url, nil, WaitLimit); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // waitHTTPOrExit polls url until it answers, exited is closed, or timeout passes.
-func waitHTTPOrExit(url string, exited <-chan struct{}, timeout time.Duration) error {
+func WaitHTTPOrExit(url string, exited <-chan struct{}, timeout time.Duration) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(timeout)
 	delay := 5 * time.Millisecond
@@ -198,11 +198,11 @@ func waitHTTPOrExit(url string, exited <-chan struct{}, timeout time.Duration) e
 }
 
 // process is a child process in its own process group, started by startProcess.
-type process struct {
-	cmd    *exec.Cmd
-	output *proctest.Buffer // stdout and stderr, interleaved
-	exited chan struct{}    // closed once the process has exited
-	err    error            // Wait's result; read only after exited is closed
+type Process struct {
+	Cmd    *exec.Cmd
+	Output *proctest.Buffer // stdout and stderr, interleaved
+	Exited chan struct{}    // closed once the process has exited
+	Err    error            // Wait's result; read only after exited is closed
 
 	stopOnce sync.Once
 }
@@ -210,27 +210,27 @@ type process struct {
 // startProcess starts cmd in a new process group with stdout and stderr
 // captured (unless already set), and ends the group when the test finishes,
 // logging the output if the test failed.
-func startProcess(t testing.TB, cmd *exec.Cmd) *process {
+func StartProcess(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
-	p := &process{cmd: cmd, output: new(proctest.Buffer), exited: make(chan struct{})}
+	p := &Process{Cmd: cmd, Output: new(proctest.Buffer), Exited: make(chan struct{})}
 	if cmd.Stdout == nil {
-		cmd.Stdout = p.output
+		cmd.Stdout = p.Output
 	}
 	if cmd.Stderr == nil {
-		cmd.Stderr = p.output
+		cmd.Stderr = p.Output
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", cmd, err)
 	}
 	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
+		p.Err = cmd.Wait()
+		close(p.Exited)
 	}()
 	t.Cleanup(func() {
-		p.stop()
+		p.Stop()
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", cmd, p.output.String())
+			t.Logf("output of %s:\n%s", cmd, p.Output.String())
 		}
 	})
 	return p
@@ -238,22 +238,22 @@ func startProcess(t testing.TB, cmd *exec.Cmd) *process {
 
 // stop ends the process group: SIGTERM, up to 5 seconds to exit, then SIGKILL
 // (which also reaches any child left in the group). Safe to call twice.
-func (p *process) stop() {
+func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		pgid := p.cmd.Process.Pid
+		pgid := p.Cmd.Process.Pid
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
-		case <-p.exited:
+		case <-p.Exited:
 		case <-time.After(5 * time.Second):
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.exited
+		<-p.Exited
 	})
 }
 
 // buildMcpgw returns this package's binary, built once per test process,
 // with -race when the test binary was (proctest.Build).
-func buildMcpgw(t testing.TB) string {
+func BuildMcpgw(t testing.TB) string {
 	t.Helper()
 	path, err := proctest.Build(".", proctest.RaceEnabled())
 	if err != nil {
@@ -400,12 +400,12 @@ func (r StepResult) Decode(t testing.TB, v any) {
 // runClient runs steps through client.mjs against target, with a 2 minute
 // limit, and fails the test on a transport failure. A failed step is not a
 // test failure: check StepResult.OK.
-func runClient(t testing.TB, target Target, steps []Step) []StepResult {
+func RunClient(t testing.TB, target Target, steps []Step) []StepResult {
 	t.Helper()
-	needNode(t)
+	NeedNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	results, stderr, err := tryClient(ctx, target, steps)
+	results, stderr, err := TryClient(ctx, target, steps)
 	if stderr != "" {
 		t.Logf("client.mjs stderr:\n%s", stderr)
 	}
@@ -416,10 +416,10 @@ func runClient(t testing.TB, target Target, steps []Step) []StepResult {
 }
 
 // clientRun is what a client.mjs run started by goClient printed.
-type clientRun struct {
-	results []StepResult
-	stderr  string
-	err     error
+type ClientRun struct {
+	Results []StepResult
+	Stderr  string
+	Err     error
 }
 
 // goClient runs steps through client.mjs in a goroutine, for a test that
@@ -427,16 +427,16 @@ type clientRun struct {
 // Receive the run on the test's goroutine and call its results method
 // there: only that goroutine may fail the test. The run is ended, and
 // waited for, when the test ends.
-func goClient(t testing.TB, target Target, steps []Step) <-chan clientRun {
+func GoClient(t testing.TB, target Target, steps []Step) <-chan ClientRun {
 	t.Helper()
-	needNode(t)
+	NeedNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	ch := make(chan clientRun, 1)
+	ch := make(chan ClientRun, 1)
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		results, stderr, err := tryClient(ctx, target, steps)
-		ch <- clientRun{results, stderr, err}
+		results, stderr, err := TryClient(ctx, target, steps)
+		ch <- ClientRun{results, stderr, err}
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -447,22 +447,22 @@ func goClient(t testing.TB, target Target, steps []Step) <-chan clientRun {
 
 // check returns the run's results, failing the test as runClient does on
 // a transport failure. Call it on the test's goroutine.
-func (r clientRun) check(t testing.TB) []StepResult {
+func (r ClientRun) Check(t testing.TB) []StepResult {
 	t.Helper()
-	if r.stderr != "" {
-		t.Logf("client.mjs stderr:\n%s", r.stderr)
+	if r.Stderr != "" {
+		t.Logf("client.mjs stderr:\n%s", r.Stderr)
 	}
-	if r.err != nil {
-		t.Fatalf("client.mjs: %v\nresults: %v", r.err, r.results)
+	if r.Err != nil {
+		t.Fatalf("client.mjs: %v\nresults: %v", r.Err, r.Results)
 	}
-	return r.results
+	return r.Results
 }
 
 // tryClient runs steps through client.mjs against target and returns the
 // results it printed and its stderr. err is non-nil when client.mjs exits
 // non-zero (a transport failure or a bad script) or prints a line per step
 // less than it was given. Call needNode first.
-func tryClient(ctx context.Context, target Target, steps []Step) (results []StepResult, stderr string, err error) {
+func TryClient(ctx context.Context, target Target, steps []Step) (results []StepResult, stderr string, err error) {
 	targetArgs, err := target.args()
 	if err != nil {
 		return nil, "", err
@@ -482,7 +482,7 @@ func tryClient(ctx context.Context, target Target, steps []Step) (results []Step
 	if target.Driver != "" {
 		driver = target.Driver
 	}
-	cmd := exec.CommandContext(ctx, node, append([]string{e2ePath(driver)}, targetArgs...)...)
+	cmd := exec.CommandContext(ctx, node, append([]string{Path(driver)}, targetArgs...)...)
 	cmd.Dir = target.Dir
 	cmd.Env = append(os.Environ(), target.Env...)
 	cmd.Stdin = bytes.NewReader(script)
@@ -519,14 +519,14 @@ func tryClient(ctx context.Context, target Target, steps []Step) (results []Step
 // transport, driven through client.mjs.
 func TestE2EHarness(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	echo := func(msg string) Step {
 		return Step{Op: "callTool", Name: "echo", Arguments: map[string]any{"message": msg}}
 	}
 	listChanged := Step{Op: "waitNotification", Method: "notifications/tools/list_changed", TimeoutMs: 10000}
 	check := func(t *testing.T, target Target, steps []Step, msg string) []StepResult {
 		t.Helper()
-		results := runClient(t, target, steps)
+		results := RunClient(t, target, steps)
 		var tools struct {
 			Tools []struct{ Name string } `json:"tools"`
 		}
@@ -542,7 +542,7 @@ func TestE2EHarness(t *testing.T) {
 
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		name, args := everythingStdioCommand()
+		name, args := EverythingStdio()
 		steps := []Step{{Op: "listTools"}, echo("over stdio"), listChanged, {Op: "callTool", Name: "no-such-tool"}}
 		results := check(t, Target{Command: append([]string{name}, args...)}, steps, "over stdio")
 		if r := results[2]; !r.OK {
@@ -554,12 +554,12 @@ func TestE2EHarness(t *testing.T) {
 	})
 	t.Run("streamableHttp", func(t *testing.T) {
 		t.Parallel()
-		url := startEverything(t, "streamableHttp")
+		url := StartEverything(t, "streamableHttp")
 		check(t, Target{URL: url}, []Step{{Op: "listTools"}, echo("over streamable http"), {Op: "terminateSession"}}, "over streamable http")
 	})
 	t.Run("sse", func(t *testing.T) {
 		t.Parallel()
-		url := startEverything(t, "sse")
+		url := StartEverything(t, "sse")
 		results := check(t, Target{URL: url, SSE: true}, []Step{{Op: "listTools"}, echo("over sse"), listChanged}, "over sse")
 		if r := results[2]; !r.OK {
 			t.Errorf("waitNotification tools/list_changed: %s", r.Error)
@@ -567,8 +567,8 @@ func TestE2EHarness(t *testing.T) {
 	})
 	t.Run("transport failure", func(t *testing.T) {
 		t.Parallel()
-		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", freePort(t))
-		results, _, err := tryClient(t.Context(), Target{URL: url}, []Step{{Op: "ping"}})
+		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", FreePort(t))
+		results, _, err := TryClient(t.Context(), Target{URL: url}, []Step{{Op: "ping"}})
 		if err == nil {
 			t.Fatalf("client.mjs against %s with nothing listening: no error, results %v", url, results)
 		}
@@ -581,7 +581,7 @@ func TestE2EHarness(t *testing.T) {
 // testServerBin is this test binary: run with the single argument
 // "testserver" it serves fakeupstream's server on stdin/stdout (see
 // TestMain), so the test server never ships in mcpgw itself.
-var testServerBin = func() string {
+var TestServerBin = func() string {
 	p, err := filepath.Abs(os.Args[0])
 	if err != nil {
 		panic(err)
@@ -648,7 +648,7 @@ func TestMain(m *testing.M) {
 var heavySlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
 // heavy takes a heavy slot and returns its release.
-func heavy() (release func()) {
+func Heavy() (release func()) {
 	heavySlots <- struct{}{}
 	return func() { <-heavySlots }
 }
@@ -667,7 +667,7 @@ func parallelByDefault() {
 }
 
 // waitCached waits until the daemon's cache file holds entries for names.
-func waitCached(t *testing.T, path string, names ...string) {
+func WaitCached(t *testing.T, path string, names ...string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -693,7 +693,7 @@ func waitCached(t *testing.T, path string, names ...string) {
 	}
 }
 
-func toolNamesOf(t *testing.T, r StepResult) []string {
+func ToolNames(t *testing.T, r StepResult) []string {
 	t.Helper()
 	var res struct {
 		Tools []struct{ Name string } `json:"tools"`

@@ -14,19 +14,19 @@ import (
 )
 
 // daemon is a running `mcpgw serve` under test.
-type daemon struct {
-	url    string // http://127.0.0.1:P
-	dir    string // its private temp dir (HOME, cache, socket)
-	socket string
-	cache  string
-	proc   *process
+type Daemon struct {
+	URL    string // http://127.0.0.1:P
+	Dir    string // its private temp dir (HOME, cache, socket)
+	Socket string
+	Cache  string
+	Proc   *Process
 }
 
 // mcpURL is the daemon's MCP endpoint.
-func (d *daemon) mcpURL() string { return d.url + "/mcp" }
+func (d *Daemon) MCPURL() string { return d.URL + "/mcp" }
 
 // writeConfig writes an mcp.json with the given servers into dir.
-func writeConfig(t testing.TB, dir string, servers map[string]any, settings map[string]any) string {
+func WriteConfig(t testing.TB, dir string, servers map[string]any, settings map[string]any) string {
 	t.Helper()
 	cfg := map[string]any{"mcpServers": servers}
 	if settings != nil {
@@ -45,31 +45,31 @@ func writeConfig(t testing.TB, dir string, servers map[string]any, settings map[
 
 // startDaemon runs the mcpgw binary with config in dir, HOME pointed at dir
 // so nothing outside the test is read or written, and waits for /healthz.
-func startDaemonProc(t testing.TB, dir, config string, extra ...string) *daemon {
+func StartDaemon(t testing.TB, dir, config string, extra ...string) *Daemon {
 	t.Helper()
-	bin := buildMcpgw(t)
-	port := freePort(t)
-	d := &daemon{
-		url:    fmt.Sprintf("http://127.0.0.1:%d", port),
-		dir:    dir,
-		socket: filepath.Join(dir, "run", "mcpgw.sock"),
-		cache:  filepath.Join(dir, "cache.json"),
+	bin := BuildMcpgw(t)
+	port := FreePort(t)
+	d := &Daemon{
+		URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
+		Dir:    dir,
+		Socket: filepath.Join(dir, "run", "mcpgw.sock"),
+		Cache:  filepath.Join(dir, "cache.json"),
 	}
 	args := append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", d.cache, "--socket", d.socket, "--log-format", "text", "--log-level", "debug"}, extra...)
+		"--cache", d.Cache, "--socket", d.Socket, "--log-format", "text", "--log-level", "debug"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	d.proc = startProcess(t, cmd)
-	waitHTTP(t, d.url+"/healthz")
+	d.Proc = StartProcess(t, cmd)
+	WaitHTTP(t, d.URL+"/healthz")
 	return d
 }
 
-func call(name string, args any) Step {
+func Call(name string, args any) Step {
 	return Step{Op: "callTool", Name: name, Arguments: args, TimeoutMs: 60000}
 }
 
-func mcpCall(args map[string]any) Step { return call("mcp", args) }
+func MCPCall(args map[string]any) Step { return Call("mcp", args) }
 
 // TestDaemonEndToEnd drives every mode of the `mcp` tool through the
 // official TypeScript SDK client against a real daemon with real upstreams:
@@ -77,36 +77,36 @@ func mcpCall(args map[string]any) Step { return call("mcp", args) }
 // test server over stdio.
 func TestDaemonEndToEnd(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
-	httpURL := startEverything(t, "streamableHttp")
-	sseURL := startEverything(t, "sse")
-	node, args := everythingStdioCommand()
+	NeedNode(t)
+	BuildMcpgw(t)
+	httpURL := StartEverything(t, "streamableHttp")
+	sseURL := StartEverything(t, "sse")
+	node, args := EverythingStdio()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
+	config := WriteConfig(t, dir, map[string]any{
 		"everything": map[string]any{"command": node, "args": args},
 		"ehttp":      map[string]any{"url": httpURL},
 		"esse":       map[string]any{"url": sseURL},
-		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
-	results := runClient(t, Target{URL: d.mcpURL()}, []Step{
+	results := RunClient(t, Target{URL: d.MCPURL()}, []Step{
 		{Op: "listTools"},
-		mcpCall(map[string]any{}),
-		mcpCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "hi"}}),
-		mcpCall(map[string]any{"tool": "ehttp_echo", "args": map[string]any{"message": "over http"}}),
-		mcpCall(map[string]any{"tool": "esse_echo", "args": `{"message":"over sse"}`}),
-		mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from go"}}),
-		mcpCall(map[string]any{}),
-		mcpCall(map[string]any{"server": "everything"}),
-		mcpCall(map[string]any{"search": "echo"}),
-		mcpCall(map[string]any{"describe": "everything_echo"}),
-		mcpCall(map[string]any{"tool": "everything_ecoh", "args": map[string]any{"message": "x"}}),
-		mcpCall(map[string]any{"tool": "go_fail", "args": map[string]any{"message": "boom"}}),
-		mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"tool": "go_echo", "args": map[string]any{"message": "x"}}}),
-		mcpCall(map[string]any{"connect": "go"}),
-		mcpCall(map[string]any{"search": "^go_.*", "regex": true, "server": "go"}),
+		MCPCall(map[string]any{}),
+		MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "hi"}}),
+		MCPCall(map[string]any{"tool": "ehttp_echo", "args": map[string]any{"message": "over http"}}),
+		MCPCall(map[string]any{"tool": "esse_echo", "args": `{"message":"over sse"}`}),
+		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from go"}}),
+		MCPCall(map[string]any{}),
+		MCPCall(map[string]any{"server": "everything"}),
+		MCPCall(map[string]any{"search": "echo"}),
+		MCPCall(map[string]any{"describe": "everything_echo"}),
+		MCPCall(map[string]any{"tool": "everything_ecoh", "args": map[string]any{"message": "x"}}),
+		MCPCall(map[string]any{"tool": "go_fail", "args": map[string]any{"message": "boom"}}),
+		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"tool": "go_echo", "args": map[string]any{"message": "x"}}}),
+		MCPCall(map[string]any{"connect": "go"}),
+		MCPCall(map[string]any{"search": "^go_.*", "regex": true, "server": "go"}),
 	})
 	for i, r := range results {
 		if !r.OK {
@@ -194,23 +194,23 @@ func TestDaemonEndToEnd(t *testing.T) {
 // the same lazy server at once start exactly one upstream process.
 func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
+	NeedNode(t)
+	BuildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pids")
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}, nil)
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
-	runs := make([]<-chan clientRun, 4)
+	runs := make([]<-chan ClientRun, 4)
 	for i := range runs {
-		runs[i] = goClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "go_pid"})})
+		runs[i] = GoClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "go_pid"})})
 	}
 	pids := make([]string, len(runs))
 	for i, run := range runs {
-		pids[i] = (<-run).check(t)[0].Text()
+		pids[i] = (<-run).Check(t)[0].Text()
 	}
 	data, err := os.ReadFile(pidfile)
 	if err != nil {

@@ -26,15 +26,15 @@ import (
 func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"p": policyServer(map[string]any{"approveTools": []string{"delete_thing"}}),
+	config := WriteConfig(t, dir, map[string]any{
+		"p": PolicyServer(map[string]any{"approveTools": []string{"delete_thing"}}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	bin := buildMcpgw(t)
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	bin := BuildMcpgw(t)
 	const evil = "pi\n2026-01-01 00:00:00\tp/delete_thing\tapproval allowed by cli\x1b[2J\x1b[H\u009b31m\u202eok"
 
 	c := mcp.NewClient(&mcp.Implementation{Name: evil, Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 		}
 		done <- res
 	}()
-	p := waitPending(t, d, "delete_thing")
+	p := WaitPending(t, d, "delete_thing")
 
 	// No raw control character, and each line what it says it is.
 	clean := func(what, out string) {
@@ -63,7 +63,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 		}
 	}
 	escaped := `pi\n2026-01-01 00:00:00\tp/delete_thing\tapproval allowed by cli\u001b[2J\u001b[H\u009b31m\u202eok`
-	list, err := exec.Command(bin, "approve", "--list", "--url", d.url).CombinedOutput()
+	list, err := exec.Command(bin, "approve", "--list", "--url", d.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpgw approve --list: %v\n%s", err, list)
 	}
@@ -76,7 +76,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 	if !strings.Contains(string(list), "\n      \"why\\x1b[2J\\u009b2J\": \"z\"\n") {
 		t.Errorf("mcpgw approve --list does not show the argument's key escaped:\n%s", list)
 	}
-	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, p.ID).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.URL, p.ID).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve --deny: %v\n%s", err, out)
 	}
 	if res := <-done; res == nil || !res.IsError {
@@ -85,7 +85,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 
 	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
 	var records []string
-	pollUntil(t, "the denied call on the audit log", func() bool {
+	PollUntil(t, "the denied call on the audit log", func() bool {
 		data, _ := os.ReadFile(logPath)
 		records = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 		return strings.Contains(string(data), `"outcome":"denied"`)

@@ -17,13 +17,13 @@ import (
 // around them nor a header with nothing under it.
 func TestFailedStartSaysWhy(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	const why = "boom: GITHUB_TOKEN is not set"
-	config := writeConfig(t, dir, map[string]any{
+	config := WriteConfig(t, dir, map[string]any{
 		"gh": pidServerEntry(bin, dir, "gh", fakeupstream.EnvFailStart, why),
 	}, nil)
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	c := connectGateway(t, d)
 
 	text, isErr := c.mcp(map[string]any{"connect": "gh"})
@@ -34,7 +34,7 @@ func TestFailedStartSaysWhy(t *testing.T) {
 		t.Errorf("one failed connect started %d processes (%v), want 1", len(pids), pids)
 	}
 
-	out, err := exec.Command(bin, "status", "--url", d.url).CombinedOutput()
+	out, err := exec.Command(bin, "status", "--url", d.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpgw status: %v\n%s", err, out)
 	}

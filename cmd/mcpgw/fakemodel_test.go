@@ -19,20 +19,20 @@ import (
 // OpenAI chat completions (Pi, opencode), the Anthropic Messages API
 // (Claude Code), Gemini's generateContent (Gemini CLI) and the OpenAI
 // Responses API (Codex).
-type fakeModel struct {
+type FakeModel struct {
 	t    testing.TB
 	srv  *httptest.Server
-	wire modelWire
+	wire ModelWire
 
 	mu     sync.Mutex
-	script []modelStep
-	reqs   []modelRequest
-	side   []modelRequest // requests that are no turn of the conversation
+	script []ModelStep
+	reqs   []ModelRequest
+	side   []ModelRequest // requests that are no turn of the conversation
 	other  []string       // method and path of requests no wire handles
 }
 
 // modelStep is one answer: a tool call (Tool set) or text.
-type modelStep struct {
+type ModelStep struct {
 	Tool string
 	Args any
 	// ToolFrom, when set, picks the tool name from the tools the request
@@ -45,7 +45,7 @@ type modelStep struct {
 }
 
 // modelRequest is what the agent sent for one turn.
-type modelRequest struct {
+type ModelRequest struct {
 	Bytes   int      // the request body: what the model reads this turn
 	Body    string   // the request body itself
 	Tools   []string // tool names offered
@@ -61,7 +61,7 @@ type modelRequest struct {
 }
 
 // lastToolResult is the text of the last tool result.
-func (r modelRequest) lastToolResult() string {
+func (r ModelRequest) LastToolResult() string {
 	if len(r.Results) == 0 {
 		return ""
 	}
@@ -70,55 +70,55 @@ func (r modelRequest) lastToolResult() string {
 
 // modelWire is one model API's wire format. parse and write are called
 // from the fake model's handler goroutines, one request at a time each.
-type modelWire interface {
+type ModelWire interface {
 	// handles reports whether a request to path is a model turn.
 	handles(path string) bool
 	// parse reads one request's body, sent to path.
-	parse(path string, raw []byte) (modelRequest, error)
+	parse(path string, raw []byte) (ModelRequest, error)
 	// write answers req with step; n is the request's number, for unique
 	// ids.
-	write(w http.ResponseWriter, req modelRequest, n int, step modelStep)
+	write(w http.ResponseWriter, req ModelRequest, n int, step ModelStep)
 }
 
 // newFakeModel serves script over the OpenAI chat completions API.
-func newFakeModel(t testing.TB, script ...modelStep) *fakeModel {
-	return newFakeModelWire(t, openAIChat{}, script...)
+func NewFakeModel(t testing.TB, script ...ModelStep) *FakeModel {
+	return NewFakeModelWire(t, OpenAIChat{}, script...)
 }
 
-func newFakeModelWire(t testing.TB, wire modelWire, script ...modelStep) *fakeModel {
-	m := &fakeModel{t: t, wire: wire, script: script}
+func NewFakeModelWire(t testing.TB, wire ModelWire, script ...ModelStep) *FakeModel {
+	m := &FakeModel{t: t, wire: wire, script: script}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
 	return m
 }
 
 // baseURL is the API's base as OpenAI clients take it (with /v1).
-func (m *fakeModel) baseURL() string { return m.srv.URL + "/v1" }
+func (m *FakeModel) BaseURL() string { return m.srv.URL + "/v1" }
 
 // rootURL is the server's address, for clients that add the API's path
 // themselves (Anthropic, Gemini).
-func (m *fakeModel) rootURL() string { return m.srv.URL }
+func (m *FakeModel) RootURL() string { return m.srv.URL }
 
 // requests returns the conversation's requests, side requests left out.
-func (m *fakeModel) requests() []modelRequest {
+func (m *FakeModel) Requests() []ModelRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]modelRequest(nil), m.reqs...)
+	return append([]ModelRequest(nil), m.reqs...)
 }
 
 // logRequests logs what the model got: each turn's tools and last tool
 // result, how many side requests, and the paths no wire handled.
-func (m *fakeModel) logRequests() {
+func (m *FakeModel) LogRequests() {
 	m.t.Helper()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, r := range m.reqs {
-		m.t.Logf("request %d (%d bytes) tools %v\nlast tool result: %s", i, r.Bytes, r.Tools, r.lastToolResult())
+		m.t.Logf("request %d (%d bytes) tools %v\nlast tool result: %s", i, r.Bytes, r.Tools, r.LastToolResult())
 	}
 	m.t.Logf("%d side requests; requests to other paths: %v", len(m.side), m.other)
 }
 
-func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+func (m *FakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !m.wire.handles(r.URL.Path) {
 		m.mu.Lock()
 		m.other = append(m.other, r.Method+" "+r.URL.Path)
@@ -127,7 +127,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, err := io.ReadAll(r.Body)
-	var req modelRequest
+	var req ModelRequest
 	if err == nil {
 		req, err = m.wire.parse(r.URL.Path, raw)
 	}
@@ -141,12 +141,12 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		n := len(m.side)
 		m.side = append(m.side, req)
 		m.mu.Unlock()
-		m.wire.write(w, req, 1000+n, modelStep{Text: "ok"})
+		m.wire.write(w, req, 1000+n, ModelStep{Text: "ok"})
 		return
 	}
 	n := len(m.reqs)
 	m.reqs = append(m.reqs, req)
-	step := modelStep{Text: "done"}
+	step := ModelStep{Text: "done"}
 	if n < len(m.script) {
 		step = m.script[n]
 	}
@@ -163,7 +163,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if step.Tool == "" {
-			step = modelStep{Text: fmt.Sprintf("no tool ending in %s among %v", step.ToolFrom, req.Tools)}
+			step = ModelStep{Text: fmt.Sprintf("no tool ending in %s among %v", step.ToolFrom, req.Tools)}
 		}
 	}
 	m.wire.write(w, req, n, step)
@@ -205,11 +205,11 @@ func contentText(raw json.RawMessage) string {
 
 // openAIChat is the OpenAI chat completions API (streamed), as Pi and
 // opencode speak it.
-type openAIChat struct{}
+type OpenAIChat struct{}
 
-func (openAIChat) handles(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
+func (OpenAIChat) handles(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
 
-func (openAIChat) parse(_ string, raw []byte) (modelRequest, error) {
+func (OpenAIChat) parse(_ string, raw []byte) (ModelRequest, error) {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -222,11 +222,11 @@ func (openAIChat) parse(_ string, raw []byte) (modelRequest, error) {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return modelRequest{}, err
+		return ModelRequest{}, err
 	}
 	// A request that offers no tools is a side request (opencode asks for
 	// a title so).
-	req := modelRequest{Side: len(body.Tools) == 0}
+	req := ModelRequest{Side: len(body.Tools) == 0}
 	for _, tl := range body.Tools {
 		req.Tools = append(req.Tools, tl.Function.Name)
 	}
@@ -238,7 +238,7 @@ func (openAIChat) parse(_ string, raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (openAIChat) write(w http.ResponseWriter, _ modelRequest, n int, step modelStep) {
+func (OpenAIChat) write(w http.ResponseWriter, _ ModelRequest, n int, step ModelStep) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	chunk := func(delta map[string]any, finish any) {
 		sse(w, "", map[string]any{
@@ -265,11 +265,11 @@ func (openAIChat) write(w http.ResponseWriter, _ modelRequest, n int, step model
 // anthropicMessages is the Anthropic Messages API (streamed), as Claude
 // Code speaks it. A request that offers no tools is a side request (Claude
 // Code asks a small model for titles and such).
-type anthropicMessages struct{}
+type AnthropicMessages struct{}
 
-func (anthropicMessages) handles(path string) bool { return path == "/v1/messages" }
+func (AnthropicMessages) handles(path string) bool { return path == "/v1/messages" }
 
-func (anthropicMessages) parse(_ string, raw []byte) (modelRequest, error) {
+func (AnthropicMessages) parse(_ string, raw []byte) (ModelRequest, error) {
 	var body struct {
 		Messages []struct {
 			Role    string          `json:"role"`
@@ -280,9 +280,9 @@ func (anthropicMessages) parse(_ string, raw []byte) (modelRequest, error) {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return modelRequest{}, err
+		return ModelRequest{}, err
 	}
-	req := modelRequest{Side: len(body.Tools) == 0}
+	req := ModelRequest{Side: len(body.Tools) == 0}
 	for _, tl := range body.Tools {
 		req.Tools = append(req.Tools, tl.Name)
 	}
@@ -303,7 +303,7 @@ func (anthropicMessages) parse(_ string, raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (anthropicMessages) write(w http.ResponseWriter, _ modelRequest, n int, step modelStep) {
+func (AnthropicMessages) write(w http.ResponseWriter, _ ModelRequest, n int, step ModelStep) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": "fake",
@@ -334,13 +334,13 @@ func (anthropicMessages) write(w http.ResponseWriter, _ modelRequest, n int, ste
 // geminiContent is Gemini's generateContent API, as Gemini CLI speaks it:
 // the conversation streamed (streamGenerateContent), its side requests
 // (checks of who speaks next, of loops) as one answer (generateContent).
-type geminiContent struct{}
+type GeminiContent struct{}
 
-func (geminiContent) handles(path string) bool {
+func (GeminiContent) handles(path string) bool {
 	return strings.HasSuffix(path, ":streamGenerateContent") || strings.HasSuffix(path, ":generateContent")
 }
 
-func (geminiContent) parse(path string, raw []byte) (modelRequest, error) {
+func (GeminiContent) parse(path string, raw []byte) (ModelRequest, error) {
 	var body struct {
 		Contents []struct {
 			Parts []struct {
@@ -359,9 +359,9 @@ func (geminiContent) parse(path string, raw []byte) (modelRequest, error) {
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return modelRequest{}, err
+		return ModelRequest{}, err
 	}
-	req := modelRequest{single: strings.HasSuffix(path, ":generateContent")}
+	req := ModelRequest{single: strings.HasSuffix(path, ":generateContent")}
 	req.Side = req.single
 	for _, tl := range body.Tools {
 		for _, f := range tl.FunctionDeclarations {
@@ -382,7 +382,7 @@ func (geminiContent) parse(path string, raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (geminiContent) write(w http.ResponseWriter, req modelRequest, n int, step modelStep) {
+func (GeminiContent) write(w http.ResponseWriter, req ModelRequest, n int, step ModelStep) {
 	part := map[string]any{"text": step.Text}
 	if step.Tool != "" {
 		part = map[string]any{"functionCall": map[string]any{"name": step.Tool, "args": step.Args}}
@@ -406,11 +406,11 @@ func (geminiContent) write(w http.ResponseWriter, req modelRequest, n int, step 
 // it. Codex sends an MCP server's tools as one namespace (mcp__mcpgw with
 // the tools inside); Tools names them namespace + tool, as the model
 // calls them.
-type openAIResponses struct{}
+type OpenAIResponses struct{}
 
-func (openAIResponses) handles(path string) bool { return strings.HasSuffix(path, "/responses") }
+func (OpenAIResponses) handles(path string) bool { return strings.HasSuffix(path, "/responses") }
 
-func (openAIResponses) parse(_ string, raw []byte) (modelRequest, error) {
+func (OpenAIResponses) parse(_ string, raw []byte) (ModelRequest, error) {
 	type tool struct {
 		Type  string `json:"type"`
 		Name  string `json:"name"`
@@ -426,9 +426,9 @@ func (openAIResponses) parse(_ string, raw []byte) (modelRequest, error) {
 		Tools []tool `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return modelRequest{}, err
+		return ModelRequest{}, err
 	}
-	req := modelRequest{namespace: map[string]string{}}
+	req := ModelRequest{namespace: map[string]string{}}
 	for _, tl := range body.Tools {
 		if tl.Type != "namespace" {
 			req.Tools = append(req.Tools, tl.Name)
@@ -448,7 +448,7 @@ func (openAIResponses) parse(_ string, raw []byte) (modelRequest, error) {
 	return req, nil
 }
 
-func (openAIResponses) write(w http.ResponseWriter, req modelRequest, n int, step modelStep) {
+func (OpenAIResponses) write(w http.ResponseWriter, req ModelRequest, n int, step ModelStep) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	id := fmt.Sprintf("resp_%d", n)
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})

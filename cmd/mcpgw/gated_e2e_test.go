@@ -26,29 +26,29 @@ import (
 // never an argument's value; `mcpgw audit` shows the method.
 func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"g": map[string]any{"command": testServerBin, "args": []string{"testserver"},
+	config := WriteConfig(t, dir, map[string]any{
+		"g": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
 			"env":          map[string]any{fakeupstream.EnvPolicy: "1"},
 			"approveTools": true, "excludeTools": []string{"delete_thing"}},
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	const secret = "secret-value-7f3a"
 
 	// A client that declines every approval.
-	declined := runClient(t, Target{URL: d.mcpURL(), Elicit: "decline"}, []Step{
-		mcpCall(map[string]any{"prompts": true}), // waits for discovery
+	declined := RunClient(t, Target{URL: d.MCPURL(), Elicit: "decline"}, []Step{
+		MCPCall(map[string]any{"prompts": true}), // waits for discovery
 		{Op: "readResource", URI: "test://hello"},
 		{Op: "readResource", URI: "test://item/" + secret},
 		{Op: "getPrompt", Name: "g_greet", Arguments: map[string]any{"name": secret}},
-		mcpCall(map[string]any{"prompt": "g_greet", "args": map[string]any{"name": secret}}),
-		mcpCall(map[string]any{"tool": "g_read_hello"}),
+		MCPCall(map[string]any{"prompt": "g_greet", "args": map[string]any{"name": secret}}),
+		MCPCall(map[string]any{"tool": "g_read_hello"}),
 		{Op: "complete", Ref: map[string]any{"type": "ref/prompt", "name": "g_greet"}, Argument: map[string]any{"name": "name", "value": "A"}},
 		{Op: "subscribe", URI: "test://hello"},
-		mcpCall(map[string]any{"tool": "g_nope", "args": map[string]any{"x": secret}}),
-		mcpCall(map[string]any{"tool": "g_delete_thing", "args": map[string]any{"name": secret}}),
-		mcpCall(map[string]any{"tool": "g_echo", "args": []any{secret}}),
+		MCPCall(map[string]any{"tool": "g_nope", "args": map[string]any{"x": secret}}),
+		MCPCall(map[string]any{"tool": "g_delete_thing", "args": map[string]any{"name": secret}}),
+		MCPCall(map[string]any{"tool": "g_echo", "args": []any{secret}}),
 		{Op: "notifications"},
 	})
 	if !strings.Contains(declined[0].Text(), "g_greet") {
@@ -79,7 +79,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	}
 
 	// A client that allows them once gets the answers.
-	allowed := runClient(t, Target{URL: d.mcpURL(), Elicit: "accept:once"}, []Step{
+	allowed := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept:once"}, []Step{
 		{Op: "readResource", URI: "test://hello"},
 		{Op: "getPrompt", Name: "g_greet", Arguments: map[string]any{"name": "Ada"}},
 	})
@@ -107,7 +107,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	}
 	var got []string
 	var data []byte
-	pollUntil(t, "the audit log's lines", func() bool {
+	PollUntil(t, "the audit log's lines", func() bool {
 		data, _ = os.ReadFile(logPath)
 		got = got[:0]
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -136,7 +136,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	if bytes.Contains(data, []byte(secret)) {
 		t.Errorf("the audit log holds an argument's value:\n%s", data)
 	}
-	out, err := exec.Command(buildMcpgw(t), "audit", "--server", "g", "--file", logPath).CombinedOutput()
+	out, err := exec.Command(BuildMcpgw(t), "audit", "--server", "g", "--file", logPath).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "resources/read denied") || !strings.Contains(string(out), "prompts/get ok") {
 		t.Errorf("mcpgw audit: %v\n%s", err, out)
 	}

@@ -25,10 +25,10 @@ import (
 // whose names sort first, shows that each of those works.
 func TestHiddenServerIsGoneE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
 	server := func(instructions string, extra map[string]any) map[string]any {
-		s := map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": map[string]any{
+		s := map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
 			// At 2025-11-25 an upstream logs at the level setLevel gave it
 			// (at 2026-07-28 only where a request's _meta asks).
 			fakeupstream.EnvInstructions: instructions, fakeupstream.EnvLogRequests: "1", fakeupstream.EnvProtocols: "2025-11-25"}}
@@ -37,16 +37,16 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		}
 		return s
 	}
-	config := writeConfig(t, dir, map[string]any{
+	config := WriteConfig(t, dir, map[string]any{
 		"alpha": server("ALPHA-INSTRUCTIONS", nil),
 		"hush":  server("HUSH-INSTRUCTIONS", map[string]any{"excludeTools": []string{"*"}}),
 	}, nil)
 	// The daemon connects the servers it knows nothing of at start (on
 	// main it did so with the hidden one too); the sessions below start
 	// with the catalogue known.
-	d := startDaemonProc(t, dir, config)
-	pollUntil(t, "the visible server's prompts", func() bool {
-		r := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"prompts": true})})
+	d := StartDaemon(t, dir, config)
+	PollUntil(t, "the visible server's prompts", func() bool {
+		r := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"prompts": true})})
 		return strings.Contains(r[0].Text(), "alpha_greet")
 	})
 
@@ -60,7 +60,7 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 	// hidden server's tool, are on the page.
 	t.Run("page and CLI", func(t *testing.T) {
 		for _, path := range []string{"/", "/-/status"} {
-			resp, err := http.Get(d.url + path)
+			resp, err := http.Get(d.URL + path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,14 +70,14 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 				t.Errorf("GET %s: %s, names the hidden server %v", path, resp.Status, leaks(body))
 			}
 		}
-		bin := buildMcpgw(t)
+		bin := BuildMcpgw(t)
 		for _, args := range [][]string{{"status"}, {"status", "--json"}} {
-			out, err := exec.Command(bin, append(args, "--url", d.url)...).CombinedOutput()
+			out, err := exec.Command(bin, append(args, "--url", d.URL)...).CombinedOutput()
 			if err != nil || leaks(out) || !strings.Contains(string(out), "alpha") {
 				t.Errorf("mcpgw %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 		}
-		out, err := exec.Command(bin, "call", "--url", d.url, "hush_echo", `{"message":"x"}`).CombinedOutput()
+		out, err := exec.Command(bin, "call", "--url", d.URL, "hush_echo", `{"message":"x"}`).CombinedOutput()
 		if err == nil || strings.Contains(string(out), "HUSH") {
 			t.Errorf("mcpgw call of a hidden tool: %v\n%s", err, out)
 		}
@@ -109,15 +109,15 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		check func(t *testing.T, r []StepResult)
 	}{
 		{"proxy", []Step{
-			mcpCall(map[string]any{}),
-			mcpCall(map[string]any{"prompts": true}),
-			mcpCall(map[string]any{"search": "greet echo hello"}),
-			mcpCall(map[string]any{"server": "alpha"}),
-			mcpCall(map[string]any{"server": "hush"}),
-			mcpCall(map[string]any{"connect": "hush"}),
-			mcpCall(map[string]any{"prompt": "hush_greet", "args": map[string]any{"name": "Ada"}}),
-			mcpCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "x"}}),
-			mcpCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "x"})`}),
+			MCPCall(map[string]any{}),
+			MCPCall(map[string]any{"prompts": true}),
+			MCPCall(map[string]any{"search": "greet echo hello"}),
+			MCPCall(map[string]any{"server": "alpha"}),
+			MCPCall(map[string]any{"server": "hush"}),
+			MCPCall(map[string]any{"connect": "hush"}),
+			MCPCall(map[string]any{"prompt": "hush_greet", "args": map[string]any{"name": "Ada"}}),
+			MCPCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "x"}}),
+			MCPCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "x"})`}),
 		}, func(t *testing.T, r []StepResult) {
 			for _, i := range []int{0, 1, 2} {
 				if r[i].IsError() || leaks(r[i].Result) {
@@ -144,8 +144,8 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 			}
 		}},
 		{"toolsearch", []Step{
-			call("ToolSearch", map[string]any{"query": "greet echo hello"}),
-			call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
+			Call("ToolSearch", map[string]any{"query": "greet echo hello"}),
+			Call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
 		}, func(t *testing.T, r []StepResult) {
 			if leaks(r[0].Result) {
 				t.Errorf("ToolSearch found the hidden server: %s", r[0])
@@ -159,7 +159,7 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			steps := append(append(append([]Step{}, common...), refused...), mode.steps...)
 			steps = append(steps, Step{Op: "notifications"})
-			r := runClient(t, Target{URL: d.mcpURL() + "?mode=" + mode.name}, steps)
+			r := RunClient(t, Target{URL: d.MCPURL() + "?mode=" + mode.name}, steps)
 			var info struct {
 				Instructions string `json:"instructions"`
 			}

@@ -17,18 +17,18 @@ import (
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	node22, _ := needConformance(t)
-	cli := e2ePath("node_modules/@modelcontextprotocol/inspector-cli/build/index.js")
+	cli := Path("node_modules/@modelcontextprotocol/inspector-cli/build/index.js")
 	if _, err := os.Stat(cli); err != nil {
-		t.Fatalf("inspector CLI not installed (%v); install with: %s", err, npmInstallHint)
+		t.Fatalf("inspector CLI not installed (%v); install with: %s", err, NPMInstallHint)
 	}
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	targets := map[string][]string{
-		"http":  {d.mcpURL()},
-		"stdio": {buildMcpgw(t), "stdio", "--socket", d.socket, "--no-start"},
+		"http":  {d.MCPURL()},
+		"stdio": {BuildMcpgw(t), "stdio", "--socket", d.Socket, "--no-start"},
 	}
 	cases := []struct {
 		args []string
@@ -47,14 +47,14 @@ func TestInspectorCLI(t *testing.T) {
 			// Each run is a client of its own: they go at once.
 			t.Run(fmt.Sprintf("%s/%d-%s", name, i, c.args[1]), func(t *testing.T) {
 				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, node22, append(append([]string{cli}, target...), c.args...)...)
 				cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_RUNTIME_DIR="+dir+"/run")
 				// The CLI finds its own package.json by testing a path
 				// relative to the working directory and importing it
 				// relative to itself: run it where both agree.
-				cmd.Dir = e2ePath("node_modules")
+				cmd.Dir = Path("node_modules")
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("inspector %s: %v\n%s", strings.Join(c.args, " "), err, out)

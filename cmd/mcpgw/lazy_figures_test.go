@@ -24,7 +24,7 @@ func TestLazyCallFigures(t *testing.T) {
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
-	buildMcpgw(t)
+	BuildMcpgw(t)
 	ctx := context.Background()
 	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}
 	const rounds = 15
@@ -38,7 +38,7 @@ func TestLazyCallFigures(t *testing.T) {
 		// Directly: start the server, initialize, call; then a warm call.
 		start := time.Now()
 		c := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(testServerBin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(TestServerBin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,10 +55,10 @@ func TestLazyCallFigures(t *testing.T) {
 
 		// Through a daemon whose upstream is not running yet.
 		dir := t.TempDir()
-		config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
-		d := startDaemonProc(t, dir, config, "--no-bootstrap", "--log-level", "warn")
+		config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
+		d := StartDaemon(t, dir, config, "--no-bootstrap", "--log-level", "warn")
 		gc := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestLazyCallFigures(t *testing.T) {
 		}
 		gwWarm = append(gwWarm, time.Since(start))
 		gs.Close()
-		d.proc.stop()
+		d.Proc.Stop()
 	}
 	t.Logf("median of %d: first call directly (spawn + initialize + call) %v, through the daemon (lazy connect + call) %v", rounds, median(directFirst), median(gwFirst))
 	t.Logf("median of %d: warm call directly %v, through the daemon %v", rounds, median(directWarm), median(gwWarm))

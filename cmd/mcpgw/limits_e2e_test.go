@@ -23,10 +23,10 @@ import (
 
 // pendingNow polls the daemon until n calls wait for approval, and
 // returns them.
-func pendingNow(t *testing.T, d *daemon, n int) []api.PendingApproval {
+func pendingNow(t *testing.T, d *Daemon, n int) []api.PendingApproval {
 	t.Helper()
 	var found []api.PendingApproval
-	pollUntil(t, strconv.Itoa(n)+" pending approvals", func() bool {
+	PollUntil(t, strconv.Itoa(n)+" pending approvals", func() bool {
 		found = d.report(t).Approvals
 		return len(found) >= n
 	})
@@ -34,9 +34,9 @@ func pendingNow(t *testing.T, d *daemon, n int) []api.PendingApproval {
 }
 
 // denyOnPage denies the pending approval id as the status page does.
-func denyOnPage(t *testing.T, d *daemon, id string) {
+func denyOnPage(t *testing.T, d *Daemon, id string) {
 	t.Helper()
-	resp, err := http.PostForm(d.url+"/-/approve", url.Values{"id": {id}, "decision": {"deny"}})
+	resp, err := http.PostForm(d.URL+"/-/approve", url.Values{"id": {id}, "decision": {"deny"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,21 +67,21 @@ func vmHWM(t *testing.T, pid int) int {
 // engine and the race detector seconds.)
 func TestScriptArgumentBudgetE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	const calls, budget = 8, 3 << 19
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 120000, "scriptArgsBytes": budget})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	src := fmt.Sprintf(`
 		const big = "x".repeat(1 << 20);
 		const calls = [];
 		for (let i = 0; i < %d; i++) calls.push(tools.call("p_delete_thing", {name: big}));
 		const first = await Promise.race(calls);
 		return first.ok ? "no limit" : first.error.message;`, calls)
-	step := mcpCall(map[string]any{"script": src, "timeoutMs": int(waitLimit / time.Millisecond)})
-	step.TimeoutMs = int(waitLimit / time.Millisecond)
-	r := runClient(t, Target{URL: d.mcpURL()}, []Step{step})
+	step := MCPCall(map[string]any{"script": src, "timeoutMs": int(WaitLimit / time.Millisecond)})
+	step.TimeoutMs = int(WaitLimit / time.Millisecond)
+	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{step})
 	out := decodeScriptOutput(t, r[0].Text())
 	var msg string
 	_ = json.Unmarshal(out.Result, &msg)
@@ -97,7 +97,7 @@ func TestScriptArgumentBudgetE2E(t *testing.T) {
 	if limited != calls-1 {
 		t.Errorf("%d calls refused by the budget, want %d (one 1 MiB argument fits in 1.5 MiB)", limited, calls-1)
 	}
-	t.Logf("the daemon's peak RSS: %d MB", vmHWM(t, d.proc.cmd.Process.Pid))
+	t.Logf("the daemon's peak RSS: %d MB", vmHWM(t, d.Proc.Cmd.Process.Pid))
 }
 
 // TestScriptsPerSessionE2E: three scripts at once in one session — each
@@ -106,17 +106,17 @@ func TestScriptArgumentBudgetE2E(t *testing.T) {
 // are denied.
 func TestScriptsPerSessionE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 20000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	script := func(name string) Step {
-		return mcpCall(map[string]any{"script": `return (await tools.call("p_delete_thing", {name: "` + name + `"})).ok`})
+		return MCPCall(map[string]any{"script": `return (await tools.call("p_delete_thing", {name: "` + name + `"})).ok`})
 	}
 	done := make(chan []StepResult, 1)
 	go func() {
-		done <- runClient(t, Target{URL: d.mcpURL()}, []Step{{Op: "parallel", Steps: []Step{script("one"), script("two"), script("three")}}})
+		done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{{Op: "parallel", Steps: []Step{script("one"), script("two"), script("three")}}})
 	}()
 	for _, p := range pendingNow(t, d, 2) {
 		denyOnPage(t, d, p.ID)
@@ -144,17 +144,17 @@ func TestScriptsPerSessionE2E(t *testing.T) {
 // waiting one is decided as usual.
 func TestPendingApprovalsPerSessionE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 20000, "approvalsPerSession": 1})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	del := func(name string) Step {
-		return mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
+		return MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
 	}
 	done := make(chan []StepResult, 1)
 	go func() {
-		done <- runClient(t, Target{URL: d.mcpURL()}, []Step{{Op: "parallel", Steps: []Step{del("one"), del("two")}}})
+		done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{{Op: "parallel", Steps: []Step{del("one"), del("two")}}})
 	}()
 	p := pendingNow(t, d, 1)
 	denyOnPage(t, d, p[0].ID)
@@ -181,17 +181,17 @@ func TestPendingApprovalsPerSessionE2E(t *testing.T) {
 // leave at most settings.savedResultsMaxBytes on disk.
 func TestSavedResultsLimitE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
 	const limit = 300_000
-	config := writeConfig(t, dir, map[string]any{"t": map[string]any{"command": testServerBin, "args": []string{"testserver"}}},
+	config := WriteConfig(t, dir, map[string]any{"t": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}},
 		map[string]any{"maxOutputBytes": 1000, "savedResultsMaxBytes": limit})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	var steps []Step
 	for i := range 20 {
-		steps = append(steps, mcpCall(map[string]any{"tool": "t_echo", "args": map[string]any{"message": strconv.Itoa(i) + strings.Repeat("r", 100_000)}}))
+		steps = append(steps, MCPCall(map[string]any{"tool": "t_echo", "args": map[string]any{"message": strconv.Itoa(i) + strings.Repeat("r", 100_000)}}))
 	}
-	r := runClient(t, Target{URL: d.mcpURL()}, steps)
+	r := RunClient(t, Target{URL: d.MCPURL()}, steps)
 	if got := r[19].Text(); !strings.Contains(got, "The whole result is saved as") {
 		t.Fatalf("the last big result was not saved: %.300s", got)
 	}

@@ -18,7 +18,7 @@ func TestLogFile(t *testing.T) {
 	path := filepath.Join(dir, "mcpgw.log")
 	config := filepath.Join(dir, "mcp.json")
 	os.WriteFile(config, []byte(`{"mcpServers": {}}`), 0o600)
-	cmd := exec.Command(buildMcpgw(t), "serve", "--stdio", "--log-file", path, "--config", config, "--cache", filepath.Join(dir, "cache.json"))
+	cmd := exec.Command(BuildMcpgw(t), "serve", "--stdio", "--log-file", path, "--config", config, "--cache", filepath.Join(dir, "cache.json"))
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 	cmd.Stdin = strings.NewReader("")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -16,12 +16,12 @@ import (
 func TestMetricsFromTheFirstScrape(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"guarded": policyServer(map[string]any{"approveTools": []string{"delete_*"}}),
-		"plain":   map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"guarded": PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
+		"plain":   map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
-	resp, err := http.Get(d.url + "/metrics")
+	d := StartDaemon(t, dir, config)
+	resp, err := http.Get(d.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

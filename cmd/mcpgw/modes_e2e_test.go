@@ -19,35 +19,35 @@ import (
 // choosing the mode by query parameter (A) and by header (B).
 func TestToolSearchTwoSessions(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
+	NeedNode(t)
+	BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
-	waitCached(t, d.cache, "go")
+	d := StartDaemon(t, dir, config)
+	WaitCached(t, d.Cache, "go")
 
-	a := runClient(t, Target{URL: d.mcpURL() + "?mode=toolsearch"}, []Step{
+	a := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
 		{Op: "listTools"},
-		call("ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2}),
+		Call("ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2}),
 		{Op: "waitNotification", Method: "notifications/tools/list_changed", TimeoutMs: 10000},
 		{Op: "listTools"},
-		call("go_add", map[string]any{"a": 20, "b": 22}),
-		call("ToolSearch", map[string]any{"query": "select:go_echo,go_ecko"}),
+		Call("go_add", map[string]any{"a": 20, "b": 22}),
+		Call("ToolSearch", map[string]any{"query": "select:go_echo,go_ecko"}),
 	})
 	for i, r := range a {
 		if !r.OK {
 			t.Fatalf("session A step %d: %v", i, r)
 		}
 	}
-	if got := toolNamesOf(t, a[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
+	if got := ToolNames(t, a[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("A starts with %v, want [ToolSearch]", got)
 	}
 	if txt := a[1].Text(); !strings.Contains(txt, "go_add") || !strings.Contains(txt, "call them directly") && !strings.Contains(txt, "call it directly") {
 		t.Errorf("ToolSearch answer = %q", txt)
 	}
-	if got := toolNamesOf(t, a[3]); !slices.Contains(got, "go_add") || !slices.Contains(got, "ToolSearch") {
+	if got := ToolNames(t, a[3]); !slices.Contains(got, "go_add") || !slices.Contains(got, "ToolSearch") {
 		t.Errorf("after ToolSearch A lists %v", got)
 	}
 	if r := a[4]; r.IsError() || !strings.Contains(r.Text(), "42") {
@@ -57,11 +57,11 @@ func TestToolSearchTwoSessions(t *testing.T) {
 		t.Errorf("select with a typo = %q", txt)
 	}
 
-	b := runClient(t, Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "toolsearch"}}, []Step{
+	b := RunClient(t, Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "toolsearch"}}, []Step{
 		{Op: "listTools"},
-		call("go_add", map[string]any{"a": 1, "b": 2}),
+		Call("go_add", map[string]any{"a": 1, "b": 2}),
 	})
-	if got := toolNamesOf(t, b[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
+	if got := ToolNames(t, b[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("B lists %v, want only ToolSearch", got)
 	}
 	if r := b[1]; !r.IsError() || !strings.Contains(r.Text(), "not active in this session") || !strings.Contains(r.Text(), "select:go_add") {
@@ -102,26 +102,26 @@ func children(pid int) []int {
 // status, list, search and describe with zero child processes.
 func TestWarmCacheStartsNothing(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
-	node, args := everythingStdioCommand()
+	NeedNode(t)
+	BuildMcpgw(t)
+	node, args := EverythingStdio()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
-	first := startDaemonProc(t, dir, config) // bootstraps: connects both once
-	waitCached(t, first.cache, "go", "everything")
-	first.proc.stop()
+	first := StartDaemon(t, dir, config) // bootstraps: connects both once
+	WaitCached(t, first.Cache, "go", "everything")
+	first.Proc.Stop()
 
-	d := startDaemonProc(t, dir, config)
-	res := runClient(t, Target{URL: d.mcpURL()}, []Step{
-		mcpCall(map[string]any{}),
-		mcpCall(map[string]any{"server": "everything"}),
-		mcpCall(map[string]any{"search": "add numbers"}),
-		mcpCall(map[string]any{"describe": "go_add"}),
+	d := StartDaemon(t, dir, config)
+	res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+		MCPCall(map[string]any{}),
+		MCPCall(map[string]any{"server": "everything"}),
+		MCPCall(map[string]any{"search": "add numbers"}),
+		MCPCall(map[string]any{"describe": "go_add"}),
 	})
-	pid := d.proc.cmd.Process.Pid
+	pid := d.Proc.Cmd.Process.Pid
 	if kids := children(pid); len(kids) != 0 {
 		t.Errorf("daemon with a warm cache runs %d child processes %v, want 0", len(kids), kids)
 	}
@@ -147,24 +147,24 @@ func TestWarmCacheStartsNothing(t *testing.T) {
 // processes (and their children) with it.
 func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
+	NeedNode(t)
+	BuildMcpgw(t)
 	dir := t.TempDir()
-	node, args := everythingStdioCommand()
-	config := writeConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	node, args := EverythingStdio()
+	config := WriteConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	res := runClient(t, Target{URL: d.mcpURL()}, []Step{
-		mcpCall(map[string]any{"tool": "go_pid"}),
-		mcpCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "x"}}),
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+		MCPCall(map[string]any{"tool": "go_pid"}),
+		MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "x"}}),
 	})
 	upPID, err := strconv.Atoi(strings.TrimSpace(res[0].Text()))
 	if err != nil {
 		t.Fatalf("go_pid answered %q", res[0].Text())
 	}
-	daemonPID := d.proc.cmd.Process.Pid
+	daemonPID := d.Proc.Cmd.Process.Pid
 	kids := children(daemonPID)
 	// Two upstreams, plus the reaper that ends their process groups.
 	if len(kids) < 2 || !slices.Contains(kids, upPID) {
@@ -173,7 +173,7 @@ func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(WaitLimit)
 	for {
 		var alive []int
 		for _, k := range kids {

@@ -24,15 +24,15 @@ func TestOtherUserRefused(t *testing.T) {
 		t.Skip("curl not found")
 	}
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{}, nil)
-	d := startDaemonProc(t, dir, config)
+	config := WriteConfig(t, dir, map[string]any{}, nil)
+	d := StartDaemon(t, dir, config)
 	status := func(uid uint32, method, path, body string) string {
 		t.Helper()
-		args := []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, d.url + path}
+		args := []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, d.URL + path}
 		socket := strings.HasPrefix(path, "unix:") // the shim's socket
 		if socket {
 			path = strings.TrimPrefix(path, "unix:")
-			args = []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, "--unix-socket", d.socket, "http://localhost" + path}
+			args = []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, "--unix-socket", d.Socket, "http://localhost" + path}
 		}
 		if body != "" {
 			args = append(args, "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream", "--data", body)

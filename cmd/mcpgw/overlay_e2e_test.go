@@ -19,12 +19,12 @@ import (
 // started.
 func TestProjectOverlay(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	buildMcpgw(t)
+	NeedNode(t)
+	BuildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "proj.pids")
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
 	proj := filepath.Join(dir, "proj")
 	other := filepath.Join(dir, "other")
@@ -34,20 +34,20 @@ func TestProjectOverlay(t *testing.T) {
 		}
 	}
 	projCfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"proj": map[string]any{"command": testServerBin, "args": []string{"testserver"},
+		"proj": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}})
 	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), projCfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	in := func(cwd string) Target {
-		return Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": cwd}}
+		return Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": cwd}}
 	}
 
-	untrusted := runClient(t, in(proj), []Step{
-		mcpCall(map[string]any{}),
-		mcpCall(map[string]any{"tool": "proj_pid"}),
+	untrusted := RunClient(t, in(proj), []Step{
+		MCPCall(map[string]any{}),
+		MCPCall(map[string]any{"tool": "proj_pid"}),
 	})
 	if st := untrusted[0].Text(); !strings.Contains(st, "- proj: untrusted") || !strings.HasPrefix(st, "MCP: 0/1 servers") {
 		t.Errorf("untrusted project status:\n%s", st)
@@ -68,9 +68,9 @@ func TestProjectOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	trusted := runClient(t, in(proj), []Step{
-		mcpCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "from the project"}}),
-		mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from the daemon"}}),
+	trusted := RunClient(t, in(proj), []Step{
+		MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "from the project"}}),
+		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from the daemon"}}),
 	})
 	if r := trusted[0]; r.IsError() || r.Text() != "from the project" {
 		t.Errorf("trusted project's tool = %v", r)
@@ -78,9 +78,9 @@ func TestProjectOverlay(t *testing.T) {
 	if r := trusted[1]; r.IsError() || r.Text() != "from the daemon" {
 		t.Errorf("daemon's tool from a project session = %v", r)
 	}
-	elsewhere := runClient(t, in(other), []Step{
-		mcpCall(map[string]any{}),
-		mcpCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "x"}}),
+	elsewhere := RunClient(t, in(other), []Step{
+		MCPCall(map[string]any{}),
+		MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "x"}}),
 	})
 	if st := elsewhere[0].Text(); strings.Contains(st, "proj") {
 		t.Errorf("a session in another directory sees the project's server:\n%s", st)
@@ -98,27 +98,27 @@ func TestProjectOverlay(t *testing.T) {
 // excludeTools apply on top. `mcpgw check --project` shows the result.
 func TestProjectOnlyRestrictsE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	bin := buildMcpgw(t)
+	NeedNode(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"p": policyServer(map[string]any{"excludeTools": []string{"echo"}, "approveTools": "destructive"}),
+	config := WriteConfig(t, dir, map[string]any{
+		"p": PolicyServer(map[string]any{"excludeTools": []string{"echo"}, "approveTools": "destructive"}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
 	proj := filepath.Join(dir, "proj")
-	writeJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"p": map[string]any{"command": testServerBin, "args": []string{"testserver"},
+	WriteJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"p": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
 			"env":          map[string]string{fakeupstream.EnvPolicy: "1", "FROM_PROJECT": "1"},
 			"excludeTools": []string{"read_thing"}},
 	}})
-	writeJSON(t, filepath.Join(dir, "state", "mcpgw", "trust.json"), map[string]any{"version": 1, "trusted": []string{proj}})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	WriteJSON(t, filepath.Join(dir, "state", "mcpgw", "trust.json"), map[string]any{"version": 1, "trusted": []string{proj}})
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
-	r := runClient(t, Target{URL: d.mcpURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": proj}, Elicit: "decline"}, []Step{
-		mcpCall(map[string]any{"tool": "p_echo", "args": map[string]any{"message": "excluded by the user"}}),
-		mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "alpha"}}),
-		mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
-		mcpCall(map[string]any{"tool": "p_environ"}),
-		mcpCall(map[string]any{"tool": "p_delete_count"}),
+	r := RunClient(t, Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": proj}, Elicit: "decline"}, []Step{
+		MCPCall(map[string]any{"tool": "p_echo", "args": map[string]any{"message": "excluded by the user"}}),
+		MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "alpha"}}),
+		MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+		MCPCall(map[string]any{"tool": "p_environ"}),
+		MCPCall(map[string]any{"tool": "p_delete_count"}),
 		{Op: "notifications"},
 	})
 	if got := r[0].Text(); !r[0].IsError() || strings.Contains(got, "excluded by the user") {

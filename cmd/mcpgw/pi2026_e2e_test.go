@@ -23,7 +23,7 @@ import (
 // not, so every call here is a plain tools/call.
 
 // pi2026Upstream is the upstream behind mcpgw: the fake test server.
-var pi2026Upstream = map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}
+var pi2026Upstream = map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}
 
 // sessionsSeen keeps the daemon's live sessions as its status page lists
 // them, read while Pi is connected (from a model step's Before hook, on
@@ -60,8 +60,8 @@ func (s *sessionsSeen) all() [][]statuspage.Session {
 // pi2026Turns is one Pi run's script: a search through mcpgw's mcp tool,
 // a call of go_echo with message through it (the daemon's sessions read
 // just before it is answered), and done.
-func pi2026Turns(t *testing.T, base *string, seen *sessionsSeen, message string) []modelStep {
-	return []modelStep{
+func pi2026Turns(t *testing.T, base *string, seen *sessionsSeen, message string) []ModelStep {
+	return []ModelStep{
 		{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
 		{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": message}},
 			Before: func() { seen.read(t, *base) }},
@@ -75,9 +75,9 @@ func pi2026Turns(t *testing.T, base *string, seen *sessionsSeen, message string)
 // the message back.
 func checkPi2026Runs(t *testing.T, e *piEnv, messages ...string) {
 	t.Helper()
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.LastToolResult())
 	}
 	if len(reqs) != 3*len(messages) {
 		t.Fatalf("the model was asked %d times, want %d", len(reqs), 3*len(messages))
@@ -88,10 +88,10 @@ func checkPi2026Runs(t *testing.T, e *piEnv, messages ...string) {
 		}
 	}
 	for run, message := range messages {
-		if got := reqs[3*run+1].lastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.") {
+		if got := reqs[3*run+1].LastToolResult(); !strings.Contains(got, "\ngo_echo - Returns the message.") {
 			t.Errorf("run %d: the search through mcpgw_mcp gave %q, want go_echo among its results", run, got)
 		}
-		if got := reqs[3*run+2].lastToolResult(); got != message {
+		if got := reqs[3*run+2].LastToolResult(); got != message {
 			t.Errorf("run %d: calling go_echo through mcpgw_mcp gave %q, want %q", run, got, message)
 		}
 	}
@@ -150,7 +150,7 @@ func TestPi2026ShimPinned(t *testing.T) {
 	e.usePiFile(piEntry2026(t, "2026-07-28"))
 
 	e.runPi("Echo a greeting through the gateway.")
-	waitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
+	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
 	e.runPi("Echo a greeting through the gateway.")
 	checkPi2026Runs(t, e, "cold at 2026-07-28", "warm at 2026-07-28")
 	checkShimSessions(t, seen, 2)
@@ -183,11 +183,11 @@ func (e *piEnv) serve() {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() {
-		stopDaemonAt(e.t, e.url)
+		StopDaemonAt(e.t, e.url)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	waitHTTP(e.t, e.url+"/healthz")
+	WaitHTTP(e.t, e.url+"/healthz")
 }
 
 // TestPi2026HTTPPinned: the README's Pi entry with mcpgw's /mcp as its
@@ -216,11 +216,11 @@ func TestPi2026HTTPPinned(t *testing.T) {
 	delete(entry, "args")
 	entry["url"] = e.url + "/mcp"
 	entry["headers"] = map[string]any{"Mcp-Gateway-Cwd": e.home}
-	writeJSON(t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
+	WriteJSON(t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
 	e.serve()
 
 	e.runPi("Echo a greeting through the gateway.")
-	waitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
+	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
 	e.runPi("Echo a greeting through the gateway.")
 	checkPi2026Runs(t, e, "cold over HTTP", "warm over HTTP")
 

@@ -37,20 +37,20 @@ type piEnv struct {
 	config string // mcpgw's config
 	sock   string
 	url    string // the daemon's HTTP base
-	model  *fakeModel
+	model  *FakeModel
 	env    []string
 	pi15   bool // Pi 1.5 with its built-in MCP instead of Pi 0.86 + pi-mcp-adapter
 }
 
 func needPi(t *testing.T) (node string) {
 	t.Helper()
-	node = e2ePath("node_modules/node/bin/node")
-	for _, f := range []string{node, e2ePath(piCLI), e2ePath(piAdapterExt), e2ePath(pi15CLI)} {
+	node = Path("node_modules/node/bin/node")
+	for _, f := range []string{node, Path(piCLI), Path(piAdapterExt), Path(pi15CLI)} {
 		if _, err := os.Stat(f); err != nil {
 			if os.Getenv("CI") != "" {
-				t.Fatalf("Pi not installed (%v); install with: %s", err, npmInstallHint)
+				t.Fatalf("Pi not installed (%v); install with: %s", err, NPMInstallHint)
 			}
-			t.Skipf("Pi not installed (%v); install with: %s", err, npmInstallHint)
+			t.Skipf("Pi not installed (%v); install with: %s", err, NPMInstallHint)
 		}
 	}
 	return node
@@ -59,17 +59,17 @@ func needPi(t *testing.T) (node string) {
 // newPiEnv writes mcpgw's config (servers), Pi's model config (the fake
 // model) and the adapter's mcp.json with mcpgw as its only server, run
 // through `mcpgw stdio shimArgs...`.
-func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...modelStep) *piEnv {
+func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...ModelStep) *piEnv {
 	t.Helper()
-	e := &piEnv{t: t, bin: buildMcpgw(t), home: t.TempDir()}
-	e.config = writeConfig(t, e.home, servers, settings)
+	e := &piEnv{t: t, bin: BuildMcpgw(t), home: t.TempDir()}
+	e.config = WriteConfig(t, e.home, servers, settings)
 	e.sock = filepath.Join(e.home, "run", "mcpgw", "mcpgw.sock")
-	port := freePort(t)
+	port := FreePort(t)
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	e.model = newFakeModel(t, script...)
+	e.model = NewFakeModel(t, script...)
 	agent := filepath.Join(e.home, ".pi", "agent")
-	writeJSON(t, filepath.Join(agent, "models.json"), map[string]any{"providers": map[string]any{"fake": map[string]any{
-		"baseUrl": e.model.baseURL(), "api": "openai-completions", "apiKey": "fake",
+	WriteJSON(t, filepath.Join(agent, "models.json"), map[string]any{"providers": map[string]any{"fake": map[string]any{
+		"baseUrl": e.model.BaseURL(), "api": "openai-completions", "apiKey": "fake",
 		"compat": map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": false},
 		"models": []any{map[string]any{"id": "fake", "contextWindow": 128000, "maxTokens": 4096}},
 	}}})
@@ -80,18 +80,18 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 		e.pi15 = true
 		entry = map[string]any{"command": e.bin, "args": args, "exposure": exposure}
 		adapterSettings = nil
-		writeJSON(t, filepath.Join(agent, "settings.json"), map[string]any{"defaultTools": []string{"+tool_search"}})
+		WriteJSON(t, filepath.Join(agent, "settings.json"), map[string]any{"defaultTools": []string{"+tool_search"}})
 	}
 	mcp := map[string]any{"mcpServers": map[string]any{"mcpgw": entry}}
 	if adapterSettings != nil {
 		mcp["settings"] = adapterSettings
 	}
-	writeJSON(t, filepath.Join(agent, "mcp.json"), mcp)
+	WriteJSON(t, filepath.Join(agent, "mcp.json"), mcp)
 	e.env = append(os.Environ(), "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
 		"XDG_STATE_HOME="+filepath.Join(e.home, "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, "config"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
 	t.Cleanup(func() {
-		stopDaemonAt(t, e.url)
+		StopDaemonAt(t, e.url)
 		if t.Failed() {
 			// What the daemon the shim started said, for the failure's why.
 			if log, err := os.ReadFile(filepath.Join(e.home, "state", "mcpgw", "mcpgw.log")); err == nil {
@@ -102,7 +102,7 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 	return e
 }
 
-func writeJSON(t testing.TB, path string, v any) {
+func WriteJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	data, _ := json.MarshalIndent(v, "", "  ")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -115,12 +115,12 @@ func writeJSON(t testing.TB, path string, v any) {
 
 // runTurns runs Pi on prompt, logs each request the model got and Pi's
 // output, and fails the test unless the model was asked want times.
-func (e *piEnv) runTurns(prompt string, want int) []modelRequest {
+func (e *piEnv) runTurns(prompt string, want int) []ModelRequest {
 	e.t.Helper()
 	out := e.runPi(prompt)
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
-		e.t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+		e.t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.LastToolResult())
 	}
 	e.t.Logf("pi output:\n%s", out)
 	if len(reqs) != want {
@@ -139,12 +139,12 @@ func (e *piEnv) runPi(prompt string) string {
 func (e *piEnv) runPiIn(dir, prompt string) string {
 	e.t.Helper()
 	node := needPi(e.t)
-	defer heavy()()
+	defer Heavy()()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := []string{e2ePath(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", e2ePath(piAdapterExt)}
+	args := []string{Path(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", Path(piAdapterExt)}
 	if e.pi15 {
-		args = []string{e2ePath(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
+		args = []string{Path(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
@@ -159,17 +159,17 @@ func (e *piEnv) runPiIn(dir, prompt string) string {
 func TestPiProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
+		ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo a greeting through the gateway.", 3)
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "go_echo - ") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "go_echo - ") {
 		t.Errorf("search from cold did not find go_echo:\n%s", got)
 	}
-	if got := reqs[2].lastToolResult(); !strings.Contains(got, "hello from pi") {
+	if got := reqs[2].LastToolResult(); !strings.Contains(got, "hello from pi") {
 		t.Errorf("the call's result:\n%s", got)
 	}
 }
@@ -180,29 +180,29 @@ func TestPiProxySearchThenCall(t *testing.T) {
 func TestPiToolSearchActivatesForNextTurn(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"disableProxyTool": true, "scriptMode": false},
-		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
-		modelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
+		ModelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
+		ModelStep{Text: "done"},
 	)
 	start := time.Now()
 	out := e.runPi("Find a tool that echoes and use it.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
-		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.lastToolResult())
+		t.Logf("request %d tools %v\nlast tool result: %s", i, r.Tools, r.LastToolResult())
 	}
 	t.Logf("pi output (%v):\n%s", time.Since(start).Round(time.Millisecond), out)
 	if len(reqs) != 3 {
 		t.Fatalf("the model was asked %d times, want 3", len(reqs))
 	}
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "- mcpgw_go_echo - ") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "- mcpgw_go_echo - ") {
 		t.Errorf("ToolSearch result does not name the tool as Pi offers it:\n%s", got)
 	}
 	if !slices.Contains(reqs[1].Tools, "mcpgw_go_echo") {
 		t.Errorf("the turn after ToolSearch offers %v, without the activated mcpgw_go_echo", reqs[1].Tools)
 	}
-	if got := reqs[2].lastToolResult(); got != "activated" {
+	if got := reqs[2].LastToolResult(); got != "activated" {
 		t.Errorf("calling the activated tool in the next turn gave %q", got)
 	}
 	t.Logf("ToolSearch answer held for the re-list: %s", e.metric("mcpgw_toolsearch_hold_seconds_sum"))
@@ -231,17 +231,17 @@ func (e *piEnv) metric(name string) string {
 func TestPi15DeferredToolSearch(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
-		modelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
+		ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo something.", 3)
 	if !slices.Contains(reqs[1].Tools, "mcp__mcpgw__go_echo") {
 		t.Errorf("after tool_search the model is offered %v, without mcp__mcpgw__go_echo", reqs[1].Tools)
 	}
-	if got := reqs[2].lastToolResult(); got != "from pi 1.5" {
+	if got := reqs[2].LastToolResult(); got != "from pi 1.5" {
 		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
 	}
 }
@@ -252,17 +252,17 @@ func TestPi15DeferredToolSearch(t *testing.T) {
 func TestPi15ToolSearchMode(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"pi15Exposure": "direct"},
-		modelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
+		ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Use the echo tool.", 3)
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "- mcp__mcpgw__go_echo - ") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "- mcp__mcpgw__go_echo - ") {
 		t.Errorf("ToolSearch result does not name the tool as Pi 1.5 offers it:\n%s", got)
 	}
-	if got := reqs[2].lastToolResult(); got != "next turn" {
+	if got := reqs[2].LastToolResult(); got != "next turn" {
 		t.Errorf("the activated tool in the next turn gave %q", got)
 	}
 	t.Logf("ToolSearch answer held for the re-list: %s", e.metric("mcpgw_toolsearch_hold_seconds_sum"))
@@ -280,29 +280,29 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 	var downFor atomic.Int64
 	restart := func() {
 		stopped := time.Now()
-		stopDaemonAt(t, env.Load().url)
+		StopDaemonAt(t, env.Load().url)
 		downFor.Store(int64(time.Since(stopped)))
 	}
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		ModelStep{Text: "done"},
 	)
 	env.Store(e)
 	e.runPi("Call a tool, then another.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
-		t.Logf("request %d last tool result: %s", i, r.lastToolResult())
+		t.Logf("request %d last tool result: %s", i, r.LastToolResult())
 	}
 	if len(reqs) != 4 {
 		t.Fatalf("the model was asked %d times, want 4", len(reqs))
 	}
-	if got := reqs[2].lastToolResult(); got != "after the restart" {
+	if got := reqs[2].LastToolResult(); got != "after the restart" {
 		t.Errorf("the call after the daemon restart gave %q", got)
 	}
-	if a, b := reqs[1].lastToolResult(), reqs[3].lastToolResult(); a == b || a == "" {
+	if a, b := reqs[1].LastToolResult(), reqs[3].LastToolResult(); a == b || a == "" {
 		t.Errorf("upstream pid before %q and after %q: want two processes (a new daemon)", a, b)
 	}
 	t.Logf("stopping the daemon took %v", time.Duration(downFor.Load()).Round(time.Millisecond))
@@ -315,16 +315,16 @@ func TestPiPerProjectServers(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{}, nil, nil, map[string]any{"disableProxyTool": true, "scriptMode": false},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
-		modelStep{Text: "done"},
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		ModelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		ModelStep{Text: "done"},
 	)
 	var dirs []string
 	for _, name := range []string{"alpha", "beta"} {
 		dir := filepath.Join(e.home, "src", name)
-		writeJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-			"proj": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+		WriteJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+			"proj": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 		}})
 		trust := exec.Command(e.bin, "trust", dir)
 		trust.Env = e.env
@@ -336,12 +336,12 @@ func TestPiPerProjectServers(t *testing.T) {
 	for _, dir := range dirs {
 		e.runPiIn(dir, "Where does the project server run?")
 	}
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("the model was asked %d times, want 4", len(reqs))
 	}
 	for i, dir := range dirs {
-		got := reqs[2*i+1].lastToolResult()
+		got := reqs[2*i+1].LastToolResult()
 		want, _ := filepath.EvalSymlinks(dir)
 		if got != dir && got != want {
 			t.Errorf("session in %s: proj_cwd = %q", dir, got)
@@ -356,20 +356,20 @@ func TestPiPerProjectServers(t *testing.T) {
 func TestPi15DirectListsOnce(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "first turn"}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "first turn"}},
+		ModelStep{Text: "done"},
 	)
 	e.runPi("Echo at once.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("the model was asked %d times, want 2", len(reqs))
 	}
 	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
 		t.Errorf("the first request offers %v, without the upstream's tools", reqs[0].Tools)
 	}
-	if got := reqs[1].lastToolResult(); got != "first turn" {
+	if got := reqs[1].LastToolResult(); got != "first turn" {
 		t.Errorf("mcp__mcpgw__go_echo = %q", got)
 	}
 }
@@ -380,20 +380,20 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	var env atomic.Pointer[piEnv]
-	restart := func() { stopDaemonAt(t, env.Load().url) }
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	restart := func() { StopDaemonAt(t, env.Load().url) }
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		modelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
-		modelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "after the restart"}, Before: restart},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
+		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "after the restart"}, Before: restart},
+		ModelStep{Text: "done"},
 	)
 	env.Store(e)
 	e.runPi("Call two tools.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("the model was asked %d times, want 3", len(reqs))
 	}
-	if got := reqs[2].lastToolResult(); got != "after the restart" {
+	if got := reqs[2].LastToolResult(); got != "after the restart" {
 		t.Errorf("the call after the daemon restart gave %q", got)
 	}
 }
@@ -406,8 +406,8 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, nil, nil, []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		modelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
+		ModelStep{Text: "done"},
 	)
 	agentFile := filepath.Join(e.home, ".pi", "agent", "mcp.json")
 	data, err := os.ReadFile(agentFile)
@@ -418,9 +418,9 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 	if err := json.Unmarshal(data, &piCfg); err != nil {
 		t.Fatal(err)
 	}
-	piCfg["mcpServers"]["go"] = policyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden"}})
-	writeJSON(t, agentFile, piCfg)
-	writeJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
+	piCfg["mcpServers"]["go"] = PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden"}})
+	WriteJSON(t, agentFile, piCfg)
+	WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
 
 	reqs := e.runTurns("Delete the thing called prod.", 2)
 	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_read_thing") {
@@ -432,7 +432,7 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 			t.Errorf("the model is offered the hidden tool as %s", name)
 		}
 	}
-	if got := reqs[1].lastToolResult(); strings.Contains(got, "deleted") {
+	if got := reqs[1].LastToolResult(); strings.Contains(got, "deleted") {
 		t.Errorf("the hidden tool ran: %q", got)
 	}
 }
@@ -448,10 +448,10 @@ func TestPi15Codemode(t *testing.T) {
 const echo = await tools.mcp__mcpgw__go_echo({ message: "from codemode" });
 const sum = await tools.mcp__mcpgw__go_add({ a: 20, b: 22 });
 return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_echo"), echo, sum });`
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"},
-		modelStep{Tool: "codemode", Args: map[string]any{"code": code}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "codemode", Args: map[string]any{"code": code}},
+		ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo something and add two numbers.", 2)
 	if !slices.Contains(reqs[0].Tools, "codemode") || slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
@@ -459,7 +459,7 @@ return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_ec
 	}
 	// Pi resolves a call to the tool's whole result when it declares no
 	// output; the structured content is there when it does.
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, `"found":true`) || !strings.Contains(got, `"text":"from codemode"`) || !strings.Contains(got, `"structuredContent":{"sum":42}`) {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, `"found":true`) || !strings.Contains(got, `"text":"from codemode"`) || !strings.Contains(got, `"structuredContent":{"sum":42}`) {
 		t.Errorf("codemode gave %q", got)
 	}
 }
@@ -474,13 +474,13 @@ func TestPiAdapterScriptGetsStructuredResults(t *testing.T) {
 	code := `const sum = await tools.call("mcpgw_go_add", { a: 20, b: 22 });
 const echo = await tools.call("mcpgw_go_echo", { message: "from mcpScript" });
 emit({ sum: sum.ok && sum.data.structuredContent.sum, echo: echo.ok && echo.data.content[0].text });`
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"disableProxyTool": true},
-		modelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
-		modelStep{Text: "done"},
+		ModelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
+		ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Add two numbers and echo something.", 2)
-	if got := strings.Join(strings.Fields(reqs[1].lastToolResult()), ""); !strings.Contains(got, `"sum":42`) || !strings.Contains(got, `"echo":"frommcpScript"`) {
+	if got := strings.Join(strings.Fields(reqs[1].LastToolResult()), ""); !strings.Contains(got, `"sum":42`) || !strings.Contains(got, `"echo":"frommcpScript"`) {
 		t.Errorf("mcpScript gave %q", got)
 	}
 }

@@ -71,7 +71,7 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 		args = append(args, a[1:]...)
 	}
 	entry["command"], entry["args"] = e.bin, args
-	writeJSON(e.t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
+	WriteJSON(e.t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
 }
 
 // warmDaemon starts e's daemon and waits until it has discovered server
@@ -82,14 +82,14 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 func (e *piEnv) warmDaemon(server string) {
 	e.t.Helper()
 	e.serve()
-	waitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
+	WaitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
 }
 
 // piBuiltins are Pi's own tools, offered whatever MCP says.
 var piBuiltins = []string{"read", "bash", "edit", "write", "grep", "find", "ls"}
 
 // mcpToolsOffered returns the tools of a request that are not Pi's own.
-func mcpToolsOffered(r modelRequest) []string {
+func mcpToolsOffered(r ModelRequest) []string {
 	var out []string
 	for _, name := range r.Tools {
 		if !slices.Contains(piBuiltins, name) {
@@ -110,31 +110,31 @@ func mcpToolsOffered(r modelRequest) []string {
 func TestPiReadmeOneToolColdAndWarm(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	needNode(t)
-	node, args := everythingStdioCommand()
+	NeedNode(t)
+	node, args := EverythingStdio()
 	e := newPiEnv(t, map[string]any{"everything": map[string]any{"command": node, "args": args}}, nil, nil, nil,
-		modelStep{Text: "done"},
+		ModelStep{Text: "done"},
 		// warm: a resource, read through the mcp tool.
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_read_architecture_md"}},
-		modelStep{Text: "done"},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_read_architecture_md"}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "done"},
 	)
 	e.usePiFile(readmePiFile(t, 0))
 	e.warmDaemon("everything")
 	want := []string{"mcpgw_mcp"}
 
 	e.runPi("Nothing to do.")
-	waitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
+	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
 	e.runPi("Read the architecture notes.")
 	e.runPi("Nothing to do.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
 		t.Logf("request %d tools %v", i, r.Tools)
 	}
 	if len(reqs) != 4 {
 		t.Fatalf("the model was asked %d times, want 4", len(reqs))
 	}
-	if got := reqs[2].lastToolResult(); !strings.Contains(strings.ToLower(got), "architecture") {
+	if got := reqs[2].LastToolResult(); !strings.Contains(strings.ToLower(got), "architecture") {
 		t.Errorf("reading a resource through the mcp tool gave %q", got)
 	}
 	for i, name := range []string{"first start", "second start", "second start", "third start"} {
@@ -151,33 +151,33 @@ func TestPiReadmeOneToolColdAndWarm(t *testing.T) {
 func TestPiReadmeImportOneRoute(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	needNode(t)
+	NeedNode(t)
 	e := newPiEnv(t, nil, nil, nil, nil,
-		modelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "imported"}}},
-		modelStep{Text: "done"},
-		modelStep{Text: "done"},
+		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "imported"}}},
+		ModelStep{Text: "done"},
+		ModelStep{Text: "done"},
 	)
 	cfg := readmePiFile(t, 1)
 	entry, _ := cfg["mcpServers"].(map[string]any)["everything"].(map[string]any)
 	if entry == nil {
 		t.Fatalf("the README's import snippet has no everything entry: %v", cfg)
 	}
-	entry["command"], entry["args"] = everythingStdioCommand()
+	entry["command"], entry["args"] = EverythingStdio()
 	e.usePiFile(cfg)
-	writeJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
+	WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
 	e.warmDaemon("everything")
 
 	e.runPi("Echo once.")
-	waitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
+	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
 	e.runPi("Nothing to do.")
-	reqs := e.model.requests()
+	reqs := e.model.Requests()
 	for i, r := range reqs {
 		t.Logf("request %d tools %v", i, r.Tools)
 	}
 	if len(reqs) != 3 {
 		t.Fatalf("the model was asked %d times, want 3", len(reqs))
 	}
-	if got := reqs[1].lastToolResult(); !strings.Contains(got, "Echo: imported") {
+	if got := reqs[1].LastToolResult(); !strings.Contains(got, "Echo: imported") {
 		t.Errorf("the imported server's tool through mcpgw gave %q", got)
 	}
 	want := []string{"mcpgw_mcp"}

@@ -24,8 +24,8 @@ import (
 
 // policyServer is the test server with its policy tools (delete_thing
 // counts the calls that reach it), plus extra fields.
-func policyServer(extra map[string]any) map[string]any {
-	s := map[string]any{"command": testServerBin, "args": []string{"testserver"},
+func PolicyServer(extra map[string]any) map[string]any {
+	s := map[string]any{"command": TestServerBin, "args": []string{"testserver"},
 		"env": map[string]any{fakeupstream.EnvPolicy: "1"}}
 	for k, v := range extra {
 		s[k] = v
@@ -54,18 +54,18 @@ func elicitations(t *testing.T, r StepResult) []string {
 }
 
 // deleteCount asks the upstream how many delete_thing calls reached it.
-func deleteCount(t *testing.T, d *daemon) string {
+func deleteCount(t *testing.T, d *Daemon) string {
 	t.Helper()
-	r := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "p_delete_count"})})
+	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "p_delete_count"})})
 	return r[0].Text()
 }
 
 // waitPending polls the daemon until a call of tool waits for approval,
 // and returns it.
-func waitPending(t *testing.T, d *daemon, tool string) api.PendingApproval {
+func WaitPending(t *testing.T, d *Daemon, tool string) api.PendingApproval {
 	t.Helper()
 	var found api.PendingApproval
-	pollUntil(t, "a pending approval of "+tool, func() bool {
+	PollUntil(t, "a pending approval of "+tool, func() bool {
 		for _, p := range d.report(t).Approvals {
 			if p.Tool == tool {
 				found = p
@@ -86,26 +86,26 @@ func waitPending(t *testing.T, d *daemon, tool string) api.PendingApproval {
 // records every call and decision without the arguments' values.
 func TestApprovalsE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"p": policyServer(map[string]any{"approveTools": "destructive"}),
+	config := WriteConfig(t, dir, map[string]any{
+		"p": PolicyServer(map[string]any{"approveTools": "destructive"}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
 	del := func(name string) Step {
-		return mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
+		return MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
 	}
 	// Two sessions at once, each asked about its own call: A allows the
 	// tool for its session (its second call is not asked), B declines.
-	runA := goClient(t, Target{URL: d.mcpURL(), Elicit: "accept:tool"}, []Step{
-		mcpCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+	runA := GoClient(t, Target{URL: d.MCPURL(), Elicit: "accept:tool"}, []Step{
+		MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
 		del("alpha-one"), del("alpha-two"), {Op: "notifications"},
 	})
-	runB := goClient(t, Target{URL: d.mcpURL(), Elicit: "decline"}, []Step{
+	runB := GoClient(t, Target{URL: d.MCPURL(), Elicit: "decline"}, []Step{
 		del("bravo-one"), {Op: "notifications"},
 	})
-	a, b := (<-runA).check(t), (<-runB).check(t)
+	a, b := (<-runA).Check(t), (<-runB).Check(t)
 	if got := a[0].Text(); got != "read x" || a[0].IsError() {
 		t.Errorf("a read-only tool under \"destructive\": %q", got)
 	}
@@ -128,13 +128,13 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 
 	// Sessions that cannot be asked wait for the page or the CLI.
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	release := []struct {
 		name, want string
 		decide     func(p api.PendingApproval)
 	}{
 		{"page", "deleted charlie", func(p api.PendingApproval) {
-			resp, err := http.PostForm(d.url+"/-/approve", url.Values{"id": {p.ID}, "decision": {"once"}})
+			resp, err := http.PostForm(d.URL+"/-/approve", url.Values{"id": {p.ID}, "decision": {"once"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,17 +144,17 @@ func TestApprovalsE2E(t *testing.T) {
 			}
 		}},
 		{"cli", "deleted charlie", func(p api.PendingApproval) {
-			list, err := exec.Command(bin, "approve", "--list", "--url", d.url).CombinedOutput()
+			list, err := exec.Command(bin, "approve", "--list", "--url", d.URL).CombinedOutput()
 			if err != nil || !strings.Contains(string(list), p.ID) || !strings.Contains(string(list), "delete_thing on p") {
 				t.Errorf("mcpgw approve --list: %v\n%s", err, list)
 			}
-			out, err := exec.Command(bin, "approve", "--url", d.url, p.ID).CombinedOutput()
+			out, err := exec.Command(bin, "approve", "--url", d.URL, p.ID).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "allowed delete_thing on p") {
 				t.Errorf("mcpgw approve %s: %v\n%s", p.ID, err, out)
 			}
 		}},
 		{"cli-deny", "denied", func(p api.PendingApproval) {
-			out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, p.ID).CombinedOutput()
+			out, err := exec.Command(bin, "approve", "--deny", "--url", d.URL, p.ID).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "denied delete_thing on p") {
 				t.Errorf("mcpgw approve --deny %s: %v\n%s", p.ID, err, out)
 			}
@@ -162,13 +162,13 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 	for _, rc := range release {
 		t.Run(rc.name, func(t *testing.T) {
-			done := goClient(t, Target{URL: d.mcpURL()}, []Step{del("charlie")})
-			p := waitPending(t, d, "delete_thing")
+			done := GoClient(t, Target{URL: d.MCPURL()}, []Step{del("charlie")})
+			p := WaitPending(t, d, "delete_thing")
 			if p.Server != "p" || !strings.Contains(p.Args, `name: "charlie"`) || p.Rule != `mcpServers.p.approveTools = "destructive"` {
 				t.Errorf("pending approval: %+v", p)
 			}
 			rc.decide(p)
-			r := (<-done).check(t)
+			r := (<-done).Check(t)
 			if got := r[0].Text(); !strings.Contains(got, rc.want) {
 				t.Errorf("released call: %q, want %q", got, rc.want)
 			}
@@ -190,7 +190,7 @@ func TestApprovalsE2E(t *testing.T) {
 	var data []byte
 	var decided []string
 	calls := map[string]int{}
-	pollUntil(t, "the audit log's lines", func() bool {
+	PollUntil(t, "the audit log's lines", func() bool {
 		data, _ = os.ReadFile(logPath)
 		decided, calls = decided[:0], map[string]int{}
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -238,12 +238,12 @@ func TestApprovalsE2E(t *testing.T) {
 // it waits; the upstream never sees it.
 func TestApprovalTimeoutFailsClosed(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(nil)},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(nil)},
 		map[string]any{"approveTools": []string{"p_delete_thing"}, "approvalTimeoutMs": 1500})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	r := runClient(t, Target{URL: d.mcpURL()}, []Step{
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{
 		{Op: "callTool", Name: "mcp", Arguments: map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}}, Progress: true, TimeoutMs: 60000},
 		{Op: "notifications"},
 	})
@@ -275,26 +275,26 @@ func TestApprovalTimeoutFailsClosed(t *testing.T) {
 // default list of the daemon's environment, plus its env.
 func TestUpstreamEnvironment(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"inh":   policyServer(nil),
-		"noinh": policyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
+	config := WriteConfig(t, dir, map[string]any{
+		"inh":   PolicyServer(nil),
+		"noinh": PolicyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
 	}, nil)
-	bin := buildMcpgw(t)
-	d := &daemon{dir: dir}
-	port := freePort(t)
-	d.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	bin := BuildMcpgw(t)
+	d := &Daemon{Dir: dir}
+	port := FreePort(t)
+	d.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"MCPGW_TOKEN=s3cret-token", "DAEMON_ONLY_VAR=1", "TERM=xterm")
-	d.proc = startProcess(t, cmd)
-	waitHTTP(t, d.url+"/healthz")
-	target := Target{URL: d.mcpURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
-	r := runClient(t, target, []Step{
-		mcpCall(map[string]any{"tool": "inh_environ"}),
-		mcpCall(map[string]any{"tool": "noinh_environ"}),
+	d.Proc = StartProcess(t, cmd)
+	WaitHTTP(t, d.URL+"/healthz")
+	target := Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
+	r := RunClient(t, target, []Step{
+		MCPCall(map[string]any{"tool": "inh_environ"}),
+		MCPCall(map[string]any{"tool": "noinh_environ"}),
 	})
 	inherited := strings.Split(r[0].Text(), "\n")
 	if slices.Contains(inherited, "MCPGW_TOKEN") || !slices.Contains(inherited, "DAEMON_ONLY_VAR") {
@@ -323,15 +323,15 @@ func TestUpstreamEnvironment(t *testing.T) {
 // in every mode they are never listed, searched, described or callable.
 func TestPiHiddenToolsE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	writeJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"hid": policyServer(map[string]any{"exposure": "hidden"}),
-		"vis": policyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden", "read_*": "direct"}}),
+	WriteJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"hid": PolicyServer(map[string]any{"exposure": "hidden"}),
+		"vis": PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden", "read_*": "direct"}}),
 	}})
 	config := filepath.Join(dir, "mcp.json")
-	writeJSON(t, config, map[string]any{"imports": []string{"pi"}})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	WriteJSON(t, config, map[string]any{"imports": []string{"pi"}})
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
 	hidden := func(text string) string {
 		for _, name := range []string{"vis_delete_thing", "vis_delete_count", "hid_"} {
@@ -341,15 +341,15 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 		return ""
 	}
-	proxy := runClient(t, Target{URL: d.mcpURL()}, []Step{
-		mcpCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "x"}}),
-		mcpCall(map[string]any{"search": "delete thing"}),
-		mcpCall(map[string]any{"search": "delete", "includeSchemas": true}),
-		mcpCall(map[string]any{"server": "vis"}),
-		mcpCall(map[string]any{"describe": "vis_delete_thing"}),
-		mcpCall(map[string]any{"tool": "vis_delete_thing", "args": map[string]any{"name": "x"}}),
-		mcpCall(map[string]any{"tool": "hid_echo", "args": map[string]any{"message": "x"}}),
-		mcpCall(map[string]any{}),
+	proxy := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+		MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "x"}}),
+		MCPCall(map[string]any{"search": "delete thing"}),
+		MCPCall(map[string]any{"search": "delete", "includeSchemas": true}),
+		MCPCall(map[string]any{"server": "vis"}),
+		MCPCall(map[string]any{"describe": "vis_delete_thing"}),
+		MCPCall(map[string]any{"tool": "vis_delete_thing", "args": map[string]any{"name": "x"}}),
+		MCPCall(map[string]any{"tool": "hid_echo", "args": map[string]any{"message": "x"}}),
+		MCPCall(map[string]any{}),
 	})
 	if got := proxy[0].Text(); got != "read x" {
 		t.Fatalf("the visible tool of vis: %q", got)
@@ -365,10 +365,10 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 	}
 
-	direct := runClient(t, Target{URL: d.mcpURL() + "?mode=direct"}, []Step{
+	direct := RunClient(t, Target{URL: d.MCPURL() + "?mode=direct"}, []Step{
 		{Op: "listTools"},
-		call("vis_delete_thing", map[string]any{"name": "x"}),
-		call("hid_echo", map[string]any{"message": "x"}),
+		Call("vis_delete_thing", map[string]any{"name": "x"}),
+		Call("hid_echo", map[string]any{"message": "x"}),
 	})
 	var tools struct {
 		Tools []struct{ Name string } `json:"tools"`
@@ -387,11 +387,11 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 	}
 
-	ts := runClient(t, Target{URL: d.mcpURL() + "?mode=toolsearch"}, []Step{
-		call("ToolSearch", map[string]any{"query": "delete thing"}),
-		call("ToolSearch", map[string]any{"query": "select:vis_delete_thing,hid_echo"}),
+	ts := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
+		Call("ToolSearch", map[string]any{"query": "delete thing"}),
+		Call("ToolSearch", map[string]any{"query": "select:vis_delete_thing,hid_echo"}),
 		{Op: "listTools"},
-		call("vis_delete_thing", map[string]any{"name": "x"}),
+		Call("vis_delete_thing", map[string]any{"name": "x"}),
 	})
 	for i, r := range ts[:3] {
 		text := r.Text()
@@ -405,7 +405,7 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 	if ts[3].OK && !ts[3].IsError() {
 		t.Errorf("a hidden tool was callable in toolsearch mode: %s", ts[3].Text())
 	}
-	if got := runClient(t, Target{URL: d.mcpURL()}, []Step{mcpCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
+	if got := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
 		t.Errorf("vis after the attempts: %q", got[0].Text())
 	}
 }
@@ -416,11 +416,11 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 func TestCallWaitsForApprovalCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": []string{"delete_*"}})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": []string{"delete_*"}})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	bin := buildMcpgw(t)
-	call := exec.Command(bin, "call", "--url", d.url, "p_delete_thing", `{"name":"delta"}`)
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	bin := BuildMcpgw(t)
+	call := exec.Command(bin, "call", "--url", d.URL, "p_delete_thing", `{"name":"delta"}`)
 	var stdout bytes.Buffer
 	call.Stdout = &stdout
 	stderr, err := call.StderrPipe()
@@ -445,7 +445,7 @@ func TestCallWaitsForApprovalCLI(t *testing.T) {
 		call.Wait()
 		t.Fatalf("mcpgw call said:\n%s", strings.Join(said, "\n"))
 	}
-	if out, err := exec.Command(bin, "approve", "--url", d.url, id).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "approve", "--url", d.URL, id).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve %s: %v\n%s", id, err, out)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()

@@ -17,14 +17,14 @@ import (
 func TestForeignHostRefusedOnEveryPath(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 
 	post := func(sid, body string, header map[string]string) (int, http.Header, string) {
 		t.Helper()
-		req, err := http.NewRequest("POST", d.mcpURL(), strings.NewReader(body))
+		req, err := http.NewRequest("POST", d.MCPURL(), strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,12 +37,12 @@ type gwClient struct {
 	cs *mcp.ClientSession
 }
 
-func connectGateway(t testing.TB, d *daemon) *gwClient {
+func connectGateway(t testing.TB, d *Daemon) *gwClient {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		t.Fatalf("connecting to %s: %v", d.mcpURL(), err)
+		t.Fatalf("connecting to %s: %v", d.MCPURL(), err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return &gwClient{t: t, cs: cs}
@@ -51,7 +51,7 @@ func connectGateway(t testing.TB, d *daemon) *gwClient {
 // mcp calls the daemon's mcp tool and returns the text of the answer.
 func (c *gwClient) mcp(args map[string]any) (text string, isError bool) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
 	if err != nil {
@@ -84,7 +84,7 @@ func pidServerEntry(bin, dir, name string, extra ...string) map[string]any {
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
-	return map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": env}
+	return map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": env}
 }
 
 func mcpJSON(t testing.TB, servers map[string]any, more map[string]any) []byte {
@@ -124,29 +124,29 @@ func saveFileInPlace(t testing.TB, path string, data []byte) {
 	}
 }
 
-func (d *daemon) report(t testing.TB) *api.Report {
+func (d *Daemon) report(t testing.TB) *api.Report {
 	t.Helper()
-	return daemonStatus(t, d.url)
+	return daemonStatus(t, d.URL)
 }
 
 // pollUntil polls cond until it holds; the deadline only keeps a broken
 // daemon from hanging the test.
-func pollUntil(t testing.TB, what string, cond func() bool) {
+func PollUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(WaitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after %v", what, waitLimit)
+			t.Fatalf("waiting for %s: gave up after %v", what, WaitLimit)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
 // waitReload waits for a reload attempt recorded after since.
-func (d *daemon) waitReload(t testing.TB, since time.Time) *api.ReloadInfo {
+func (d *Daemon) waitReload(t testing.TB, since time.Time) *api.ReloadInfo {
 	t.Helper()
 	var info *api.ReloadInfo
-	pollUntil(t, "a config reload", func() bool {
+	PollUntil(t, "a config reload", func() bool {
 		info = d.report(t).LastReload
 		return info != nil && info.At.After(since)
 	})
@@ -162,9 +162,9 @@ func reportServerNames(r *api.Report) []string {
 	return names
 }
 
-func (d *daemon) metricValue(t testing.TB, name string) string {
+func (d *Daemon) metricValue(t testing.TB, name string) string {
 	t.Helper()
-	resp, err := http.Get(d.url + "/metrics")
+	resp, err := http.Get(d.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func pidGone(pid int) bool {
 // ends, and a server added to an imported tool's file appears.
 func TestReloadEndToEnd(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
@@ -207,7 +207,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, imports))
 	// HOME is dir, so the cursor import reads dir/.cursor/mcp.json: its
 	// directory does not exist yet.
-	d := startDaemonProc(t, dir, path)
+	d := StartDaemon(t, dir, path)
 	c := connectGateway(t, d)
 	pa, pb := c.pid("a"), c.pid("b")
 
@@ -218,14 +218,14 @@ func TestReloadEndToEnd(t *testing.T) {
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after adding c failed: %s", info.Error)
 	}
-	pollUntil(t, "c's tools in search", func() bool {
+	PollUntil(t, "c's tools in search", func() bool {
 		text, _ := c.mcp(map[string]any{"search": "pid", "server": "c"})
 		return strings.Contains(text, "c_pid")
 	})
 	if node := tsClientAvailable(); node != "" {
-		res := runClient(t, Target{URL: d.mcpURL()}, []Step{
-			mcpCall(map[string]any{"search": "process id"}),
-			mcpCall(map[string]any{"tool": "c_pid"}),
+		res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+			MCPCall(map[string]any{"search": "process id"}),
+			MCPCall(map[string]any{"tool": "c_pid"}),
 		})
 		if !strings.Contains(res[0].Text(), "c_pid") {
 			t.Errorf("TypeScript client: search lacks c_pid:\n%s", res[0].Text())
@@ -252,7 +252,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	if got := []int{c.pid("a"), c.pid("c")}; !slices.Equal(got, []int{pa, pc}) {
 		t.Errorf("after editing b: a, c answered from %v, want %v (unchanged servers restarted)", got, []int{pa, pc})
 	}
-	pollUntil(t, "the old b process to end", func() bool { return pidGone(pb) })
+	PollUntil(t, "the old b process to end", func() bool { return pidGone(pb) })
 	for name, want := range map[string]int{"a": 1, "b": 2, "c": 1} {
 		if n := len(pidsStarted(t, dir, name)); n != want {
 			t.Errorf("%s started %d times, want %d", name, n, want)
@@ -305,7 +305,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after removing c failed: %s", info.Error)
 	}
-	pollUntil(t, "the removed c process to end", func() bool { return pidGone(pc) })
+	PollUntil(t, "the removed c process to end", func() bool { return pidGone(pc) })
 	if text, isErr := c.mcp(map[string]any{"tool": "c_pid"}); !isErr {
 		t.Errorf("c_pid after removing c: %q, want an error", text)
 	}
@@ -352,7 +352,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	}
 	start = time.Now()
 	saveFileInPlace(t, codexFile, []byte(fmt.Sprintf("[mcp_servers.cx]\ncommand = %q\nargs = [\"testserver\"]\nenv = { %s = %q }\n",
-		testServerBin, fakeupstream.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
+		TestServerBin, fakeupstream.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
 	if info := d.waitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the codex config: %s", info.Error)
 	}
@@ -371,7 +371,7 @@ func tsClientAvailable() string {
 	if err != nil {
 		return ""
 	}
-	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
+	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
 		return ""
 	}
 	return node
@@ -388,13 +388,13 @@ func TestReloadFigures(t *testing.T) {
 	if os.Getenv("MCPGW_RELOAD_FIGURES") == "" {
 		t.Skip("set MCPGW_RELOAD_FIGURES=1 to measure")
 	}
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
 	base := map[string]any{"u1": srv("u1"), "u2": srv("u2"), "u3": srv("u3")}
 	saveFileInPlace(t, path, mcpJSON(t, base, nil))
-	d := startDaemonProc(t, dir, path, "--no-bootstrap", "--log-level", "warn")
+	d := StartDaemon(t, dir, path, "--no-bootstrap", "--log-level", "warn")
 	c := connectGateway(t, d)
 	unchanged := map[string]int{}
 	for name := range base {
@@ -416,8 +416,8 @@ func TestReloadFigures(t *testing.T) {
 			if _, isErr := c.mcp(map[string]any{"tool": name + "_pid"}); !isErr {
 				break
 			}
-			if time.Since(t0) > waitLimit {
-				t.Fatalf("%s_pid not callable %v after the write", name, waitLimit)
+			if time.Since(t0) > WaitLimit {
+				t.Fatalf("%s_pid not callable %v after the write", name, WaitLimit)
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -438,7 +438,7 @@ func TestReloadFigures(t *testing.T) {
 		}
 		saveFileAtomic(t, path, mcpJSON(t, servers, nil))
 		var pv int
-		pollUntil(t, fmt.Sprintf("reload %d to restart v", i), func() bool {
+		PollUntil(t, fmt.Sprintf("reload %d to restart v", i), func() bool {
 			text, isErr := c.mcp(map[string]any{"tool": "v_pid"})
 			pv, _ = strconv.Atoi(strings.TrimSpace(text))
 			return !isErr && pv != 0 && pv != prev
@@ -476,12 +476,12 @@ func reportServer(r *api.Report, name string) *api.ServerReport {
 // starts only when first used.
 func TestReloadDiffSemantics(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"keep": srv("keep"), "gone": srv("gone")}, nil))
-	d := startDaemonProc(t, dir, path, "--no-bootstrap")
+	d := StartDaemon(t, dir, path, "--no-bootstrap")
 	c := connectGateway(t, d)
 	pk, pg := c.pid("keep"), c.pid("gone")
 
@@ -506,7 +506,7 @@ func TestReloadDiffSemantics(t *testing.T) {
 		}
 		slow <- answer{strings.Join(texts, "\n"), res.IsError}
 	}()
-	pollUntil(t, "the slow call to reach gone", func() bool {
+	PollUntil(t, "the slow call to reach gone", func() bool {
 		s := reportServer(d.report(t), "gone")
 		return s != nil && s.Calls == 2
 	})
@@ -528,7 +528,7 @@ func TestReloadDiffSemantics(t *testing.T) {
 	if a.isErr || !strings.Contains(a.text, "5000") {
 		t.Errorf("the in-flight call on the removed server answered %q (isError %v)", a.text, a.isErr)
 	}
-	pollUntil(t, "gone's process to end after its call", func() bool { return pidGone(pg) })
+	PollUntil(t, "gone's process to end after its call", func() bool { return pidGone(pg) })
 	c.pid("lazy")
 	if got := c.pid("keep"); got != pk {
 		t.Errorf("keep answered from %d, want %d", got, pk)
@@ -545,18 +545,18 @@ func TestReloadDiffSemantics(t *testing.T) {
 // and then lists the new tools.
 func TestReloadNotifiesSessions(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string) map[string]any { return pidServerEntry(bin, dir, name) }
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a")}, nil))
-	d := startDaemonProc(t, dir, path)
+	d := StartDaemon(t, dir, path)
 
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +572,7 @@ func TestReloadNotifiesSessions(t *testing.T) {
 		}
 		return names
 	}
-	pollUntil(t, "a's tools listed", func() bool { return slices.Contains(tools(), "a_pid") })
+	PollUntil(t, "a's tools listed", func() bool { return slices.Contains(tools(), "a_pid") })
 	for len(changed) > 0 {
 		<-changed
 	}
@@ -580,18 +580,18 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(waitLimit):
+	case <-time.After(WaitLimit):
 		t.Fatal("no notifications/tools/list_changed after adding b")
 	}
-	pollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
+	PollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
 
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(waitLimit):
+	case <-time.After(WaitLimit):
 		t.Fatal("no notifications/tools/list_changed after removing a")
 	}
-	pollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
+	PollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
 }
 
 // TestReloadRecoveryLogged: a reload that succeeds after a failed one says
@@ -600,14 +600,14 @@ func TestReloadNotifiesSessions(t *testing.T) {
 func TestReloadRecoveryLogged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}}, nil)
+	config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
 	good, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemonProc(t, dir, config, "--log-level", "info")
-	bin := buildMcpgw(t)
-	reload := func() ([]byte, error) { return exec.Command(bin, "reload", "--url", d.url).CombinedOutput() }
+	d := StartDaemon(t, dir, config, "--log-level", "info")
+	bin := BuildMcpgw(t)
+	reload := func() ([]byte, error) { return exec.Command(bin, "reload", "--url", d.URL).CombinedOutput() }
 
 	saveFileInPlace(t, config, append(slices.Clone(good), ",,"...))
 	if out, err := reload(); err == nil {
@@ -618,8 +618,8 @@ func TestReloadRecoveryLogged(t *testing.T) {
 		t.Fatalf("mcpgw reload after restoring the file: %v\n%s", err, out)
 	}
 	const said = `level=INFO msg="config loads again; the last reload's failure is over"`
-	pollUntil(t, "the recovery's log line", func() bool { return strings.Contains(d.proc.output.String(), said) })
-	if n := strings.Count(d.proc.output.String(), said); n != 1 {
-		t.Errorf("the recovery is logged %d times, want once:\n%s", n, d.proc.output.String())
+	PollUntil(t, "the recovery's log line", func() bool { return strings.Contains(d.Proc.Output.String(), said) })
+	if n := strings.Count(d.Proc.Output.String(), said); n != 1 {
+		t.Errorf("the recovery is logged %d times, want once:\n%s", n, d.Proc.Output.String())
 	}
 }

@@ -154,11 +154,11 @@ func (c *lineClient) initialize(name string) {
 // the next call of the activated tool works, in the same session.
 func TestSessionSurvivesDaemonRestart(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
-	d1 := startDaemonProc(t, dir, config)
-	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
+	config := WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
+	d1 := StartDaemon(t, dir, config)
+	c := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 
 	c.initialize("pi-mcp-mcpgw")
 	text, isErr := c.callText("ToolSearch", map[string]any{"query": "select:go_echo,go_sleep"})
@@ -173,17 +173,17 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 	slow := c.send("tools/call", map[string]any{"name": "go_sleep", "arguments": map[string]any{"ms": 20000}})
 	time.Sleep(300 * time.Millisecond) // let it reach the upstream
 	stopped := time.Now()
-	_ = syscall.Kill(-d1.proc.cmd.Process.Pid, syscall.SIGTERM)
-	<-d1.proc.exited
+	_ = syscall.Kill(-d1.Proc.Cmd.Process.Pid, syscall.SIGTERM)
+	<-d1.Proc.Exited
 	t.Logf("the first daemon took %v to stop", time.Since(stopped).Round(time.Millisecond))
 	ans := c.answer(slow)
 	if e, _ := ans["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "restarted while this request was in flight") {
 		t.Errorf("in-flight call across the restart: %v", ans)
 	}
 
-	d2 := startDaemonProc(t, dir, config)
-	if d2.socket != d1.socket {
-		t.Fatalf("sockets differ: %s, %s", d1.socket, d2.socket)
+	d2 := StartDaemon(t, dir, config)
+	if d2.Socket != d1.Socket {
+		t.Fatalf("sockets differ: %s, %s", d1.Socket, d2.Socket)
 	}
 	text, isErr = c.callText("go_echo", map[string]any{"message": "after"})
 	back := time.Since(stopped)
@@ -202,11 +202,11 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 // next daemon.
 func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
-	d1 := startDaemonProc(t, dir, config)
-	c := startShim(t, bin, "--socket", d1.socket, "--no-start")
+	config := WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
+	d1 := StartDaemon(t, dir, config)
+	c := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 	c.initialize("t")
 	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "before"}}); isErr || !strings.Contains(text, "before") {
 		t.Fatalf("go_echo before the kill = %q", text)
@@ -214,14 +214,14 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 	slow := c.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "go_sleep", "args": map[string]any{"ms": 20000}}})
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
-	_ = syscall.Kill(d1.proc.cmd.Process.Pid, syscall.SIGKILL)
-	<-d1.proc.exited
+	_ = syscall.Kill(d1.Proc.Cmd.Process.Pid, syscall.SIGKILL)
+	<-d1.Proc.Exited
 	ans := c.answer(slow)
 	if e, _ := ans["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "restarted while this request was in flight") {
 		t.Errorf("in-flight call across kill -9: %v", ans)
 	}
 	t.Logf("answered %v after the kill", time.Since(killed).Round(time.Millisecond))
-	startDaemonProc(t, dir, config)
+	StartDaemon(t, dir, config)
 	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after"}}); isErr || !strings.Contains(text, "after") {
 		t.Fatalf("go_echo after the kill = %q", text)
 	}
@@ -231,11 +231,11 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 // JSON-RPC error, and the session goes on.
 func TestMalformedLinesKeepTheSession(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{}, nil)
-	d := startDaemonProc(t, dir, config)
-	c := startShim(t, bin, "--socket", d.socket, "--no-start")
+	config := WriteConfig(t, dir, map[string]any{}, nil)
+	d := StartDaemon(t, dir, config)
+	c := startShim(t, bin, "--socket", d.Socket, "--no-start")
 	c.initialize("t")
 	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42",
 		// Valid JSON but for its bytes: not passed on with U+FFFD in it.
@@ -249,7 +249,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 			if code, _ := e["code"].(float64); code != -32700 && code != -32600 {
 				t.Errorf("answer to %q: %v, want a parse or invalid-request error", bad, m)
 			}
-		case <-time.After(waitLimit):
+		case <-time.After(WaitLimit):
 			t.Fatalf("no answer to %q", bad)
 		}
 	}
@@ -263,9 +263,9 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	d := startDaemonProc(t, dir, writeConfig(t, dir, map[string]any{}, nil))
+	d := StartDaemon(t, dir, WriteConfig(t, dir, map[string]any{}, nil))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + "\xff" + `","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, d.mcpURL(), strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, d.MCPURL(), strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)

@@ -20,15 +20,15 @@ import (
 func TestSavedResultsAreTheSessionsOwn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, map[string]any{"maxOutputBytes": 1000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
 	ctx := t.Context()
 	open := func(name string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func dialSession(t *testing.T, socket, session, secret string) (*lineClient, wel
 // mustBeAsked: c's call of delete_thing with name waits for approval (no
 // grant of c's covers it); it is denied from the CLI, so the upstream
 // never sees it.
-func mustBeAsked(t *testing.T, bin string, d *daemon, c *lineClient, name string) {
+func mustBeAsked(t *testing.T, bin string, d *Daemon, c *lineClient, name string) {
 	t.Helper()
 	id := c.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}}})
 	answered := make(chan map[string]any, 1)
@@ -63,7 +63,7 @@ func mustBeAsked(t *testing.T, bin string, d *daemon, c *lineClient, name string
 		}
 	}()
 	var pending string
-	pollUntil(t, "the call of "+name+" to wait for approval", func() bool {
+	PollUntil(t, "the call of "+name+" to wait for approval", func() bool {
 		select {
 		case m := <-answered:
 			t.Fatalf("the call of %s was not asked about: %v", name, m)
@@ -76,7 +76,7 @@ func mustBeAsked(t *testing.T, bin string, d *daemon, c *lineClient, name string
 		}
 		return pending != ""
 	})
-	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.url, pending).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "approve", "--deny", "--url", d.URL, pending).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve --deny: %v\n%s", err, out)
 	}
 	select {
@@ -110,15 +110,15 @@ func answerText(m map[string]any) string {
 // shim, after the daemon restarts, resumes with its grant.
 func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": "destructive"})}, nil)
-	d1 := startDaemonProc(t, dir, config)
-	victim := startShim(t, bin, "--socket", d1.socket, "--no-start")
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})}, nil)
+	d1 := StartDaemon(t, dir, config)
+	victim := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 	victim.initialize("victim")
 	id := victim.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "v1"}}})
-	p := waitPending(t, d1, "delete_thing")
-	if out, err := exec.Command(bin, "approve", "--server", "--url", d1.url, p.ID).CombinedOutput(); err != nil {
+	p := WaitPending(t, d1, "delete_thing")
+	if out, err := exec.Command(bin, "approve", "--server", "--url", d1.URL, p.ID).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve --server: %v\n%s", err, out)
 	}
 	if text := answerText(victim.answer(id)); !strings.Contains(text, "deleted v1") {
@@ -126,7 +126,7 @@ func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	}
 
 	// Another client of the socket names the connected session.
-	forger, wel := dialSession(t, d1.socket, p.Session, "")
+	forger, wel := dialSession(t, d1.Socket, p.Session, "")
 	if wel.Session == p.Session || wel.Secret == "" {
 		t.Errorf("a resume of a connected session is welcomed as %q (secret %q), want an ID of its own", wel.Session, wel.Secret)
 	}
@@ -139,10 +139,10 @@ func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sessions, handID+".json"), []byte(`{"mode":"proxy","grants":["server:p"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hand, _ := dialSession(t, d1.socket, handID, "a-guess")
+	hand, _ := dialSession(t, d1.Socket, handID, "a-guess")
 	hand.initialize("hand")
 	mustBeAsked(t, bin, d1, hand, "hand-written")
-	if n := strings.Count(d1.proc.output.String(), "a shim session named a session that is not its own"); n != 2 {
+	if n := strings.Count(d1.Proc.Output.String(), "a shim session named a session that is not its own"); n != 2 {
 		t.Errorf("the daemon warned of %d foreign resumes, want 2", n)
 	}
 
@@ -151,9 +151,9 @@ func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	}
 
 	// The session's own shim resumes it, grant and all, on the next daemon.
-	_ = syscall.Kill(-d1.proc.cmd.Process.Pid, syscall.SIGTERM)
-	<-d1.proc.exited
-	startDaemonProc(t, dir, config)
+	_ = syscall.Kill(-d1.Proc.Cmd.Process.Pid, syscall.SIGTERM)
+	<-d1.Proc.Exited
+	StartDaemon(t, dir, config)
 	if text, isErr := victim.callText("mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "v2"}}); isErr || !strings.Contains(text, "deleted v2") {
 		t.Errorf("the resumed session's call under its grant: %q", text)
 	}

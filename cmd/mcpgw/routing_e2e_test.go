@@ -30,7 +30,7 @@ type routedClient struct {
 	logs     atomic.Int32
 }
 
-func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
+func connectRouted(t *testing.T, d *Daemon, name string) *routedClient {
 	t.Helper()
 	rc := &routedClient{name: name, progress: make(chan any, 16)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "routing-" + name, Version: "1"}, &mcp.ClientOptions{
@@ -48,7 +48,7 @@ func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { rc.logs.Add(1) },
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///projects/" + name, Name: name})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.mcpURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL() + "?mode=direct"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func connectRouted(t *testing.T, d *daemon, name string) *routedClient {
 // error.
 func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
 	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -91,14 +91,14 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 	}, nil))
 	t.Cleanup(httpUp.Close)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"new":   map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
-		"stdio": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"new":   map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+		"stdio": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 		"http":  map[string]any{"url": httpUp.URL},
-		"isolated": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"},
+		"isolated": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"},
 			"env": map[string]any{"ROUTING_TEST": "isolated"}, "isolation": "session"},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	a := connectRouted(t, d, "alice")
 	b := connectRouted(t, d, "bob")
 
@@ -140,7 +140,7 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 				select {
 				case token := <-b.progress: // bob's call has reached the upstream
 					waiting = token != "bob-wait-"+server
-				case <-time.After(waitLimit):
+				case <-time.After(WaitLimit):
 					t.Fatal("bob's waiting call never reported progress")
 				}
 			}
@@ -170,10 +170,10 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	a, b := connectRouted(t, d, "alice"), connectRouted(t, d, "bob")
 	ctx := context.Background()
 	setLevel := func(rc *routedClient, level string) {
@@ -184,7 +184,7 @@ func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
 	// waitLogs waits, bounded, until rc has n messages.
 	waitLogs := func(rc *routedClient, n int32) {
 		t.Helper()
-		deadline := time.Now().Add(waitLimit)
+		deadline := time.Now().Add(WaitLimit)
 		for rc.logs.Load() < n && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

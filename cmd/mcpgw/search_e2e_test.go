@@ -16,17 +16,17 @@ import (
 // scores close to read_text_file).
 func TestSearchPrefersReplacementOfDeprecated(t *testing.T) {
 	t.Parallel()
-	node := needNode(t)
+	node := NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"filesystem": map[string]any{
-		"command": node, "args": []string{e2ePath("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), dir},
+	config := WriteConfig(t, dir, map[string]any{"filesystem": map[string]any{
+		"command": node, "args": []string{Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), dir},
 	}}, nil)
-	d := startDaemonProc(t, dir, config)
-	bin := buildMcpgw(t)
-	if out, err := exec.Command(bin, "connect", "--url", d.url, "filesystem").CombinedOutput(); err != nil {
+	d := StartDaemon(t, dir, config)
+	bin := BuildMcpgw(t)
+	if out, err := exec.Command(bin, "connect", "--url", d.URL, "filesystem").CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw connect filesystem: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "search", "--url", d.url, "read", "a", "file").CombinedOutput()
+	out, err := exec.Command(bin, "search", "--url", d.URL, "read", "a", "file").CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpgw search: %v\n%s", err, out)
 	}

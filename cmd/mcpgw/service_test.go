@@ -146,7 +146,7 @@ func TestServiceNotInstalled(t *testing.T) {
 // write, for this binary and this shell's PATH, then the commands.
 func TestServiceInstallDryRunCLI(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	home := t.TempDir()
 	file, _ := serviceFileAndStatus(t, home)
 	path := filepath.Join(home, "bin") // no systemctl: the unit is for systemd before 253

@@ -24,11 +24,11 @@ import (
 // upstream process.
 func TestShimAutoStartSharedDaemon(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	bin := buildMcpgw(t)
+	NeedNode(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
 	}, nil)
 	runDir := filepath.Join(dir, "run")
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
@@ -47,7 +47,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	port := freePort(t)
+	port := FreePort(t)
 	env := []string{
 		"HOME=" + dir,
 		"XDG_RUNTIME_DIR=" + dir, // the socket is $XDG_RUNTIME_DIR/mcpgw/mcpgw.sock by default; we pass --socket anyway
@@ -55,7 +55,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		fmt.Sprintf("MCPGW_LISTEN=127.0.0.1:%d", port),
 	}
 	shim := []string{bin, "stdio", "--socket", sock, "--config", config}
-	t.Cleanup(func() { stopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
+	t.Cleanup(func() { StopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
 
 	projA, projB := filepath.Join(dir, "projA"), filepath.Join(dir, "projB")
 	for _, p := range []string{projA, projB} {
@@ -65,16 +65,16 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	}
 	steps := []Step{
 		{Op: "listTools"},
-		mcpCall(map[string]any{"tool": "go_pid"}),
-		mcpCall(map[string]any{"tool": "go_cwd"}),
+		MCPCall(map[string]any{"tool": "go_pid"}),
+		MCPCall(map[string]any{"tool": "go_cwd"}),
 	}
-	a := runClient(t, Target{Command: shim, Dir: projA, Env: env}, steps)
+	a := RunClient(t, Target{Command: shim, Dir: projA, Env: env}, steps)
 	for i, r := range a {
 		if !r.OK || r.IsError() {
 			t.Fatalf("first shim, step %d: %v", i, r)
 		}
 	}
-	if got := toolNamesOf(t, a[0]); len(got) != 1 || got[0] != "mcp" {
+	if got := ToolNames(t, a[0]); len(got) != 1 || got[0] != "mcp" {
 		t.Errorf("shim session lists %v, want [mcp]", got)
 	}
 	fi, err := os.Lstat(sock)
@@ -83,12 +83,12 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	}
 
 	// Two shims at once from different directories: one daemon, one upstream.
-	var runs []<-chan clientRun
+	var runs []<-chan ClientRun
 	for _, p := range []string{projA, projB} {
-		runs = append(runs, goClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2]))
+		runs = append(runs, GoClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2]))
 	}
 	for _, run := range runs {
-		res := (<-run).check(t)
+		res := (<-run).Check(t)
 		if got := res[0].Text(); got != a[1].Text() {
 			t.Errorf("a later shim reached upstream pid %q, want the shared %q", got, a[1].Text())
 		}
@@ -106,8 +106,8 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 func TestShimNewerHandshake(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{}, nil)
-	d := startDaemonProc(t, dir, config)
+	config := WriteConfig(t, dir, map[string]any{}, nil)
+	d := StartDaemon(t, dir, config)
 	for _, tc := range []struct {
 		line   string
 		ok     bool
@@ -116,7 +116,7 @@ func TestShimNewerHandshake(t *testing.T) {
 		{`{"mcpgw":7,"version":"9.9.9","someFutureField":{"x":1}}`, true, ""},
 		{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, false, "not an mcpgw shim handshake"},
 	} {
-		conn, err := net.Dial("unix", d.socket)
+		conn, err := net.Dial("unix", d.Socket)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func daemonStatus(t testing.TB, base string) *api.Report {
 
 // stopDaemonAt ends a daemon the test did not start itself (one a shim
 // started), found by its status endpoint.
-func stopDaemonAt(t *testing.T, base string) {
+func StopDaemonAt(t *testing.T, base string) {
 	resp, err := http.Get(base + "/-/status")
 	if err != nil {
 		return
@@ -163,7 +163,7 @@ func stopDaemonAt(t *testing.T, base string) {
 		return
 	}
 	_ = syscall.Kill(r.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(WaitLimit)
 	for processAlive(r.PID) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

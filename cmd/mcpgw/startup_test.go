@@ -26,11 +26,11 @@ func warmCache(t testing.TB, dir, bin string, n, toolsEach int) (config, cache s
 	servers := map[string]any{}
 	for i := range n {
 		servers[fmt.Sprintf("srv%02d", i)] = map[string]any{
-			"command": testServerBin, "args": []string{"testserver"},
+			"command": TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_INSTRUCTIONS": strconv.Itoa(i)},
 		}
 	}
-	config = writeConfig(t, dir, servers, nil)
+	config = WriteConfig(t, dir, servers, nil)
 	cfg, err := registry.Load(config, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -78,19 +78,19 @@ func rssKB(pid int) int {
 // and returns the time from exec to the first answer of mcp({}), that
 // answer, and the daemon's PID.
 func startWarm(t testing.TB) (elapsed time.Duration, text string, pid int) {
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	config, cache := warmCache(t, dir, bin, 50, 40)
-	port := freePort(t)
+	port := FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 
 	start := time.Now()
 	cmd := exec.Command(bin, "serve", "--config", config, "--cache", cache, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--socket", filepath.Join(dir, "run", "sock"), "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "HOME="+dir)
-	p := startProcess(t, cmd)
+	p := StartProcess(t, cmd)
 
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
 	for {
 		client := mcp.NewClient(&mcp.Implementation{Name: "startup", Version: "1"}, nil)
@@ -110,7 +110,7 @@ func startWarm(t testing.TB) (elapsed time.Duration, text string, pid int) {
 		}
 		time.Sleep(2 * time.Millisecond) // bounded by ctx: the daemon is starting
 	}
-	return time.Since(start), text, p.cmd.Process.Pid
+	return time.Since(start), text, p.Cmd.Process.Pid
 }
 
 // TestStartupWarmCache50x40: a daemon with a warm cache of 50 servers and

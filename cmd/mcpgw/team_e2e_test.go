@@ -31,7 +31,7 @@ import (
 // alice's it does, and her call completes.
 func TestTeamModeE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	iss := testissuer.New()
 	defer iss.Close()
 	dir := t.TempDir()
@@ -39,7 +39,7 @@ func TestTeamModeE2E(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{
 		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
 		"mcpServers": map[string]any{
-			"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
+			"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
 		"settings": map[string]any{"approvalTimeoutMs": 120000},
 	})
@@ -48,19 +48,19 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 	// --allow-remote needs no token of the daemon's own in team mode:
 	// every request needs a user's.
-	d := startDaemonProc(t, dir, config, "--allow-remote")
+	d := StartDaemon(t, dir, config, "--allow-remote")
 	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
 	as := func(token string) Target {
-		return Target{URL: d.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
+		return Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
 	}
 
 	// Both list and call.
 	for _, who := range []struct{ name, token string }{{"alice", alice}, {"bob", bob}} {
-		r := runClient(t, as(who.token), []Step{
+		r := RunClient(t, as(who.token), []Step{
 			{Op: "listTools"},
-			mcpCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from " + who.name}}),
+			MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from " + who.name}}),
 		})
-		if names := toolNamesOf(t, r[0]); len(names) != 1 || names[0] != "mcp" {
+		if names := ToolNames(t, r[0]); len(names) != 1 || names[0] != "mcp" {
 			t.Errorf("%s lists %v, want [mcp]", who.name, names)
 		}
 		if r[1].IsError() || !strings.Contains(r[1].Text(), "from "+who.name) {
@@ -76,7 +76,7 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 	unpublished := iss.NewKey(jose.RS256)
 	unpublished.ID = iss.SigningKey().ID
-	metadata := d.url + "/.well-known/oauth-protected-resource"
+	metadata := d.URL + "/.well-known/oauth-protected-resource"
 	for _, tc := range []struct{ name, token string }{
 		{"no token", ""},
 		{"wrong audience", iss.Token("alice", "other")},
@@ -90,7 +90,7 @@ func TestTeamModeE2E(t *testing.T) {
 			if target == "/mcp" {
 				method, body = http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 			}
-			req, _ := http.NewRequest(method, d.url+target, strings.NewReader(body))
+			req, _ := http.NewRequest(method, d.URL+target, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			if tc.token != "" {
@@ -117,12 +117,12 @@ func TestTeamModeE2E(t *testing.T) {
 	} else {
 		err = json.NewDecoder(resp.Body).Decode(&meta)
 		resp.Body.Close()
-		if err != nil || meta.Resource != d.mcpURL() || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != iss.URL {
+		if err != nil || meta.Resource != d.MCPURL() || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != iss.URL {
 			t.Errorf("protected resource metadata %+v (%v)", meta, err)
 		}
 	}
 	for _, open := range []string{"/healthz", "/metrics"} {
-		if resp, err := http.Get(d.url + open); err != nil || resp.StatusCode != 200 {
+		if resp, err := http.Get(d.URL + open); err != nil || resp.StatusCode != 200 {
 			t.Errorf("%s without a token: %v %v", open, resp, err)
 		} else {
 			resp.Body.Close()
@@ -130,16 +130,16 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 
 	// Alice's call of a tool that needs approval waits for her.
-	waiting := goClient(t, as(alice), []Step{mcpCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})})
+	waiting := GoClient(t, as(alice), []Step{MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})})
 	approve := func(token string, args ...string) (string, error) {
-		cmd := exec.Command(buildMcpgw(t), append([]string{"approve", "--url", d.url}, args...)...)
+		cmd := exec.Command(BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
 		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	var pending api.PendingApproval
-	pollUntil(t, "alice's pending approval", func() bool {
-		req, _ := http.NewRequest(http.MethodGet, d.url+"/-/approvals", nil)
+	PollUntil(t, "alice's pending approval", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
 		req.Header.Set("Authorization", "Bearer "+alice)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -171,7 +171,7 @@ func TestTeamModeE2E(t *testing.T) {
 	if out, err := approve(alice, pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
 		t.Fatalf("mcpgw approve %s as alice: %v\n%s", pending.ID, err, out)
 	}
-	r := (<-waiting).check(t)
+	r := (<-waiting).Check(t)
 	if r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
 		t.Errorf("alice's approved call: %s", r[0])
 	}
@@ -180,7 +180,7 @@ func TestTeamModeE2E(t *testing.T) {
 	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
 	var lines []string
 	want := []string{"call alice go echo ok", "call bob go echo ok", "approval alice go add cli", "call alice go add ok"}
-	pollUntil(t, "the audit log's records", func() bool {
+	PollUntil(t, "the audit log's records", func() bool {
 		data, _ := os.ReadFile(logPath)
 		lines = lines[:0]
 		sc := bufio.NewScanner(bytes.NewReader(data))

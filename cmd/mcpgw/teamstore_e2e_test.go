@@ -152,7 +152,7 @@ func backends(reqs []proxied) []int {
 // leaves her approval listed on the survivor until it is decided.
 func TestTeamReplicasE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	NeedNode(t)
 	rs := redistest.Start(t)
 	iss := testissuer.New()
 	defer iss.Close()
@@ -160,18 +160,18 @@ func TestTeamReplicasE2E(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{
 		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw", "store": rs.URL},
 		"mcpServers": map[string]any{
-			"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
+			"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
 		"settings": map[string]any{"approvalTimeoutMs": 120000},
 	})
 	if err := os.WriteFile(config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	replicas := []*daemon{
-		startDaemonProc(t, t.TempDir(), config, "--allow-remote"),
-		startDaemonProc(t, t.TempDir(), config, "--allow-remote"),
+	replicas := []*Daemon{
+		StartDaemon(t, t.TempDir(), config, "--allow-remote"),
+		StartDaemon(t, t.TempDir(), config, "--allow-remote"),
 	}
-	proxy := newRoundRobin(t, replicas[0].url, replicas[1].url)
+	proxy := newRoundRobin(t, replicas[0].URL, replicas[1].URL)
 	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
 	as := func(token string, headers ...string) Target {
 		h := map[string]string{"Authorization": "Bearer " + token}
@@ -183,22 +183,22 @@ func TestTeamReplicasE2E(t *testing.T) {
 
 	// A toolsearch session: what ToolSearch activates through one replica
 	// is listed and called through both.
-	r := runClient(t, as(alice, "Mcp-Gateway-Mode", "toolsearch"), []Step{
+	r := RunClient(t, as(alice, "Mcp-Gateway-Mode", "toolsearch"), []Step{
 		{Op: "listTools"},
-		call("ToolSearch", map[string]any{"query": "select:go_echo"}),
+		Call("ToolSearch", map[string]any{"query": "select:go_echo"}),
 		{Op: "listTools"},
 		{Op: "listTools"},
-		call("go_echo", map[string]any{"message": "one"}),
-		call("go_echo", map[string]any{"message": "two"}),
+		Call("go_echo", map[string]any{"message": "one"}),
+		Call("go_echo", map[string]any{"message": "two"}),
 	})
-	if names := toolNamesOf(t, r[0]); slices.Contains(names, "go_echo") || !slices.Contains(names, "ToolSearch") {
+	if names := ToolNames(t, r[0]); slices.Contains(names, "go_echo") || !slices.Contains(names, "ToolSearch") {
 		t.Errorf("before ToolSearch, alice lists %v", names)
 	}
 	if r[1].IsError() || !strings.Contains(r[1].Text(), "go_echo") {
 		t.Errorf("ToolSearch select:go_echo: %s", r[1])
 	}
 	for _, i := range []int{2, 3} {
-		if names := toolNamesOf(t, r[i]); !slices.Contains(names, "go_echo") {
+		if names := ToolNames(t, r[i]); !slices.Contains(names, "go_echo") {
 			t.Errorf("step %d: after ToolSearch, alice lists %v", i, names)
 		}
 	}
@@ -219,15 +219,15 @@ func TestTeamReplicasE2E(t *testing.T) {
 		t.Errorf("alice's tools/call answered by replicas %v, want both", got)
 	}
 
-	approve := func(d *daemon, token string, args ...string) (string, error) {
-		cmd := exec.Command(buildMcpgw(t), append([]string{"approve", "--url", d.url}, args...)...)
-		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+d.dir, "XDG_STATE_HOME="+filepath.Join(d.dir, "state"))
+	approve := func(d *Daemon, token string, args ...string) (string, error) {
+		cmd := exec.Command(BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
+		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+d.Dir, "XDG_STATE_HOME="+filepath.Join(d.Dir, "state"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	listed := func(d *daemon, token string) []api.PendingApproval {
+	listed := func(d *Daemon, token string) []api.PendingApproval {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, d.url+"/-/approvals", nil)
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -236,7 +236,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 		defer resp.Body.Close()
 		var list []api.PendingApproval
 		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-			t.Fatalf("GET /-/approvals of %s: %d, %v", d.url, resp.StatusCode, err)
+			t.Fatalf("GET /-/approvals of %s: %d, %v", d.URL, resp.StatusCode, err)
 		}
 		return list
 	}
@@ -244,7 +244,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	// with the replica whose call waits.
 	waitPending := func() (api.PendingApproval, int) {
 		var p api.PendingApproval
-		pollUntil(t, "alice's pending approval", func() bool {
+		PollUntil(t, "alice's pending approval", func() bool {
 			l := listed(replicas[0], alice)
 			if len(l) == 1 {
 				p = l[0]
@@ -261,9 +261,9 @@ func TestTeamReplicasE2E(t *testing.T) {
 	// Alice's call waits on one replica; approved (for the tool, the rest
 	// of the session) through the other, it completes, and her next call
 	// of the tool, on the other replica, needs no approval.
-	waiting := goClient(t, as(alice), []Step{
-		mcpCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000}),
-		mcpCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 4, "b": 5}, "timeoutMs": 120000}),
+	waiting := GoClient(t, as(alice), []Step{
+		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000}),
+		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 4, "b": 5}, "timeoutMs": 120000}),
 	})
 	pending, holder := waitPending()
 	other := replicas[1-holder]
@@ -284,7 +284,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	if out, err := approve(other, alice, "--tool", pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
 		t.Fatalf("mcpgw approve --tool %s as alice on the other replica: %v\n%s", pending.ID, err, out)
 	}
-	r = (<-waiting).check(t)
+	r = (<-waiting).Check(t)
 	if r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
 		t.Errorf("alice's approved call: %s", r[0])
 	}
@@ -301,9 +301,9 @@ func TestTeamReplicasE2E(t *testing.T) {
 	}
 
 	// Her session ID with bob's token finds nothing, on either replica.
-	post := func(d *daemon, token, session, body string) (int, string) {
+	post := func(d *Daemon, token, session, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, d.mcpURL(), strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, d.MCPURL(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -343,14 +343,14 @@ func TestTeamReplicasE2E(t *testing.T) {
 
 	// A replica killed while alice's call waits on it: her approval stays
 	// listed on the survivor until it is decided (the call itself died).
-	dying := goClient(t, as(alice), []Step{
-		mcpCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 1, "b": 1}, "timeoutMs": 120000}),
+	dying := GoClient(t, as(alice), []Step{
+		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 1, "b": 1}, "timeoutMs": 120000}),
 	})
 	pending, holder = waitPending()
 	survivor := replicas[1-holder]
 	proxy.setDown(holder)
-	_ = syscall.Kill(-replicas[holder].proc.cmd.Process.Pid, syscall.SIGKILL)
-	<-replicas[holder].proc.exited
+	_ = syscall.Kill(-replicas[holder].Proc.Cmd.Process.Pid, syscall.SIGKILL)
+	<-replicas[holder].Proc.Exited
 	<-dying // its call failed with its replica
 	if l := listed(survivor, alice); len(l) != 1 || l[0].ID != pending.ID {
 		t.Fatalf("after its replica was killed, the survivor lists %+v, want %s", l, pending.ID)

@@ -55,7 +55,7 @@ func TestTeamReplicasFigures(t *testing.T) {
 		}
 		data, _ := json.Marshal(map[string]any{
 			"team":       team,
-			"mcpServers": map[string]any{"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}}},
+			"mcpServers": map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}},
 		})
 		path := filepath.Join(t.TempDir(), "mcp.json")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -64,18 +64,18 @@ func TestTeamReplicasFigures(t *testing.T) {
 		return path
 	}
 	shared, alone := writeTeam(rs.URL), writeTeam("")
-	start := func(config string) *daemon {
-		return startDaemonProc(t, t.TempDir(), config, "--allow-remote", "--log-level", "warn")
+	start := func(config string) *Daemon {
+		return StartDaemon(t, t.TempDir(), config, "--allow-remote", "--log-level", "warn")
 	}
 	a, b, c := start(shared), start(shared), start(alone)
-	two := newRoundRobin(t, a.url, b.url)
-	one := newRoundRobin(t, a.url)
+	two := newRoundRobin(t, a.URL, b.URL)
+	one := newRoundRobin(t, a.URL)
 	token := iss.Token("alice", "mcpgw")
 	const calls = 2000
 	for _, sessions := range []int{1, 8} {
 		for _, tc := range []struct{ name, url string }{
-			{"one replica, no team.store, direct", c.mcpURL()},
-			{"one replica with team.store, direct", a.mcpURL()},
+			{"one replica, no team.store, direct", c.MCPURL()},
+			{"one replica with team.store, direct", a.MCPURL()},
 			{"one replica with team.store, through the proxy", one.URL + "/mcp"},
 			{"two replicas with team.store, round-robin proxy", two.URL + "/mcp"},
 		} {

@@ -89,15 +89,15 @@ func getAs(t *testing.T, uid uint32, url, bearer string) string {
 // environment cliEnv gives, and returns its URL.
 func startDaemonEnv(t *testing.T, dir string, env []string, extra ...string) string {
 	t.Helper()
-	bin := buildMcpgw(t)
-	config := writeConfig(t, dir, map[string]any{}, nil)
-	port := freePort(t)
+	bin := BuildMcpgw(t)
+	config := WriteConfig(t, dir, map[string]any{}, nil)
+	port := FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(bin, append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}, extra...)...)
 	cmd.Env = cliEnv(dir, append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run")}, env...)...)
-	startProcess(t, cmd)
-	waitHTTP(t, url+"/healthz")
+	StartProcess(t, cmd)
+	WaitHTTP(t, url+"/healthz")
 	return url
 }
 
@@ -109,7 +109,7 @@ func TestTokenIsASecondLock(t *testing.T) {
 		t.Skip("needs root to connect as another user")
 	}
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte("file-t0ken\n"), 0o600); err != nil {
@@ -158,7 +158,7 @@ func TestTokenIsASecondLock(t *testing.T) {
 // and requires it on HTTP; the CLI reads it from there.
 func TestInstallToken(t *testing.T) {
 	t.Parallel()
-	bin := buildMcpgw(t)
+	bin := BuildMcpgw(t)
 	dir := t.TempDir()
 	url := startDaemonEnv(t, dir, []string{"MCPGW_TEST_NO_OWNER_CHECK=1"})
 

@@ -28,16 +28,16 @@ func TestStatusPageInChromium(t *testing.T) {
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
 	script := filepath.Join(dir, "flaky.sh")
-	os.WriteFile(script, []byte("#!/bin/sh\nif [ ! -e "+ready+" ]; then echo 'fatal: the database is not reachable' >&2; exit 1; fi\nexec "+testServerBin+" testserver\n"), 0o700)
-	config := writeConfig(t, dir, map[string]any{
+	os.WriteFile(script, []byte("#!/bin/sh\nif [ ! -e "+ready+" ]; then echo 'fatal: the database is not reachable' >&2; exit 1; fi\nexec "+TestServerBin+" testserver\n"), 0o700)
+	config := WriteConfig(t, dir, map[string]any{
 		"flaky":  map[string]any{"command": script, "lifecycle": "eager"},
-		"steady": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+		"steady": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 
 	ctx := newChromium(t, chromium)
 	// The first action starts the browser: no timeout on its context.
-	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.URL+"/")); err != nil {
 		t.Fatalf("loading the page: %v", err)
 	}
 	tctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
@@ -90,7 +90,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	// hostile site would: the browser sends it, the daemon refuses it.
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<form id="f" method="post" action="%s/-/disable"><input name="server" value="steady"></form><script>document.getElementById("f").submit()</script>`, d.url)
+		fmt.Fprintf(w, `<form id="f" method="post" action="%s/-/disable"><input name="server" value="steady"></form><script>document.getElementById("f").submit()</script>`, d.URL)
 	}))
 	defer evil.Close()
 	if err := chromedp.Do(tctx,
@@ -108,7 +108,7 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Errorf("a cross-origin form disabled steady (the browser showed %q)", refused)
 		}
 	}
-	if err := chromedp.Do(tctx, chromedp.Navigate(d.url+"/")); err != nil {
+	if err := chromedp.Do(tctx, chromedp.Navigate(d.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -130,18 +130,18 @@ func TestStatusPageInChromium(t *testing.T) {
 func TestApprovalInChromium(t *testing.T) {
 	t.Parallel()
 	chromium := needChromium(t)
-	needNode(t)
+	NeedNode(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{"p": policyServer(map[string]any{"approveTools": true})},
+	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": true})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := startDaemonProc(t, dir, config, "--no-bootstrap")
-	done := goClient(t, Target{URL: d.mcpURL()}, []Step{
-		mcpCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
+	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	done := GoClient(t, Target{URL: d.MCPURL()}, []Step{
+		MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
 	})
-	p := waitPending(t, d, "delete_thing")
+	p := WaitPending(t, d, "delete_thing")
 
 	ctx := newChromium(t, chromium)
-	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.URL+"/")); err != nil {
 		t.Fatalf("loading the page: %v", err)
 	}
 	tctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
@@ -156,7 +156,7 @@ func TestApprovalInChromium(t *testing.T) {
 	}
 	select {
 	case run := <-done:
-		if got := run.check(t)[0].Text(); !strings.Contains(got, "deleted from-the-page") {
+		if got := run.Check(t)[0].Text(); !strings.Contains(got, "deleted from-the-page") {
 			t.Errorf("the call after Allow once: %q", got)
 		}
 	case <-tctx.Done():
@@ -212,7 +212,7 @@ func textNow(sel string) chromedp.Action[string] {
 // newChromium starts a headless Chromium for the test, ended with it.
 func newChromium(t *testing.T, chromium string) context.Context {
 	t.Helper()
-	release := heavy()
+	release := Heavy()
 	t.Cleanup(release)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),

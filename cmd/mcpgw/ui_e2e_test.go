@@ -23,14 +23,14 @@ import (
 func TestStatusPage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"good":   map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
-		"broken": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": map[string]any{fakeupstream.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
+	config := WriteConfig(t, dir, map[string]any{
+		"good":   map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+		"broken": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": map[string]any{fakeupstream.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
+	d := StartDaemon(t, dir, config)
 	get := func(path string) string {
 		t.Helper()
-		resp, err := http.Get(d.url + path)
+		resp, err := http.Get(d.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestStatusPage(t *testing.T) {
 		return string(body)
 	}
 	var page string
-	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(WaitLimit); ; time.Sleep(100 * time.Millisecond) {
 		page = get("/")
 		if strings.Contains(page, `<tr class="state-ok" id="server-good">`) && strings.Contains(page, `<tr class="state-bad" id="server-broken">`) {
 			break
@@ -61,10 +61,10 @@ func TestStatusPage(t *testing.T) {
 	}
 
 	post := func(origin string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, d.url+"/-/connect", strings.NewReader(url.Values{"server": {"good"}}.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, d.URL+"/-/connect", strings.NewReader(url.Values{"server": {"good"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", origin)
-		req.Header.Set("Sec-Fetch-Site", map[bool]string{true: "same-origin", false: "cross-site"}[origin == d.url])
+		req.Header.Set("Sec-Fetch-Site", map[bool]string{true: "same-origin", false: "cross-site"}[origin == d.URL])
 		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestStatusPage(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
-	if resp := post(d.url); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/#server-good" {
+	if resp := post(d.URL); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/#server-good" {
 		t.Errorf("same-origin reconnect: %s to %q", resp.Status, resp.Header.Get("Location"))
 	}
 	if resp := post("http://evil.example"); resp.StatusCode != http.StatusForbidden {
@@ -82,7 +82,7 @@ func TestStatusPage(t *testing.T) {
 		t.Errorf("the reconnect is not in good's log:\n%s", logs)
 	}
 	// The same through the CLI.
-	out, err := exec.Command(buildMcpgw(t), "logs", "--url", d.url, "broken").CombinedOutput()
+	out, err := exec.Command(BuildMcpgw(t), "logs", "--url", d.URL, "broken").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "stderr: fatal: API_KEY is not set") {
 		t.Errorf("mcpgw logs broken: %v\n%s", err, out)
 	}
@@ -115,14 +115,14 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Skip("chromium is not installed (apt-get install chromium)")
 	}
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"good": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+	config := WriteConfig(t, dir, map[string]any{
+		"good": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
-	d := startDaemonProc(t, dir, config)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	d := StartDaemon(t, dir, config)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=7000", "--dump-dom", d.url+"/")
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=7000", "--dump-dom", d.URL+"/")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
