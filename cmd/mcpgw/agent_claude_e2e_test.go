@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Claude Code end-to-end: mcpgw in direct mode from the file the README
@@ -23,14 +25,14 @@ const claudeCLI = "node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 // model, its nonessential traffic (telemetry, updates, error reports)
 // off, and the README's ~/.claude/mcpgw.json. It returns Claude Code's
 // executable.
-func newClaudeEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, string) {
+func newClaudeEnv(t *testing.T, servers map[string]any, script ...e2e.ModelStep) (*agentEnv, string) {
 	t.Helper()
 	claude := needAgent(t, claudeCLI)
-	e := newAgentEnv(t, AnthropicMessages{}, servers, script...)
+	e := newAgentEnv(t, e2e.AnthropicMessages{}, servers, script...)
 	e.setenv("ANTHROPIC_BASE_URL="+e.model.RootURL(), "ANTHROPIC_API_KEY=fake",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
 		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1")
-	WriteJSON(t, filepath.Join(e.home, ".claude", "mcpgw.json"), map[string]any{"mcpServers": map[string]any{
+	e2e.WriteJSON(t, filepath.Join(e.home, ".claude", "mcpgw.json"), map[string]any{"mcpServers": map[string]any{
 		"mcpgw": map[string]any{"command": e.bin, "args": []string{"stdio", "--mode", "direct"}},
 	}})
 	return e, claude
@@ -50,7 +52,7 @@ var claudeMCPName = regexp.MustCompile(`mcp__mcpgw__[A-Za-z0-9_-]+`)
 
 // claudeDeferred is the mcpgw tools a request names, in order, each once:
 // Claude Code lists deferred tools by name in a system message.
-func claudeDeferred(r ModelRequest) []string {
+func claudeDeferred(r e2e.ModelRequest) []string {
 	var names []string
 	for _, n := range claudeMCPName.FindAllString(r.Body, -1) {
 		if !slices.Contains(names, n) {
@@ -60,7 +62,7 @@ func claudeDeferred(r ModelRequest) []string {
 	return names
 }
 
-var goServer = map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}
+var goServer = map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}
 
 // TestClaudeToolSearchThenCall: from a cold daemon, Claude Code's first
 // request names every tool of mcpgw's; the model searches with Claude
@@ -73,10 +75,10 @@ var goServer = map[string]any{"go": map[string]any{"command": TestServerBin, "ar
 func TestClaudeToolSearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, claude := newClaudeEnv(t, goServer,
-		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo message", "max_results": 3}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "hello from claude"}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "warm"},
+		e2e.ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo message", "max_results": 3}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "hello from claude"}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "warm"},
 	)
 	claudePrint(e, claude, "Echo a greeting through the gateway.")
 	reqs := e.turns(3)
@@ -97,7 +99,7 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
 	}
 
-	StopDaemonAt(t, e.url)
+	e2e.StopDaemonAt(t, e.url)
 	claudePrint(e, claude, "What can you do now?")
 	reqs = e.turns(4)
 	if warm := claudeDeferred(reqs[3]); !slices.Equal(warm, want) {
@@ -112,14 +114,14 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 // interface) sees the form, with the call's arguments, and allows once.
 func TestClaudeApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, claude := newClaudeEnv(t, servers,
-		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "nobody asked"}},
-		ModelStep{Text: "denied"},
-		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "allowed by hook"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "nobody asked"}},
+		e2e.ModelStep{Text: "denied"},
+		e2e.ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:mcp__mcpgw__go_echo"}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "allowed by hook"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	claudePrint(e, claude, "Echo, nobody to approve.")
 	reqs := e.turns(3)
@@ -130,7 +132,7 @@ func TestClaudeApproval(t *testing.T) {
 
 	asked := filepath.Join(e.home, "elicitation.json")
 	answer := `{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{"decision":"once"}}}`
-	WriteJSON(t, filepath.Join(e.home, ".claude", "settings.json"), map[string]any{"hooks": map[string]any{
+	e2e.WriteJSON(t, filepath.Join(e.home, ".claude", "settings.json"), map[string]any{"hooks": map[string]any{
 		"Elicitation": []any{map[string]any{"matcher": "mcpgw", "hooks": []any{map[string]any{
 			"type": "command", "command": "cat > " + asked + "; echo '" + answer + "'",
 		}}}},

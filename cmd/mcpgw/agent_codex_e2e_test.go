@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Codex end-to-end: mcpgw in ~/.codex/config.toml as the README says
@@ -26,7 +28,7 @@ const codexCLI = "node_modules/@openai/codex/bin/codex.js"
 // newCodexEnv is an agentEnv for Codex: the README's config.toml with the
 // fake model as its provider, and mcpgw's daemon started beforehand as a
 // service. It returns the command line that runs Codex on prompt.
-func newCodexEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
+func newCodexEnv(t *testing.T, servers map[string]any, script ...e2e.ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	codex := needAgent(t, codexCLI)
 	node := needAgent(t, "node_modules/node/bin/node")
@@ -39,7 +41,7 @@ func newCodexEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*ag
 			t.Skipf("a daemon's socket is at %s, which Codex's MCP servers would reach before the test's", own)
 		}
 	}
-	e := newAgentEnv(t, OpenAIResponses{}, servers, script...)
+	e := newAgentEnv(t, e2e.OpenAIResponses{}, servers, script...)
 	config := fmt.Sprintf(`model = "fake"
 model_provider = "fake"
 
@@ -72,8 +74,8 @@ func (e *agentEnv) serve() {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, "serve")
 	cmd.Env = e.env
-	StartProcess(e.t, cmd)
-	WaitHTTP(e.t, e.url+"/healthz")
+	e2e.StartProcess(e.t, cmd)
+	e2e.WaitHTTP(e.t, e.url+"/healthz")
 }
 
 // codexResult is how Codex hands the model an MCP tool's text: after the
@@ -94,10 +96,10 @@ func codexResult(t *testing.T, got string) string {
 func TestCodexProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, codex := newCodexEnv(t, goServer,
-		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"search": "echo"}},
-		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from codex"}}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "warm"},
+		e2e.ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"search": "echo"}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from codex"}}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "warm"},
 	)
 	cmd := codex("Echo a greeting through the gateway.")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -118,7 +120,7 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 		t.Errorf("the test's daemon counted %q calls of go's tools, want 1", got)
 	}
 
-	StopDaemonAt(t, e.url)
+	e2e.StopDaemonAt(t, e.url)
 	e.serve()
 	cmd = codex("And now?")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -134,10 +136,10 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 // told it was denied.
 func TestCodexApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, codex := newCodexEnv(t, servers,
-		ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "nobody asked"}}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "nobody asked"}}},
+		e2e.ModelStep{Text: "done"},
 	)
 	cmd := codex("Echo, nobody to approve.")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Coding agents end-to-end: the real agent from the npm registry,
@@ -36,7 +37,7 @@ type agentEnv struct {
 	home  string
 	dir   string // the agent's working directory: a project under home
 	url   string // the daemon's HTTP base
-	model *FakeModel
+	model *e2e.FakeModel
 	env   []string
 }
 
@@ -44,30 +45,30 @@ type agentEnv struct {
 // skips the test (fails it under CI) when it is not installed.
 func needAgent(t *testing.T, rel string) string {
 	t.Helper()
-	path := Path(rel)
+	path := e2e.Path(rel)
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("agent not installed (%v); install with: %s", err, NPMInstallHint)
+			t.Fatalf("agent not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 		}
-		t.Skipf("agent not installed (%v); install with: %s", err, NPMInstallHint)
+		t.Skipf("agent not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 	}
 	return path
 }
 
 // newAgentEnv writes mcpgw's config (servers) to its default place under
 // a new home and starts the fake model on wire with script.
-func newAgentEnv(t *testing.T, wire ModelWire, servers map[string]any, script ...ModelStep) *agentEnv {
+func newAgentEnv(t *testing.T, wire e2e.ModelWire, servers map[string]any, script ...e2e.ModelStep) *agentEnv {
 	t.Helper()
-	e := &agentEnv{t: t, bin: BuildMcpgw(t), home: t.TempDir()}
+	e := &agentEnv{t: t, bin: e2e.BuildMcpgw(t), home: t.TempDir()}
 	e.dir = filepath.Join(e.home, "project")
 	if err := os.MkdirAll(e.dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	WriteJSON(t, filepath.Join(e.home, ".config", "mcpgw", "mcp.json"), map[string]any{"mcpServers": servers})
-	port := FreePort(t)
+	e2e.WriteJSON(t, filepath.Join(e.home, ".config", "mcpgw", "mcp.json"), map[string]any{"mcpServers": servers})
+	port := e2e.FreePort(t)
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	e.model = NewFakeModelWire(t, wire, script...)
-	node := Path("node_modules/node/bin")
+	e.model = e2e.NewFakeModelWire(t, wire, script...)
+	node := e2e.Path("node_modules/node/bin")
 	// Left out: CI, under which agents change behaviour (the tests should
 	// see what a user sees), and the agents' own variables, which could
 	// point them at the developer's configuration or models.
@@ -84,7 +85,7 @@ func newAgentEnv(t *testing.T, wire ModelWire, servers map[string]any, script ..
 		"PWD="+e.dir,
 		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Cleanup(func() {
-		StopDaemonAt(t, e.url)
+		e2e.StopDaemonAt(t, e.url)
 		if t.Failed() {
 			if log, err := os.ReadFile(filepath.Join(e.home, ".local", "state", "mcpgw", "mcpgw.log")); err == nil {
 				t.Logf("daemon log:\n%s", log)
@@ -109,7 +110,7 @@ func (e *agentEnv) run(name string, args ...string) string {
 // goroutine, once.
 func (e *agentEnv) start(name string, args ...string) (wait func() string) {
 	e.t.Helper()
-	release := Heavy()
+	release := e2e.Heavy()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = e.dir
@@ -148,7 +149,7 @@ func (e *agentEnv) start(name string, args ...string) (wait func() string) {
 func (e *agentEnv) approveFromCLI(tool string) string {
 	e.t.Helper()
 	var id string
-	PollUntil(e.t, "a call of "+tool+" waiting for approval", func() bool {
+	e2e.PollUntil(e.t, "a call of "+tool+" waiting for approval", func() bool {
 		resp, err := http.Get(e.url + "/-/status")
 		if err != nil {
 			return false // the shim has not started the daemon yet
@@ -180,7 +181,7 @@ func (e *agentEnv) approveFromCLI(tool string) string {
 
 // turns logs what the model got and fails the test unless the
 // conversation had want turns; it returns them.
-func (e *agentEnv) turns(want int) []ModelRequest {
+func (e *agentEnv) turns(want int) []e2e.ModelRequest {
 	e.t.Helper()
 	e.model.LogRequests()
 	reqs := e.model.Requests()

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Gemini CLI end-to-end: mcpgw in ~/.gemini/settings.json as the README
@@ -19,20 +21,20 @@ const geminiCLI = "node_modules/@google/gemini-cli/bundle/gemini.js"
 // model with an API key, usage statistics and update checks off, the
 // working directory trusted, and the README's mcpServers entry. It
 // returns the command line that runs Gemini CLI on prompt.
-func newGeminiEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
+func newGeminiEnv(t *testing.T, servers map[string]any, script ...e2e.ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	gemini := needAgent(t, geminiCLI)
 	node := needAgent(t, "node_modules/node/bin/node")
-	e := newAgentEnv(t, GeminiContent{}, servers, script...)
+	e := newAgentEnv(t, e2e.GeminiContent{}, servers, script...)
 	e.setenv("GOOGLE_GEMINI_BASE_URL="+e.model.RootURL(), "GEMINI_API_KEY=fake")
-	WriteJSON(t, filepath.Join(e.home, ".gemini", "settings.json"), map[string]any{
+	e2e.WriteJSON(t, filepath.Join(e.home, ".gemini", "settings.json"), map[string]any{
 		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":    map[string]any{"usageStatisticsEnabled": false},
 		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 		"mcpServers": map[string]any{"mcpgw": map[string]any{"command": e.bin, "args": []string{"stdio"}}},
 	})
 	// What trusting the folder in Gemini CLI's interface writes.
-	WriteJSON(t, filepath.Join(e.home, ".gemini", "trustedFolders.json"), map[string]any{e.dir: "TRUST_FOLDER"})
+	e2e.WriteJSON(t, filepath.Join(e.home, ".gemini", "trustedFolders.json"), map[string]any{e.dir: "TRUST_FOLDER"})
 	// A model named, so that Gemini CLI asks no model of its own which
 	// model to use (its router's side requests).
 	return e, func(prompt string) []string {
@@ -41,7 +43,7 @@ func newGeminiEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*a
 }
 
 // mcpTools is the tools of a request named with prefix.
-func mcpTools(r ModelRequest, prefix string) []string {
+func mcpTools(r e2e.ModelRequest, prefix string) []string {
 	var names []string
 	for _, n := range r.Tools {
 		if strings.HasPrefix(n, prefix) {
@@ -63,10 +65,10 @@ func geminiResult(text string) string {
 func TestGeminiProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, gemini := newGeminiEnv(t, goServer,
-		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"search": "echo"}},
-		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from gemini"}}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "warm"},
+		e2e.ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"search": "echo"}},
+		e2e.ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from gemini"}}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "warm"},
 	)
 	cmd := gemini("Echo a greeting through the gateway.")
 	t.Logf("gemini output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -82,7 +84,7 @@ func TestGeminiProxySearchThenCall(t *testing.T) {
 		t.Errorf("the call gave %q", got)
 	}
 
-	StopDaemonAt(t, e.url)
+	e2e.StopDaemonAt(t, e.url)
 	cmd = gemini("And now?")
 	t.Logf("gemini output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)
@@ -96,10 +98,10 @@ func TestGeminiProxySearchThenCall(t *testing.T) {
 // result.
 func TestGeminiApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, gemini := newGeminiEnv(t, servers,
-		ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcp_mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
+		e2e.ModelStep{Text: "done"},
 	)
 	cmd := gemini("Echo after approval.")
 	wait := e.start(cmd[0], cmd[1:]...)

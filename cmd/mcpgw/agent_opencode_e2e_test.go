@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // opencode end-to-end: mcpgw in opencode.json as the README says (proxy
@@ -26,13 +28,13 @@ const opencodeCLI = "node_modules/opencode-linux-x64-baseline/bin/opencode"
 // config directory with npm; npm is kept offline, the install fails, and
 // opencode goes on without it. It returns the command line that runs
 // opencode on prompt.
-func newOpencodeEnv(t *testing.T, servers map[string]any, script ...ModelStep) (*agentEnv, func(prompt string) []string) {
+func newOpencodeEnv(t *testing.T, servers map[string]any, script ...e2e.ModelStep) (*agentEnv, func(prompt string) []string) {
 	t.Helper()
 	opencode := needAgent(t, opencodeCLI)
-	e := newAgentEnv(t, OpenAIChat{}, servers, script...)
+	e := newAgentEnv(t, e2e.OpenAIChat{}, servers, script...)
 	e.setenv("OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1", "npm_config_offline=true")
-	WriteJSON(t, filepath.Join(e.home, ".config", "opencode", "opencode.json"), map[string]any{
+	e2e.WriteJSON(t, filepath.Join(e.home, ".config", "opencode", "opencode.json"), map[string]any{
 		"$schema": "https://opencode.ai/config.json",
 		"provider": map[string]any{"fake": map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": "fake",
@@ -52,10 +54,10 @@ func newOpencodeEnv(t *testing.T, servers map[string]any, script ...ModelStep) (
 func TestOpencodeProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	e, opencode := newOpencodeEnv(t, goServer,
-		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"search": "echo"}},
-		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from opencode"}}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "warm"},
+		e2e.ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"search": "echo"}},
+		e2e.ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from opencode"}}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "warm"},
 	)
 	cmd := opencode("Echo a greeting through the gateway.")
 	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
@@ -71,7 +73,7 @@ func TestOpencodeProxySearchThenCall(t *testing.T) {
 		t.Errorf("the call gave %q", got)
 	}
 
-	StopDaemonAt(t, e.url)
+	e2e.StopDaemonAt(t, e.url)
 	cmd = opencode("And now?")
 	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)
@@ -85,10 +87,10 @@ func TestOpencodeProxySearchThenCall(t *testing.T) {
 // result.
 func TestOpencodeApproval(t *testing.T) {
 	t.Parallel()
-	servers := map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
+	servers := map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}}}
 	e, opencode := newOpencodeEnv(t, servers,
-		ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "approved"}}},
+		e2e.ModelStep{Text: "done"},
 	)
 	cmd := opencode("Echo after approval.")
 	wait := e.start(cmd[0], cmd[1:]...)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -20,10 +21,10 @@ import (
 func TestAliasCountsAndLogsItsOwn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	srv := map[string]any{"command": TestServerBin, "args": []string{"testserver"}}
-	config := WriteConfig(t, dir, map[string]any{"a": srv, "b": srv}, nil)
-	d := StartDaemon(t, dir, config)
-	bin := BuildMcpgw(t)
+	srv := map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}
+	config := e2e.WriteConfig(t, dir, map[string]any{"a": srv, "b": srv}, nil)
+	d := e2e.StartDaemon(t, dir, config)
+	bin := e2e.BuildMcpgw(t)
 	cli := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command(bin, append(args[:1:1], append([]string{"--url", d.URL}, args[1:]...)...)...).CombinedOutput()
@@ -65,14 +66,14 @@ func TestAliasCountsAndLogsItsOwn(t *testing.T) {
 func TestStatusCountsToolsAsTheConnectLog(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
-	d := StartDaemon(t, dir, config)
-	bin := BuildMcpgw(t)
+	config := e2e.WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil)
+	d := e2e.StartDaemon(t, dir, config)
+	bin := e2e.BuildMcpgw(t)
 	if out, err := exec.Command(bin, "connect", "--url", d.URL, "go").CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw connect go: %v\n%s", err, out)
 	}
 	var logged, loggedRes string
-	PollUntil(t, "the connect line", func() bool {
+	e2e.PollUntil(t, "the connect line", func() bool {
 		for _, l := range strings.Split(d.Proc.Output.String(), "\n") {
 			if strings.Contains(l, `msg="upstream connected"`) && strings.Contains(l, "server=go") {
 				_, after, _ := strings.Cut(l, " tools=")

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // hidingArgs are arguments built to hide what they do from a form that
@@ -36,14 +38,14 @@ func hidingArgs() map[string]any {
 // the same, and --full the whole.
 func TestApprovalFormShowsWhatItApproves(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	call := MCPCall(map[string]any{"tool": "p_delete_thing", "args": hidingArgs()})
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	call := e2e.MCPCall(map[string]any{"tool": "p_delete_thing", "args": hidingArgs()})
 
-	r := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept", ElicitDefaults: true}, []Step{call, {Op: "notifications"}})
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "accept", ElicitDefaults: true}, []e2e.Step{call, {Op: "notifications"}})
 	if got := r[0].Text(); !r[0].IsError() || !strings.Contains(got, "denied") {
 		t.Errorf("a form accepted with its defaults filled in: %q, want denied", got)
 	}
@@ -87,10 +89,10 @@ func TestApprovalFormShowsWhatItApproves(t *testing.T) {
 
 	// A session that cannot be asked: the CLI lists the same, --full the
 	// whole, then denies it.
-	done := make(chan []StepResult, 1)
-	go func() { done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{call}) }()
-	p := WaitPending(t, d, "delete_thing")
-	bin := BuildMcpgw(t)
+	done := make(chan []e2e.StepResult, 1)
+	go func() { done <- e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{call}) }()
+	p := e2e.WaitPending(t, d, "delete_thing")
+	bin := e2e.BuildMcpgw(t)
 	list, err := exec.Command(bin, "approve", "--list", "--url", d.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpgw approve --list: %v\n%s", err, list)

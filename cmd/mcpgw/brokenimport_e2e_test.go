@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestBrokenImportAtStart: another program's file that does not load (a
@@ -19,7 +21,7 @@ import (
 // keeps the running configuration).
 func TestBrokenImportAtStart(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	claude := filepath.Join(dir, "config", "Claude", "claude_desktop_config.json")
 	const truncated = `{"mcpServers": {"cd": {"command": "x", "args": [`
@@ -28,7 +30,7 @@ func TestBrokenImportAtStart(t *testing.T) {
 	config := filepath.Join(dir, "mcp.json")
 	saveFileInPlace(t, config, mcpJSON(t, map[string]any{"own": pidServerEntry(bin, dir, "own")},
 		map[string]any{"imports": []string{"claude-desktop", "cursor"}}))
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
 	status := func() string {
 		t.Helper()
@@ -40,7 +42,7 @@ func TestBrokenImportAtStart(t *testing.T) {
 	}
 	out := status()
 	t.Logf("mcpgw status:\n%s", out)
-	if got := reportServerNames(d.report(t)); strings.Join(got, " ") != "cur own" {
+	if got := reportServerNames(d.Report(t)); strings.Join(got, " ") != "cur own" {
 		t.Errorf("servers with the Claude Desktop file broken: %v, want cur and own", got)
 	}
 	if !strings.Contains(out, claude+":2:1: unexpected end of file") || !strings.Contains(out, "skipped") {
@@ -68,28 +70,28 @@ func TestBrokenImportAtStart(t *testing.T) {
 	start := time.Now()
 	saveFileAtomic(t, config, mcpJSON(t, map[string]any{"own": pidServerEntry(bin, dir, "own"), "own2": pidServerEntry(bin, dir, "own2")},
 		map[string]any{"imports": []string{"claude-desktop", "cursor"}}))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload of mcpgw's own file while the import stays broken: %s", info.Error)
 	}
-	if got := reportServerNames(d.report(t)); strings.Join(got, " ") != "cur own own2" {
+	if got := reportServerNames(d.Report(t)); strings.Join(got, " ") != "cur own own2" {
 		t.Errorf("servers after adding own2: %v, want cur, own and own2", got)
 	}
 
 	start = time.Now()
 	saveFileAtomic(t, claude, mcpJSON(t, map[string]any{"cd": pidServerEntry(bin, dir, "cd")}, nil))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the file: %s", info.Error)
 	}
-	if got := reportServerNames(d.report(t)); strings.Join(got, " ") != "cd cur own own2" {
+	if got := reportServerNames(d.Report(t)); strings.Join(got, " ") != "cd cur own own2" {
 		t.Errorf("servers once the file is fixed: %v, want cd, cur, own and own2", got)
 	}
 
 	start = time.Now()
 	saveFileAtomic(t, claude, []byte(truncated))
-	if info := d.waitReload(t, start); info.OK || info.NoConfig {
+	if info := d.WaitReload(t, start); info.OK || info.NoConfig {
 		t.Fatalf("reload of a half-saved file: %+v, want a failure that keeps the running config", info)
 	}
-	if got := reportServerNames(d.report(t)); strings.Join(got, " ") != "cd cur own own2" {
+	if got := reportServerNames(d.Report(t)); strings.Join(got, " ") != "cd cur own own2" {
 		t.Errorf("servers after the file broke again: %v, want the last good config's cd, cur, own and own2", got)
 	}
 	if out := status(); !strings.Contains(out, "running the last good config") {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // A daemon whose config does not load at start keeps running with no
@@ -13,20 +15,20 @@ import (
 // rather than exiting into a systemd restart loop.
 func TestBrokenConfigAtStart(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	saveFileInPlace(t, path, []byte(`{"mcpServers": {"a": {"command": "x", "lifecycle": "lazzy"}}}`))
-	d := StartDaemon(t, dir, path)
+	d := e2e.StartDaemon(t, dir, path)
 
-	r := d.report(t)
+	r := d.Report(t)
 	if r.LastReload == nil || r.LastReload.OK || !strings.Contains(r.LastReload.Error, "lifecycle") {
 		t.Fatalf("status after a broken start: %+v, want the error naming the field", r.LastReload)
 	}
 	if len(r.Servers) != 0 {
 		t.Errorf("servers while broken: %v", reportServerNames(r))
 	}
-	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
+	if v := d.MetricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
 		t.Errorf("mcpgw_config_last_reload_successful = %s, want 0", v)
 	}
 	// There was no good config to keep running: status says none runs.
@@ -44,14 +46,14 @@ func TestBrokenConfigAtStart(t *testing.T) {
 
 	start := time.Now()
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": pidServerEntry(bin, dir, "a")}, nil))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after the fix: %s", info.Error)
 	}
 	c := connectGateway(t, d)
 	if pid := c.pid("a"); pid == 0 {
 		t.Error("the fixed file's server does not answer")
 	}
-	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "1" {
+	if v := d.MetricValue(t, "mcpgw_config_last_reload_successful"); v != "1" {
 		t.Errorf("after the fix mcpgw_config_last_reload_successful = %s, want 1", v)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestClient2026 drives the TypeScript SDK 2.x client pinned to protocol
@@ -15,46 +17,46 @@ import (
 // over the shim a connection is one client's, and the mode is as asked.
 func TestClient2026(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, NPMInstallHint)
+	e2e.NeedNode(t)
+	if _, err := os.Stat(e2e.Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 	}
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	shim := func(mode string) []string {
 		return []string{bin, "stdio", "--socket", d.Socket, "--no-start", "--mode", mode}
 	}
-	echo := func(mode string) Step {
+	echo := func(mode string) e2e.Step {
 		if mode == "direct" {
-			return Call("go_echo", map[string]any{"message": "2026"})
+			return e2e.Call("go_echo", map[string]any{"message": "2026"})
 		}
-		return MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "2026"}})
+		return e2e.MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "2026"}})
 	}
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target e2e.Target
 		mode   string   // the mode it is served in
 		tools  []string // what it lists (all of them, or some for direct)
 	}{
-		{"http-proxy", Target{URL: d.MCPURL()}, "proxy", []string{"mcp"}},
-		{"http-toolsearch", Target{URL: d.MCPURL() + "?mode=toolsearch"}, "proxy", []string{"mcp"}},
-		{"http-direct", Target{URL: d.MCPURL() + "?mode=direct"}, "direct", []string{"go_add", "go_echo"}},
-		{"shim-proxy", Target{Command: shim("proxy")}, "proxy", []string{"mcp"}},
-		{"shim-toolsearch", Target{Command: shim("toolsearch")}, "toolsearch", []string{"ToolSearch", "mcp_script"}},
-		{"shim-direct", Target{Command: shim("direct")}, "direct", []string{"go_add", "go_echo"}},
+		{"http-proxy", e2e.Target{URL: d.MCPURL()}, "proxy", []string{"mcp"}},
+		{"http-toolsearch", e2e.Target{URL: d.MCPURL() + "?mode=toolsearch"}, "proxy", []string{"mcp"}},
+		{"http-direct", e2e.Target{URL: d.MCPURL() + "?mode=direct"}, "direct", []string{"go_add", "go_echo"}},
+		{"shim-proxy", e2e.Target{Command: shim("proxy")}, "proxy", []string{"mcp"}},
+		{"shim-toolsearch", e2e.Target{Command: shim("toolsearch")}, "toolsearch", []string{"ToolSearch", "mcp_script"}},
+		{"shim-direct", e2e.Target{Command: shim("direct")}, "direct", []string{"go_add", "go_echo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Driver = "client2026.mjs"
-			steps := []Step{{Op: "serverInfo"}, {Op: "listTools"}}
+			steps := []e2e.Step{{Op: "serverInfo"}, {Op: "listTools"}}
 			if tc.mode != "toolsearch" {
 				steps = append(steps, echo(tc.mode))
 			}
-			res := RunClient(t, tc.target, steps)
+			res := e2e.RunClient(t, tc.target, steps)
 			if len(res) != len(steps) {
 				t.Fatalf("%d results for %d steps: %v", len(res), len(steps), res)
 			}
@@ -102,35 +104,35 @@ func TestClient2026(t *testing.T) {
 // upstream gets the answer (its requestState untouched by mcpgw).
 func TestClient2026InputRequired(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, NPMInstallHint)
+	e2e.NeedNode(t)
+	if _, err := os.Stat(e2e.Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 	}
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target e2e.Target
 		proxy  bool // through the mcp tool
 	}{
-		{"http", Target{URL: d.MCPURL()}, false},
-		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}}, false},
-		{"http/mcp tool", Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "proxy"}}, true},
-		{"shim/mcp tool", Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start", "--mode", "proxy"}}, true},
+		{"http", e2e.Target{URL: d.MCPURL()}, false},
+		{"shim", e2e.Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}}, false},
+		{"http/mcp tool", e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "proxy"}}, true},
+		{"shim/mcp tool", e2e.Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start", "--mode", "proxy"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Driver = "client2026.mjs"
 			tc.target.Sample = "sampled by the client"
-			step := Call("test_sampling", map[string]any{"prompt": "a question"})
+			step := e2e.Call("test_sampling", map[string]any{"prompt": "a question"})
 			if tc.proxy {
-				step = Call("mcp", map[string]any{"tool": "test_sampling", "args": map[string]any{"prompt": "a question"}})
+				step = e2e.Call("mcp", map[string]any{"tool": "test_sampling", "args": map[string]any{"prompt": "a question"}})
 			}
-			res := RunClient(t, tc.target, []Step{step})
+			res := e2e.RunClient(t, tc.target, []e2e.Step{step})
 			if len(res) != 1 || !res[0].OK || res[0].IsError() || !strings.Contains(res[0].Text(), "LLM response: sampled by the client") {
 				t.Errorf("test_sampling: %v", res)
 			}

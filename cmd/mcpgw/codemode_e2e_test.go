@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // scriptOutput is a script's answer as the mcp tool and mcp_script give it.
@@ -43,15 +45,15 @@ func decodeScriptOutput(t *testing.T, text string) scriptOutput {
 // from the command line, and `mcpgw audit` names the scripts' calls.
 func TestCodeModeE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	node, args := EverythingStdio()
-	config := WriteConfig(t, dir, map[string]any{
+	node, args := e2e.EverythingStdio()
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"everything": map[string]any{"command": node, "args": args},
-		"p":          PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
+		"p":          e2e.PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config)
-	WaitCached(t, d.Cache, "everything")
+	d := e2e.StartDaemon(t, dir, config)
+	e2e.WaitCached(t, d.Cache, "everything")
 
 	const weather = `
 		const hits = tools.search("weather structured content", {limit: 5});
@@ -65,8 +67,8 @@ func TestCodeModeE2E(t *testing.T) {
 		const del = await tools.call("p_delete_thing", {name: "from-script"});
 		emit({signatureHasLocation: sig.includes("location")});
 		return {temp: w.data.temperature, conditions: w.data.conditions, sum: sum.data, echo: echo.data, deleted: del.ok && del.data};`
-	res := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept:once"}, []Step{
-		MCPCall(map[string]any{"script": weather}),
+	res := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "accept:once"}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"script": weather}),
 		{Op: "notifications"},
 	})
 	if !res[0].OK || res[0].IsError() {
@@ -100,12 +102,12 @@ func TestCodeModeE2E(t *testing.T) {
 
 	// toolsearch mode: mcp_script is listed and works the same way; a
 	// script that fails says why, and its calls so far are in the trace.
-	ts := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
+	ts := e2e.RunClient(t, e2e.Target{URL: d.MCPURL() + "?mode=toolsearch"}, []e2e.Step{
 		{Op: "listTools"},
-		Call("mcp_script", map[string]any{"script": `return (await tools.call("everything_get-sum", {a: 1, b: 2})).data`}),
-		Call("mcp_script", map[string]any{"script": `await tools.call("everything_echo", {message: "x"}); null.boom`}),
+		e2e.Call("mcp_script", map[string]any{"script": `return (await tools.call("everything_get-sum", {a: 1, b: 2})).data`}),
+		e2e.Call("mcp_script", map[string]any{"script": `await tools.call("everything_echo", {message: "x"}); null.boom`}),
 	})
-	if names := ToolNames(t, ts[0]); strings.Join(names, ",") != "ToolSearch,mcp_script" {
+	if names := e2e.ToolNames(t, ts[0]); strings.Join(names, ",") != "ToolSearch,mcp_script" {
 		t.Errorf("toolsearch session lists %v", names)
 	}
 	if o := decodeScriptOutput(t, ts[1].Text()); ts[1].IsError() || !strings.Contains(string(o.Result), "3") {
@@ -117,7 +119,7 @@ func TestCodeModeE2E(t *testing.T) {
 	}
 
 	// The command line: -e, a file, stdin.
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	cli, err := exec.Command(bin, "script", "--url", d.URL, "-e",
 		`const r = await tools.call("everything_echo", {message: "from the CLI"}); console.log("len", r.data.length); return r.data`).CombinedOutput()
 	if err != nil || !strings.Contains(string(cli), `"result": "Echo: from the CLI"`) || !strings.Contains(string(cli), `"len 18"`) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestCodemodeFigures prints, for one task done through each Pi setup,
@@ -21,50 +23,50 @@ func TestCodemodeFigures(t *testing.T) {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
 	needPi(t)
-	node, args := EverythingStdio()
+	node, args := e2e.EverythingStdio()
 	servers := map[string]any{
-		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}
 	const mcpgwScript = `const r = await Promise.all([
   tools.call("go_echo", {message: "one"}), tools.call("go_echo", {message: "two"}),
   tools.call("go_echo", {message: "three"}), tools.call("go_add", {a: 20, b: 22})]);
 return r.map(x => x.data);`
-	calls := func(prefix string) []ModelStep {
-		var steps []ModelStep
+	calls := func(prefix string) []e2e.ModelStep {
+		var steps []e2e.ModelStep
 		for _, m := range []string{"one", "two", "three"} {
-			steps = append(steps, ModelStep{Tool: prefix + "go_echo", Args: map[string]any{"message": m}})
+			steps = append(steps, e2e.ModelStep{Tool: prefix + "go_echo", Args: map[string]any{"message": m}})
 		}
-		return append(steps, ModelStep{Tool: prefix + "go_add", Args: map[string]any{"a": 20, "b": 22}}, ModelStep{Text: "done"})
+		return append(steps, e2e.ModelStep{Tool: prefix + "go_add", Args: map[string]any{"a": 20, "b": 22}}, e2e.ModelStep{Text: "done"})
 	}
 	setups := []struct {
 		name     string
 		shim     []string
 		settings map[string]any
-		steps    []ModelStep
+		steps    []e2e.ModelStep
 	}{
-		{"Pi 1.5, codemode (its default) + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"}, []ModelStep{
+		{"Pi 1.5, codemode (its default) + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"}, []e2e.ModelStep{
 			{Tool: "codemode", Args: map[string]any{"code": `return JSON.stringify(await Promise.all([
   tools.mcp__mcpgw__go_echo({message: "one"}), tools.mcp__mcpgw__go_echo({message: "two"}),
   tools.mcp__mcpgw__go_echo({message: "three"}), tools.mcp__mcpgw__go_add({a: 20, b: 22})]));`}},
 			{Text: "done"},
 		}},
-		{"Pi 1.5, direct + mcpgw proxy, mcp({script})", []string{"--mode", "proxy"}, map[string]any{"pi15Exposure": "direct"}, []ModelStep{
+		{"Pi 1.5, direct + mcpgw proxy, mcp({script})", []string{"--mode", "proxy"}, map[string]any{"pi15Exposure": "direct"}, []e2e.ModelStep{
 			{Tool: "mcp__mcpgw__mcp", Args: map[string]any{"script": mcpgwScript}}, {Text: "done"},
 		}},
 		{"Pi 1.5, deferred + tool_search + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
-			append([]ModelStep{{ToolFrom: "tool_search", Args: map[string]any{"query": "echo add numbers", "limit": 3}}}, calls("mcp__mcpgw__")...)},
+			append([]e2e.ModelStep{{ToolFrom: "tool_search", Args: map[string]any{"query": "echo add numbers", "limit": 3}}}, calls("mcp__mcpgw__")...)},
 		{"Pi 1.5, direct + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"}, calls("mcp__mcpgw__")},
-		{"Pi 0.86 + adapter, mcpScript + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"disableProxyTool": true}, []ModelStep{
+		{"Pi 0.86 + adapter, mcpScript + mcpgw direct", []string{"--mode", "direct"}, map[string]any{"disableProxyTool": true}, []e2e.ModelStep{
 			{Tool: "mcpScript", Args: map[string]any{"code": `emit(await Promise.all([
   tools.call("mcpgw_go_echo", {message: "one"}), tools.call("mcpgw_go_echo", {message: "two"}),
   tools.call("mcpgw_go_echo", {message: "three"}), tools.call("mcpgw_go_add", {a: 20, b: 22})]));`}},
 			{Text: "done"},
 		}},
-		{"Pi 0.86 + adapter, mcpgw proxy, mcp({script})", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []ModelStep{
+		{"Pi 0.86 + adapter, mcpgw proxy, mcp({script})", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []e2e.ModelStep{
 			{Tool: "mcpgw_mcp", Args: map[string]any{"script": mcpgwScript}}, {Text: "done"},
 		}},
-		{"Pi 0.86 + adapter, mcpgw proxy, one call per turn", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []ModelStep{
+		{"Pi 0.86 + adapter, mcpgw proxy, one call per turn", nil, map[string]any{"disableProxyTool": true, "scriptMode": false}, []e2e.ModelStep{
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "one"}}},
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "two"}}},
 			{Tool: "mcpgw_mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "three"}}},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestColdFigures prints the cold first-answer latency: a daemon started
@@ -23,8 +25,8 @@ func TestColdFigures(t *testing.T) {
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
-	NeedNode(t)
-	node, args := EverythingStdio()
+	e2e.NeedNode(t)
+	node, args := e2e.EverythingStdio()
 	for _, n := range []int{1, 10} {
 		var fromStart, fromAsk []time.Duration
 		for range 5 {
@@ -33,9 +35,9 @@ func TestColdFigures(t *testing.T) {
 			for i := range n {
 				servers[fmt.Sprintf("ev%d", i)] = map[string]any{"command": node, "args": args}
 			}
-			config := WriteConfig(t, dir, servers, nil)
+			config := e2e.WriteConfig(t, dir, servers, nil)
 			start := time.Now()
-			d := StartDaemon(t, dir, config, "--log-level", "warn")
+			d := e2e.StartDaemon(t, dir, config, "--log-level", "warn")
 			c := connectGateway(t, d)
 			ask := time.Now()
 			text, _ := c.mcp(map[string]any{"search": "echo"})

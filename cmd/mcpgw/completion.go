@@ -6,8 +6,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/mcpgw/mcpgw/registry"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // commands are the subcommands completion offers.

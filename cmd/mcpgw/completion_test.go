@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestBashCompletion sources the bash completion script and completes a
@@ -21,7 +23,7 @@ func TestBashCompletion(t *testing.T) {
 	// The script calls mcpgw by name: put it on PATH as that (a race
 	// build has another name).
 	binDir := t.TempDir()
-	if err := os.Symlink(BuildMcpgw(t), filepath.Join(binDir, "mcpgw")); err != nil {
+	if err := os.Symlink(e2e.BuildMcpgw(t), filepath.Join(binDir, "mcpgw")); err != nil {
 		t.Fatal(err)
 	}
 	home := t.TempDir()

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // conformanceNext is the suite's release with the requirement sets of
@@ -80,10 +82,10 @@ func TestConformanceRequirements(t *testing.T) {
 	node22, cli := needConformanceNext(t)
 	direct := startConformanceServer(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"conformance": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"conformance": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 
 	// Each server takes one revision after the other; the two run at once.
 	directRuns := map[string]requirementsRun{}
@@ -113,12 +115,12 @@ func TestConformanceRequirements(t *testing.T) {
 func needConformanceNext(t *testing.T) (node22, cli string) {
 	t.Helper()
 	node22, _ = needConformance(t)
-	cli = Path(conformanceNext)
+	cli = e2e.Path(conformanceNext)
 	if _, err := os.Stat(cli); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, NPMInstallHint)
+			t.Fatalf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, e2e.NPMInstallHint)
 		}
-		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, NPMInstallHint)
+		t.Skipf("conformance suite %s not installed (%v); install with: %s", conformanceNext, err, e2e.NPMInstallHint)
 	}
 	return node22, cli
 }
@@ -168,12 +170,12 @@ func checkThrough(t *testing.T, directRun, gwRun requirementsRun, failsDirectly,
 // a port of its own, and returns its MCP URL, the first line it prints.
 func startConformanceServer(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(TestServerBin, "conformance-upstream-http", "127.0.0.1:0")
+	cmd := exec.Command(e2e.TestServerBin, "conformance-upstream-http", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := StartProcess(t, cmd)
+	p := e2e.StartProcess(t, cmd)
 	line := make(chan string, 1)
 	go func() { // ends with the first line, or when the process is stopped
 		s, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -186,8 +188,8 @@ func startConformanceServer(t *testing.T) string {
 			t.Fatalf("starting the conformance server: it printed no URL: %v\n%s", p.Err, p.Output)
 		}
 		return url
-	case <-time.After(WaitLimit):
-		t.Fatalf("starting the conformance server: no URL after %v", WaitLimit)
+	case <-time.After(e2e.WaitLimit):
+		t.Fatalf("starting the conformance server: no URL after %v", e2e.WaitLimit)
 	}
 	return ""
 }
@@ -204,7 +206,7 @@ type requirementsRun struct {
 
 // runRequirements runs the server requirements of revision against url.
 func runRequirements(t *testing.T, node22, cli, url, revision string) requirementsRun {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*e2e.WaitLimit)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, node22, cli, "server", "--url", url, "--requirements", revision, "-o", filepath.Join(dir, "checks"))
@@ -231,7 +233,7 @@ func passOnRetry(t *testing.T, r requirementsRun, sc string, res conformanceResu
 	t.Helper()
 	counts := regexp.MustCompile(`Passed: (\d+)/\d+, (\d+) failed`)
 	for i := range conformanceRetries {
-		ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+		ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 		cmd := exec.CommandContext(ctx, r.node22, r.cli, "server", "--url", r.url, "--scenario", sc, "--spec-version", r.revision)
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // conformanceAuthThroughCLI are, for each protocol revision, the client
@@ -75,7 +77,7 @@ var conformanceAuthThroughCLI = map[string][]string{
 func TestConformanceAuthThroughCLI(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformanceNext(t)
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	run := conformanceRun{env: []string{envConformanceMcpgw + "=" + bin}}
 	for _, rev := range slices.Sorted(maps.Keys(conformanceAuthThroughCLI)) {
 		t.Run(rev, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestConformanceAuthThroughCLI(t *testing.T) {
 			runConformanceScenarios(t, run, conformanceAuthThroughCLI[rev], func(sc string) []string {
 				// --force: an extension scenario is on no revision's
 				// timeline, and is skipped without it.
-				return []string{node22, cli, "client", "--command", TestServerBin + " conformance-cli", "--scenario", sc,
+				return []string{node22, cli, "client", "--command", e2e.TestServerBin + " conformance-cli", "--scenario", sc,
 					"--spec-version", rev, "--force", "--timeout", conformanceClientTimeout}
 			})
 		})
@@ -134,7 +136,7 @@ func conformanceCLIMain(url string) error {
 	ln.Close()
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"),
-		"MCPGW_LISTEN="+listen, "BROWSER="+TestServerBin+" browse")
+		"MCPGW_LISTEN="+listen, "BROWSER="+e2e.TestServerBin+" browse")
 	run := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

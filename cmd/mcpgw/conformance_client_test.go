@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
 )
@@ -40,7 +41,7 @@ func TestConformanceClient(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformance(t)
 	runConformanceScenarios(t, conformanceRun{}, conformanceClientScenarios, func(sc string) []string {
-		return []string{node22, cli, "client", "--command", TestServerBin + " conformance-client", "--scenario", sc, "--timeout", conformanceClientTimeout}
+		return []string{node22, cli, "client", "--command", e2e.TestServerBin + " conformance-client", "--scenario", sc, "--timeout", conformanceClientTimeout}
 	})
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // conformanceScenarios are the server scenarios of the MCP conformance suite
@@ -53,12 +55,12 @@ var conformanceAll = []string{
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformance(t)
-	node, args := EverythingStdio()
+	node, args := e2e.EverythingStdio()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"everything": map[string]any{"command": node, "args": args},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	runConformance(t, node22, cli, d, conformanceScenarios, nil)
 }
 
@@ -66,15 +68,15 @@ func TestConformance(t *testing.T) {
 // failing under CI) when they are not installed.
 func needConformance(t *testing.T) (node22, cli string) {
 	t.Helper()
-	NeedNode(t)
-	node22 = Path("node_modules/node/bin/node")
-	cli = Path("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+	e2e.NeedNode(t)
+	node22 = e2e.Path("node_modules/node/bin/node")
+	cli = e2e.Path("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 	for _, f := range []string{node22, cli} {
 		if _, err := os.Stat(f); err != nil {
 			if os.Getenv("CI") != "" {
-				t.Fatalf("conformance suite not installed (%v); install with: %s", err, NPMInstallHint)
+				t.Fatalf("conformance suite not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 			}
-			t.Skipf("conformance suite not installed (%v); install with: %s", err, NPMInstallHint)
+			t.Skipf("conformance suite not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 		}
 	}
 	return node22, cli
@@ -102,10 +104,10 @@ func TestConformanceSuite(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			config := WriteConfig(t, dir, map[string]any{
-				"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+			config := e2e.WriteConfig(t, dir, map[string]any{
+				"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 			}, map[string]any{"toolPrefix": "none", "mode": mode.name})
-			d := StartDaemon(t, dir, config)
+			d := e2e.StartDaemon(t, dir, config)
 			runConformance(t, node22, cli, d, conformanceAll, mode.failing)
 		})
 	}
@@ -148,10 +150,10 @@ func TestConformanceClientRequestsOlderUpstream(t *testing.T) {
 	t.Parallel()
 	node22, cli := needConformance(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	runConformance(t, node22, cli, d, conformanceClientRequests, nil)
 }
 
@@ -160,9 +162,9 @@ func TestConformanceClientRequestsOlderUpstream(t *testing.T) {
 // one after the other, each as a client of its own), and checks each of
 // scenarios in a subtest: it passes, or, when failing names it, fails
 // (by design, for the reason given).
-func runConformance(t *testing.T, node22, cli string, d *Daemon, scenarios []string, failing map[string]string) {
+func runConformance(t *testing.T, node22, cli string, d *e2e.Daemon, scenarios []string, failing map[string]string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*e2e.WaitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node22, cli, "server", "--url", d.MCPURL(), "--suite", "all")
 	cmd.Dir = t.TempDir()

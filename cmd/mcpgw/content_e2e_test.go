@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -25,12 +26,12 @@ import (
 func TestLargeBinaryContentByteExact(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct", "maxOutputBytes": 65536})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	cs := connectGateway(t, d).cs
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_large_content"})
 	if err != nil {
@@ -68,7 +69,7 @@ func TestLargeBinaryContentByteExact(t *testing.T) {
 // the data once, and the bytes that saves are logged.
 func TestStructuredContentNotRepeated(t *testing.T) {
 	t.Parallel()
-	node := NeedNode(t)
+	node := e2e.NeedNode(t)
 	dir := t.TempDir()
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o755); err != nil {
@@ -78,11 +79,11 @@ func TestStructuredContentNotRepeated(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(files, "notes.txt"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := WriteConfig(t, dir, map[string]any{
-		"fs":     map[string]any{"command": node, "args": []string{Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), files}},
-		"memory": map[string]any{"command": node, "args": []string{Path("node_modules/@modelcontextprotocol/server-memory/dist/index.js")}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fs":     map[string]any{"command": node, "args": []string{e2e.Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), files}},
+		"memory": map[string]any{"command": node, "args": []string{e2e.Path("node_modules/@modelcontextprotocol/server-memory/dist/index.js")}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 	}, map[string]any{"mode": "proxy"})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	cs := connectGateway(t, d).cs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -132,9 +133,9 @@ func directCall(ctx context.Context, t *testing.T, node, tool string, args map[s
 	server, name, _ := strings.Cut(tool, "_")
 	var cmd *exec.Cmd
 	if server == "fs" {
-		cmd = exec.Command(node, Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), files)
+		cmd = exec.Command(node, e2e.Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), files)
 	} else {
-		cmd = exec.Command(node, Path("node_modules/@modelcontextprotocol/server-memory/dist/index.js"))
+		cmd = exec.Command(node, e2e.Path("node_modules/@modelcontextprotocol/server-memory/dist/index.js"))
 		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(dir, "memory-direct.jsonl"))
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestDockerWritesOnlyData runs the daemon as the image runs it (the final
@@ -35,7 +37,7 @@ func TestDockerWritesOnlyData(t *testing.T) {
 	}
 	volume := strings.NewReplacer("/config", dirs["config"], "/data", dirs["data"])
 	writeTestFile(t, filepath.Join(dirs["config"], "mcp.json"),
-		`{"mcpServers": {"go": {"command": "`+TestServerBin+`", "args": ["testserver"]}}}`)
+		`{"mcpServers": {"go": {"command": "`+e2e.TestServerBin+`", "args": ["testserver"]}}}`)
 
 	env := withoutVars(os.Environ(), "HOME", "TMPDIR", "XDG_", "MCPGW_", "npm_config_", "NPM_CONFIG_", "NOTIFY_SOCKET")
 	var imageEnv []string
@@ -50,18 +52,18 @@ func TestDockerWritesOnlyData(t *testing.T) {
 	const token = "container-token"
 	env = append(append(env, imageEnv...), "HOME="+dirs["home"], "TMPDIR="+dirs["tmp"], "MCPGW_TOKEN="+token)
 
-	port := strconv.Itoa(FreePort(t))
+	port := strconv.Itoa(e2e.FreePort(t))
 	var args []string
 	for _, a := range execForm(t, static.one(t, "CMD")) {
 		a = strings.Replace(a, "0.0.0.0:7332", "127.0.0.1:"+port, 1)
 		args = append(args, volume.Replace(a))
 	}
-	cmd := exec.Command(BuildMcpgw(t), args...)
+	cmd := exec.Command(e2e.BuildMcpgw(t), args...)
 	cmd.Env = env
 	cmd.Dir = dirs["home"]
-	p := StartProcess(t, cmd)
+	p := e2e.StartProcess(t, cmd)
 	base := "http://127.0.0.1:" + port
-	if err := WaitHTTPOrExit(base+"/healthz", p.Exited, WaitLimit); err != nil {
+	if err := e2e.WaitHTTPOrExit(base+"/healthz", p.Exited, e2e.WaitLimit); err != nil {
 		t.Fatalf("%v\n%s", err, p.Output.String())
 	}
 	resp, err := http.Get(base + "/healthz")
@@ -76,9 +78,9 @@ func TestDockerWritesOnlyData(t *testing.T) {
 
 	// A tool call through the daemon: it starts the upstream, writes the
 	// metadata cache and an audit line.
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
-	call := exec.CommandContext(ctx, BuildMcpgw(t), "call", "go_echo", `{"message":"from the container"}`)
+	call := exec.CommandContext(ctx, e2e.BuildMcpgw(t), "call", "go_echo", `{"message":"from the container"}`)
 	call.Env = append(withoutVars(os.Environ(), "HOME", "XDG_", "MCPGW_"),
 		"HOME="+dirs["cli"], "MCPGW_URL="+base, "MCPGW_TOKEN="+token)
 	out, err := call.CombinedOutput()

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
@@ -68,7 +69,7 @@ func TestDockerHealthcheck(t *testing.T) {
 func TestDockerHealthcheckDaemon(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("NOTIFY_SOCKET", "") // never report to a service manager running the tests
-	addr := "127.0.0.1:" + strconv.Itoa(FreePort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(e2e.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	var log proctest.Buffer
 	var serveErr error

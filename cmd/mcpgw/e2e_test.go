@@ -4,72 +4,14 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
-
-// daemon is a running `mcpgw serve` under test.
-type Daemon struct {
-	URL    string // http://127.0.0.1:P
-	Dir    string // its private temp dir (HOME, cache, socket)
-	Socket string
-	Cache  string
-	Proc   *Process
-}
-
-// mcpURL is the daemon's MCP endpoint.
-func (d *Daemon) MCPURL() string { return d.URL + "/mcp" }
-
-// writeConfig writes an mcp.json with the given servers into dir.
-func WriteConfig(t testing.TB, dir string, servers map[string]any, settings map[string]any) string {
-	t.Helper()
-	cfg := map[string]any{"mcpServers": servers}
-	if settings != nil {
-		cfg["settings"] = settings
-	}
-	data, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// startDaemon runs the mcpgw binary with config in dir, HOME pointed at dir
-// so nothing outside the test is read or written, and waits for /healthz.
-func StartDaemon(t testing.TB, dir, config string, extra ...string) *Daemon {
-	t.Helper()
-	bin := BuildMcpgw(t)
-	port := FreePort(t)
-	d := &Daemon{
-		URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
-		Dir:    dir,
-		Socket: filepath.Join(dir, "run", "mcpgw.sock"),
-		Cache:  filepath.Join(dir, "cache.json"),
-	}
-	args := append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", d.Cache, "--socket", d.Socket, "--log-format", "text", "--log-level", "debug"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	d.Proc = StartProcess(t, cmd)
-	WaitHTTP(t, d.URL+"/healthz")
-	return d
-}
-
-func Call(name string, args any) Step {
-	return Step{Op: "callTool", Name: name, Arguments: args, TimeoutMs: 60000}
-}
-
-func MCPCall(args map[string]any) Step { return Call("mcp", args) }
 
 // TestDaemonEndToEnd drives every mode of the `mcp` tool through the
 // official TypeScript SDK client against a real daemon with real upstreams:
@@ -77,36 +19,36 @@ func MCPCall(args map[string]any) Step { return Call("mcp", args) }
 // test server over stdio.
 func TestDaemonEndToEnd(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
-	httpURL := StartEverything(t, "streamableHttp")
-	sseURL := StartEverything(t, "sse")
-	node, args := EverythingStdio()
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
+	httpURL := e2e.StartEverything(t, "streamableHttp")
+	sseURL := e2e.StartEverything(t, "sse")
+	node, args := e2e.EverythingStdio()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"everything": map[string]any{"command": node, "args": args},
 		"ehttp":      map[string]any{"url": httpURL},
 		"esse":       map[string]any{"url": sseURL},
-		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+		"go":         map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
-	results := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+	results := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
 		{Op: "listTools"},
-		MCPCall(map[string]any{}),
-		MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "hi"}}),
-		MCPCall(map[string]any{"tool": "ehttp_echo", "args": map[string]any{"message": "over http"}}),
-		MCPCall(map[string]any{"tool": "esse_echo", "args": `{"message":"over sse"}`}),
-		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from go"}}),
-		MCPCall(map[string]any{}),
-		MCPCall(map[string]any{"server": "everything"}),
-		MCPCall(map[string]any{"search": "echo"}),
-		MCPCall(map[string]any{"describe": "everything_echo"}),
-		MCPCall(map[string]any{"tool": "everything_ecoh", "args": map[string]any{"message": "x"}}),
-		MCPCall(map[string]any{"tool": "go_fail", "args": map[string]any{"message": "boom"}}),
-		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"tool": "go_echo", "args": map[string]any{"message": "x"}}}),
-		MCPCall(map[string]any{"connect": "go"}),
-		MCPCall(map[string]any{"search": "^go_.*", "regex": true, "server": "go"}),
+		e2e.MCPCall(map[string]any{}),
+		e2e.MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "hi"}}),
+		e2e.MCPCall(map[string]any{"tool": "ehttp_echo", "args": map[string]any{"message": "over http"}}),
+		e2e.MCPCall(map[string]any{"tool": "esse_echo", "args": `{"message":"over sse"}`}),
+		e2e.MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from go"}}),
+		e2e.MCPCall(map[string]any{}),
+		e2e.MCPCall(map[string]any{"server": "everything"}),
+		e2e.MCPCall(map[string]any{"search": "echo"}),
+		e2e.MCPCall(map[string]any{"describe": "everything_echo"}),
+		e2e.MCPCall(map[string]any{"tool": "everything_ecoh", "args": map[string]any{"message": "x"}}),
+		e2e.MCPCall(map[string]any{"tool": "go_fail", "args": map[string]any{"message": "boom"}}),
+		e2e.MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"tool": "go_echo", "args": map[string]any{"message": "x"}}}),
+		e2e.MCPCall(map[string]any{"connect": "go"}),
+		e2e.MCPCall(map[string]any{"search": "^go_.*", "regex": true, "server": "go"}),
 	})
 	for i, r := range results {
 		if !r.OK {
@@ -194,19 +136,19 @@ func TestDaemonEndToEnd(t *testing.T) {
 // the same lazy server at once start exactly one upstream process.
 func TestConcurrentSessionsShareOneUpstream(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pids")
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}, nil)
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
-	runs := make([]<-chan ClientRun, 4)
+	runs := make([]<-chan e2e.ClientRun, 4)
 	for i := range runs {
-		runs[i] = GoClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "go_pid"})})
+		runs[i] = e2e.GoClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "go_pid"})})
 	}
 	pids := make([]string, len(runs))
 	for i, run := range runs {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestCLIEscapesWhatClientsWrite: a client whose name carries a newline,
@@ -26,11 +27,11 @@ import (
 func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"p": PolicyServer(map[string]any{"approveTools": []string{"delete_thing"}}),
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"p": e2e.PolicyServer(map[string]any{"approveTools": []string{"delete_thing"}}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	bin := BuildMcpgw(t)
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	bin := e2e.BuildMcpgw(t)
 	const evil = "pi\n2026-01-01 00:00:00\tp/delete_thing\tapproval allowed by cli\x1b[2J\x1b[H\u009b31m\u202eok"
 
 	c := mcp.NewClient(&mcp.Implementation{Name: evil, Version: "1"}, nil)
@@ -48,7 +49,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 		}
 		done <- res
 	}()
-	p := WaitPending(t, d, "delete_thing")
+	p := e2e.WaitPending(t, d, "delete_thing")
 
 	// No raw control character, and each line what it says it is.
 	clean := func(what, out string) {
@@ -85,7 +86,7 @@ func TestCLIEscapesWhatClientsWrite(t *testing.T) {
 
 	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
 	var records []string
-	PollUntil(t, "the denied call on the audit log", func() bool {
+	e2e.PollUntil(t, "the denied call on the audit log", func() bool {
 		data, _ := os.ReadFile(logPath)
 		records = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 		return strings.Contains(string(data), `"outcome":"denied"`)

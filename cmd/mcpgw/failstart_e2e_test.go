@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -17,13 +18,13 @@ import (
 // around them nor a header with nothing under it.
 func TestFailedStartSaysWhy(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	const why = "boom: GITHUB_TOKEN is not set"
-	config := WriteConfig(t, dir, map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"gh": pidServerEntry(bin, dir, "gh", fakeupstream.EnvFailStart, why),
 	}, nil)
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 	c := connectGateway(t, d)
 
 	text, isErr := c.mcp(map[string]any{"connect": "gh"})

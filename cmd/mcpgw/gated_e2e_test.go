@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -26,29 +27,29 @@ import (
 // never an argument's value; `mcpgw audit` shows the method.
 func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"g": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"g": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"},
 			"env":          map[string]any{fakeupstream.EnvPolicy: "1"},
 			"approveTools": true, "excludeTools": []string{"delete_thing"}},
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	const secret = "secret-value-7f3a"
 
 	// A client that declines every approval.
-	declined := RunClient(t, Target{URL: d.MCPURL(), Elicit: "decline"}, []Step{
-		MCPCall(map[string]any{"prompts": true}), // waits for discovery
+	declined := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "decline"}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"prompts": true}), // waits for discovery
 		{Op: "readResource", URI: "test://hello"},
 		{Op: "readResource", URI: "test://item/" + secret},
 		{Op: "getPrompt", Name: "g_greet", Arguments: map[string]any{"name": secret}},
-		MCPCall(map[string]any{"prompt": "g_greet", "args": map[string]any{"name": secret}}),
-		MCPCall(map[string]any{"tool": "g_read_hello"}),
+		e2e.MCPCall(map[string]any{"prompt": "g_greet", "args": map[string]any{"name": secret}}),
+		e2e.MCPCall(map[string]any{"tool": "g_read_hello"}),
 		{Op: "complete", Ref: map[string]any{"type": "ref/prompt", "name": "g_greet"}, Argument: map[string]any{"name": "name", "value": "A"}},
 		{Op: "subscribe", URI: "test://hello"},
-		MCPCall(map[string]any{"tool": "g_nope", "args": map[string]any{"x": secret}}),
-		MCPCall(map[string]any{"tool": "g_delete_thing", "args": map[string]any{"name": secret}}),
-		MCPCall(map[string]any{"tool": "g_echo", "args": []any{secret}}),
+		e2e.MCPCall(map[string]any{"tool": "g_nope", "args": map[string]any{"x": secret}}),
+		e2e.MCPCall(map[string]any{"tool": "g_delete_thing", "args": map[string]any{"name": secret}}),
+		e2e.MCPCall(map[string]any{"tool": "g_echo", "args": []any{secret}}),
 		{Op: "notifications"},
 	})
 	if !strings.Contains(declined[0].Text(), "g_greet") {
@@ -79,7 +80,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	}
 
 	// A client that allows them once gets the answers.
-	allowed := RunClient(t, Target{URL: d.MCPURL(), Elicit: "accept:once"}, []Step{
+	allowed := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "accept:once"}, []e2e.Step{
 		{Op: "readResource", URI: "test://hello"},
 		{Op: "getPrompt", Name: "g_greet", Arguments: map[string]any{"name": "Ada"}},
 	})
@@ -107,7 +108,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	}
 	var got []string
 	var data []byte
-	PollUntil(t, "the audit log's lines", func() bool {
+	e2e.PollUntil(t, "the audit log's lines", func() bool {
 		data, _ = os.ReadFile(logPath)
 		got = got[:0]
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -136,7 +137,7 @@ func TestEveryRequestGatedAndAuditedE2E(t *testing.T) {
 	if bytes.Contains(data, []byte(secret)) {
 		t.Errorf("the audit log holds an argument's value:\n%s", data)
 	}
-	out, err := exec.Command(BuildMcpgw(t), "audit", "--server", "g", "--file", logPath).CombinedOutput()
+	out, err := exec.Command(e2e.BuildMcpgw(t), "audit", "--server", "g", "--file", logPath).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "resources/read denied") || !strings.Contains(string(out), "prompts/get ok") {
 		t.Errorf("mcpgw audit: %v\n%s", err, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -25,10 +26,10 @@ import (
 // whose names sort first, shows that each of those works.
 func TestHiddenServerIsGoneE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
 	server := func(instructions string, extra map[string]any) map[string]any {
-		s := map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
+		s := map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
 			// At 2025-11-25 an upstream logs at the level setLevel gave it
 			// (at 2026-07-28 only where a request's _meta asks).
 			fakeupstream.EnvInstructions: instructions, fakeupstream.EnvLogRequests: "1", fakeupstream.EnvProtocols: "2025-11-25"}}
@@ -37,16 +38,16 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		}
 		return s
 	}
-	config := WriteConfig(t, dir, map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"alpha": server("ALPHA-INSTRUCTIONS", nil),
 		"hush":  server("HUSH-INSTRUCTIONS", map[string]any{"excludeTools": []string{"*"}}),
 	}, nil)
 	// The daemon connects the servers it knows nothing of at start (on
 	// main it did so with the hidden one too); the sessions below start
 	// with the catalogue known.
-	d := StartDaemon(t, dir, config)
-	PollUntil(t, "the visible server's prompts", func() bool {
-		r := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"prompts": true})})
+	d := e2e.StartDaemon(t, dir, config)
+	e2e.PollUntil(t, "the visible server's prompts", func() bool {
+		r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{e2e.MCPCall(map[string]any{"prompts": true})})
 		return strings.Contains(r[0].Text(), "alpha_greet")
 	})
 
@@ -70,7 +71,7 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 				t.Errorf("GET %s: %s, names the hidden server %v", path, resp.Status, leaks(body))
 			}
 		}
-		bin := BuildMcpgw(t)
+		bin := e2e.BuildMcpgw(t)
 		for _, args := range [][]string{{"status"}, {"status", "--json"}} {
 			out, err := exec.Command(bin, append(args, "--url", d.URL)...).CombinedOutput()
 			if err != nil || leaks(out) || !strings.Contains(string(out), "alpha") {
@@ -83,7 +84,7 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		}
 	})
 
-	common := []Step{
+	common := []e2e.Step{
 		{Op: "serverInfo"},
 		{Op: "setLoggingLevel", Level: "debug"},
 		{Op: "listTools"},
@@ -94,7 +95,7 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 		{Op: "waitNotification", Method: "notifications/message", TimeoutMs: 20000},
 	}
 	const firstRefused = 8 // every step from here on must fail
-	refused := []Step{
+	refused := []e2e.Step{
 		{Op: "getPrompt", Name: "hush_greet", Arguments: map[string]any{"name": "Ada"}},
 		{Op: "getPrompt", Name: "hush/greet", Arguments: map[string]any{"name": "Ada"}},
 		{Op: "readResource", URI: "mcpgw://hush/test://hello"},
@@ -105,20 +106,20 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 	}
 	for _, mode := range []struct {
 		name  string
-		steps []Step // the mode's own, after the common ones; the check reads them
-		check func(t *testing.T, r []StepResult)
+		steps []e2e.Step // the mode's own, after the common ones; the check reads them
+		check func(t *testing.T, r []e2e.StepResult)
 	}{
-		{"proxy", []Step{
-			MCPCall(map[string]any{}),
-			MCPCall(map[string]any{"prompts": true}),
-			MCPCall(map[string]any{"search": "greet echo hello"}),
-			MCPCall(map[string]any{"server": "alpha"}),
-			MCPCall(map[string]any{"server": "hush"}),
-			MCPCall(map[string]any{"connect": "hush"}),
-			MCPCall(map[string]any{"prompt": "hush_greet", "args": map[string]any{"name": "Ada"}}),
-			MCPCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "x"}}),
-			MCPCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "x"})`}),
-		}, func(t *testing.T, r []StepResult) {
+		{"proxy", []e2e.Step{
+			e2e.MCPCall(map[string]any{}),
+			e2e.MCPCall(map[string]any{"prompts": true}),
+			e2e.MCPCall(map[string]any{"search": "greet echo hello"}),
+			e2e.MCPCall(map[string]any{"server": "alpha"}),
+			e2e.MCPCall(map[string]any{"server": "hush"}),
+			e2e.MCPCall(map[string]any{"connect": "hush"}),
+			e2e.MCPCall(map[string]any{"prompt": "hush_greet", "args": map[string]any{"name": "Ada"}}),
+			e2e.MCPCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "x"}}),
+			e2e.MCPCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "x"})`}),
+		}, func(t *testing.T, r []e2e.StepResult) {
 			for _, i := range []int{0, 1, 2} {
 				if r[i].IsError() || leaks(r[i].Result) {
 					t.Errorf("mcp tool answer names the hidden server: %s", r[i])
@@ -143,10 +144,10 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 				}
 			}
 		}},
-		{"toolsearch", []Step{
-			Call("ToolSearch", map[string]any{"query": "greet echo hello"}),
-			Call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
-		}, func(t *testing.T, r []StepResult) {
+		{"toolsearch", []e2e.Step{
+			e2e.Call("ToolSearch", map[string]any{"query": "greet echo hello"}),
+			e2e.Call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
+		}, func(t *testing.T, r []e2e.StepResult) {
 			if leaks(r[0].Result) {
 				t.Errorf("ToolSearch found the hidden server: %s", r[0])
 			}
@@ -154,12 +155,12 @@ func TestHiddenServerIsGoneE2E(t *testing.T) {
 				t.Errorf("ToolSearch activated a hidden tool: %s", r[1])
 			}
 		}},
-		{"direct", nil, func(t *testing.T, r []StepResult) {}},
+		{"direct", nil, func(t *testing.T, r []e2e.StepResult) {}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			steps := append(append(append([]Step{}, common...), refused...), mode.steps...)
-			steps = append(steps, Step{Op: "notifications"})
-			r := RunClient(t, Target{URL: d.MCPURL() + "?mode=" + mode.name}, steps)
+			steps := append(append(append([]e2e.Step{}, common...), refused...), mode.steps...)
+			steps = append(steps, e2e.Step{Op: "notifications"})
+			r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL() + "?mode=" + mode.name}, steps)
 			var info struct {
 				Instructions string `json:"instructions"`
 			}

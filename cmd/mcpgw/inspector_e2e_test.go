@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestInspectorCLI drives the daemon with the MCP Inspector's CLI, over
@@ -17,18 +19,18 @@ import (
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	node22, _ := needConformance(t)
-	cli := Path("node_modules/@modelcontextprotocol/inspector-cli/build/index.js")
+	cli := e2e.Path("node_modules/@modelcontextprotocol/inspector-cli/build/index.js")
 	if _, err := os.Stat(cli); err != nil {
-		t.Fatalf("inspector CLI not installed (%v); install with: %s", err, NPMInstallHint)
+		t.Fatalf("inspector CLI not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 	}
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	targets := map[string][]string{
 		"http":  {d.MCPURL()},
-		"stdio": {BuildMcpgw(t), "stdio", "--socket", d.Socket, "--no-start"},
+		"stdio": {e2e.BuildMcpgw(t), "stdio", "--socket", d.Socket, "--no-start"},
 	}
 	cases := []struct {
 		args []string
@@ -47,14 +49,14 @@ func TestInspectorCLI(t *testing.T) {
 			// Each run is a client of its own: they go at once.
 			t.Run(fmt.Sprintf("%s/%d-%s", name, i, c.args[1]), func(t *testing.T) {
 				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+				ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, node22, append(append([]string{cli}, target...), c.args...)...)
 				cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_RUNTIME_DIR="+dir+"/run")
 				// The CLI finds its own package.json by testing a path
 				// relative to the working directory and importing it
 				// relative to itself: run it where both agree.
-				cmd.Dir = Path("node_modules")
+				cmd.Dir = e2e.Path("node_modules")
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("inspector %s: %v\n%s", strings.Join(c.args, " "), err, out)

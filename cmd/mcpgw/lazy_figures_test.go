@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +25,7 @@ func TestLazyCallFigures(t *testing.T) {
 	if os.Getenv("MCPGW_FIGURES") != "1" {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
-	BuildMcpgw(t)
+	e2e.BuildMcpgw(t)
 	ctx := context.Background()
 	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}
 	const rounds = 15
@@ -38,7 +39,7 @@ func TestLazyCallFigures(t *testing.T) {
 		// Directly: start the server, initialize, call; then a warm call.
 		start := time.Now()
 		c := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(TestServerBin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(e2e.TestServerBin, "testserver")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,8 +56,8 @@ func TestLazyCallFigures(t *testing.T) {
 
 		// Through a daemon whose upstream is not running yet.
 		dir := t.TempDir()
-		config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
-		d := StartDaemon(t, dir, config, "--no-bootstrap", "--log-level", "warn")
+		config := e2e.WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil)
+		d := e2e.StartDaemon(t, dir, config, "--no-bootstrap", "--log-level", "warn")
 		gc := mcp.NewClient(&mcp.Implementation{Name: "figures", Version: "1"}, nil)
 		gs, err := gc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Limits on what one session can make the daemon hold, each met with an
@@ -23,18 +24,18 @@ import (
 
 // pendingNow polls the daemon until n calls wait for approval, and
 // returns them.
-func pendingNow(t *testing.T, d *Daemon, n int) []api.PendingApproval {
+func pendingNow(t *testing.T, d *e2e.Daemon, n int) []api.PendingApproval {
 	t.Helper()
 	var found []api.PendingApproval
-	PollUntil(t, strconv.Itoa(n)+" pending approvals", func() bool {
-		found = d.report(t).Approvals
+	e2e.PollUntil(t, strconv.Itoa(n)+" pending approvals", func() bool {
+		found = d.Report(t).Approvals
 		return len(found) >= n
 	})
 	return found
 }
 
 // denyOnPage denies the pending approval id as the status page does.
-func denyOnPage(t *testing.T, d *Daemon, id string) {
+func denyOnPage(t *testing.T, d *e2e.Daemon, id string) {
 	t.Helper()
 	resp, err := http.PostForm(d.URL+"/-/approve", url.Values{"id": {id}, "decision": {"deny"}})
 	if err != nil {
@@ -67,21 +68,21 @@ func vmHWM(t *testing.T, pid int) int {
 // engine and the race detector seconds.)
 func TestScriptArgumentBudgetE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	const calls, budget = 8, 3 << 19
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 120000, "scriptArgsBytes": budget})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 	src := fmt.Sprintf(`
 		const big = "x".repeat(1 << 20);
 		const calls = [];
 		for (let i = 0; i < %d; i++) calls.push(tools.call("p_delete_thing", {name: big}));
 		const first = await Promise.race(calls);
 		return first.ok ? "no limit" : first.error.message;`, calls)
-	step := MCPCall(map[string]any{"script": src, "timeoutMs": int(WaitLimit / time.Millisecond)})
-	step.TimeoutMs = int(WaitLimit / time.Millisecond)
-	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{step})
+	step := e2e.MCPCall(map[string]any{"script": src, "timeoutMs": int(e2e.WaitLimit / time.Millisecond)})
+	step.TimeoutMs = int(e2e.WaitLimit / time.Millisecond)
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{step})
 	out := decodeScriptOutput(t, r[0].Text())
 	var msg string
 	_ = json.Unmarshal(out.Result, &msg)
@@ -106,17 +107,17 @@ func TestScriptArgumentBudgetE2E(t *testing.T) {
 // are denied.
 func TestScriptsPerSessionE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 20000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	script := func(name string) Step {
-		return MCPCall(map[string]any{"script": `return (await tools.call("p_delete_thing", {name: "` + name + `"})).ok`})
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	script := func(name string) e2e.Step {
+		return e2e.MCPCall(map[string]any{"script": `return (await tools.call("p_delete_thing", {name: "` + name + `"})).ok`})
 	}
-	done := make(chan []StepResult, 1)
+	done := make(chan []e2e.StepResult, 1)
 	go func() {
-		done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{{Op: "parallel", Steps: []Step{script("one"), script("two"), script("three")}}})
+		done <- e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{{Op: "parallel", Steps: []e2e.Step{script("one"), script("two"), script("three")}}})
 	}()
 	for _, p := range pendingNow(t, d, 2) {
 		denyOnPage(t, d, p.ID)
@@ -129,7 +130,7 @@ func TestScriptsPerSessionE2E(t *testing.T) {
 	r[0].Decode(t, &results)
 	refused := 0
 	for _, res := range results {
-		text := StepResult{Result: res.Result}.Text()
+		text := e2e.StepResult{Result: res.Result}.Text()
 		if strings.Contains(text, "Too many scripts running in this session (limit 2, settings.scriptsPerSession)") {
 			refused++
 		}
@@ -144,17 +145,17 @@ func TestScriptsPerSessionE2E(t *testing.T) {
 // waiting one is decided as usual.
 func TestPendingApprovalsPerSessionE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"})},
 		map[string]any{"approvalTimeoutMs": 20000, "approvalsPerSession": 1})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	del := func(name string) Step {
-		return MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	del := func(name string) e2e.Step {
+		return e2e.MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
 	}
-	done := make(chan []StepResult, 1)
+	done := make(chan []e2e.StepResult, 1)
 	go func() {
-		done <- RunClient(t, Target{URL: d.MCPURL()}, []Step{{Op: "parallel", Steps: []Step{del("one"), del("two")}}})
+		done <- e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{{Op: "parallel", Steps: []e2e.Step{del("one"), del("two")}}})
 	}()
 	p := pendingNow(t, d, 1)
 	denyOnPage(t, d, p[0].ID)
@@ -165,7 +166,7 @@ func TestPendingApprovalsPerSessionE2E(t *testing.T) {
 	r[0].Decode(t, &results)
 	var texts []string
 	for _, res := range results {
-		texts = append(texts, StepResult{Result: res.Result}.Text())
+		texts = append(texts, e2e.StepResult{Result: res.Result}.Text())
 	}
 	joined := strings.Join(texts, "\n")
 	if len(texts) != 2 || !strings.Contains(joined, "too many calls of this session wait for approval (limit 1, settings.approvalsPerSession)") ||
@@ -181,17 +182,17 @@ func TestPendingApprovalsPerSessionE2E(t *testing.T) {
 // leave at most settings.savedResultsMaxBytes on disk.
 func TestSavedResultsLimitE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
 	const limit = 300_000
-	config := WriteConfig(t, dir, map[string]any{"t": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}},
+	config := e2e.WriteConfig(t, dir, map[string]any{"t": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}},
 		map[string]any{"maxOutputBytes": 1000, "savedResultsMaxBytes": limit})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	var steps []Step
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	var steps []e2e.Step
 	for i := range 20 {
-		steps = append(steps, MCPCall(map[string]any{"tool": "t_echo", "args": map[string]any{"message": strconv.Itoa(i) + strings.Repeat("r", 100_000)}}))
+		steps = append(steps, e2e.MCPCall(map[string]any{"tool": "t_echo", "args": map[string]any{"message": strconv.Itoa(i) + strings.Repeat("r", 100_000)}}))
 	}
-	r := RunClient(t, Target{URL: d.MCPURL()}, steps)
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, steps)
 	if got := r[19].Text(); !strings.Contains(got, "The whole result is saved as") {
 		t.Fatalf("the last big result was not saved: %.300s", got)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestLogFile: serve --log-file writes the daemon's log to that file (the
@@ -18,7 +20,7 @@ func TestLogFile(t *testing.T) {
 	path := filepath.Join(dir, "mcpgw.log")
 	config := filepath.Join(dir, "mcp.json")
 	os.WriteFile(config, []byte(`{"mcpServers": {}}`), 0o600)
-	cmd := exec.Command(BuildMcpgw(t), "serve", "--stdio", "--log-file", path, "--config", config, "--cache", filepath.Join(dir, "cache.json"))
+	cmd := exec.Command(e2e.BuildMcpgw(t), "serve", "--stdio", "--log-file", path, "--config", config, "--cache", filepath.Join(dir, "cache.json"))
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 	cmd.Stdin = strings.NewReader("")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestMetricsFromTheFirstScrape: a daemon that has done nothing yet shows
@@ -16,11 +18,11 @@ import (
 func TestMetricsFromTheFirstScrape(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"guarded": PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
-		"plain":   map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"guarded": e2e.PolicyServer(map[string]any{"approveTools": []string{"delete_*"}}),
+		"plain":   map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	resp, err := http.Get(d.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 // TestToolSearchTwoSessions: session A searches, hears list_changed and
@@ -19,35 +22,35 @@ import (
 // choosing the mode by query parameter (A) and by header (B).
 func TestToolSearchTwoSessions(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
-	d := StartDaemon(t, dir, config)
-	WaitCached(t, d.Cache, "go")
+	d := e2e.StartDaemon(t, dir, config)
+	e2e.WaitCached(t, d.Cache, "go")
 
-	a := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
+	a := e2e.RunClient(t, e2e.Target{URL: d.MCPURL() + "?mode=toolsearch"}, []e2e.Step{
 		{Op: "listTools"},
-		Call("ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2}),
+		e2e.Call("ToolSearch", map[string]any{"query": "add two numbers", "max_results": 2}),
 		{Op: "waitNotification", Method: "notifications/tools/list_changed", TimeoutMs: 10000},
 		{Op: "listTools"},
-		Call("go_add", map[string]any{"a": 20, "b": 22}),
-		Call("ToolSearch", map[string]any{"query": "select:go_echo,go_ecko"}),
+		e2e.Call("go_add", map[string]any{"a": 20, "b": 22}),
+		e2e.Call("ToolSearch", map[string]any{"query": "select:go_echo,go_ecko"}),
 	})
 	for i, r := range a {
 		if !r.OK {
 			t.Fatalf("session A step %d: %v", i, r)
 		}
 	}
-	if got := ToolNames(t, a[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
+	if got := e2e.ToolNames(t, a[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("A starts with %v, want [ToolSearch]", got)
 	}
 	if txt := a[1].Text(); !strings.Contains(txt, "go_add") || !strings.Contains(txt, "call them directly") && !strings.Contains(txt, "call it directly") {
 		t.Errorf("ToolSearch answer = %q", txt)
 	}
-	if got := ToolNames(t, a[3]); !slices.Contains(got, "go_add") || !slices.Contains(got, "ToolSearch") {
+	if got := e2e.ToolNames(t, a[3]); !slices.Contains(got, "go_add") || !slices.Contains(got, "ToolSearch") {
 		t.Errorf("after ToolSearch A lists %v", got)
 	}
 	if r := a[4]; r.IsError() || !strings.Contains(r.Text(), "42") {
@@ -57,11 +60,11 @@ func TestToolSearchTwoSessions(t *testing.T) {
 		t.Errorf("select with a typo = %q", txt)
 	}
 
-	b := RunClient(t, Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "toolsearch"}}, []Step{
+	b := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Mode": "toolsearch"}}, []e2e.Step{
 		{Op: "listTools"},
-		Call("go_add", map[string]any{"a": 1, "b": 2}),
+		e2e.Call("go_add", map[string]any{"a": 1, "b": 2}),
 	})
-	if got := ToolNames(t, b[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
+	if got := e2e.ToolNames(t, b[0]); !slices.Equal(got, []string{"ToolSearch", "mcp_script"}) {
 		t.Errorf("B lists %v, want only ToolSearch", got)
 	}
 	if r := b[1]; !r.IsError() || !strings.Contains(r.Text(), "not active in this session") || !strings.Contains(r.Text(), "select:go_add") {
@@ -102,24 +105,24 @@ func children(pid int) []int {
 // status, list, search and describe with zero child processes.
 func TestWarmCacheStartsNothing(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
-	node, args := EverythingStdio()
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
+	node, args := e2e.EverythingStdio()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
-	first := StartDaemon(t, dir, config) // bootstraps: connects both once
-	WaitCached(t, first.Cache, "go", "everything")
+	first := e2e.StartDaemon(t, dir, config) // bootstraps: connects both once
+	e2e.WaitCached(t, first.Cache, "go", "everything")
 	first.Proc.Stop()
 
-	d := StartDaemon(t, dir, config)
-	res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
-		MCPCall(map[string]any{}),
-		MCPCall(map[string]any{"server": "everything"}),
-		MCPCall(map[string]any{"search": "add numbers"}),
-		MCPCall(map[string]any{"describe": "go_add"}),
+	d := e2e.StartDaemon(t, dir, config)
+	res := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
+		e2e.MCPCall(map[string]any{}),
+		e2e.MCPCall(map[string]any{"server": "everything"}),
+		e2e.MCPCall(map[string]any{"search": "add numbers"}),
+		e2e.MCPCall(map[string]any{"describe": "go_add"}),
 	})
 	pid := d.Proc.Cmd.Process.Pid
 	if kids := children(pid); len(kids) != 0 {
@@ -147,18 +150,18 @@ func TestWarmCacheStartsNothing(t *testing.T) {
 // processes (and their children) with it.
 func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	node, args := EverythingStdio()
-	config := WriteConfig(t, dir, map[string]any{
-		"go":         map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	node, args := e2e.EverythingStdio()
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go":         map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 		"everything": map[string]any{"command": node, "args": args},
 	}, nil)
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
-		MCPCall(map[string]any{"tool": "go_pid"}),
-		MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "x"}}),
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	res := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "go_pid"}),
+		e2e.MCPCall(map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "x"}}),
 	})
 	upPID, err := strconv.Atoi(strings.TrimSpace(res[0].Text()))
 	if err != nil {
@@ -173,11 +176,11 @@ func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 	if err := syscall.Kill(daemonPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(WaitLimit)
+	deadline := time.Now().Add(e2e.WaitLimit)
 	for {
 		var alive []int
 		for _, k := range kids {
-			if processAlive(k) {
+			if proctest.Alive(k) {
 				alive = append(alive, k)
 			}
 		}
@@ -189,15 +192,4 @@ func TestKillDaemonLeavesNoUpstream(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
@@ -46,7 +47,7 @@ var reloadingRE = regexp.MustCompile(`^RELOADING=1\nMONOTONIC_USEC=([0-9]+)$`)
 func TestNotifyServe(t *testing.T) {
 	dir := t.TempDir()
 	conn := listenNotify(t, filepath.Join(dir, "notify"))
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", e2e.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr proctest.Buffer

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -34,14 +35,14 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 	defer ts.Close()
 	as.URL = ts.URL
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth"},
 	}, map[string]any{"mode": "direct"})
 	browser := filepath.Join(dir, "browser.sh")
 	os.WriteFile(browser, []byte("#!/bin/sh\nexec curl -fsS -L --max-redirs 3 -o /dev/null \"$1\"\n"), 0o700)
 	env := append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "BROWSER="+browser)
 
-	call := func(d *Daemon) (string, bool) {
+	call := func(d *e2e.Daemon) (string, bool) {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -49,7 +50,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 			return "connecting: " + err.Error(), true
 		}
 		defer cs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+		ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remote_echo", Arguments: map[string]any{"message": "through oauth"}})
 		if err != nil {
@@ -64,15 +65,15 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 		return strings.Join(text, "\n"), res.IsError
 	}
 
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	if got, isErr := call(d); !isErr || !strings.Contains(got, "mcpgw login remote") {
 		t.Errorf("before login: %q (error %v), want the login command", got, isErr)
 	}
 	if n := as.Authorizations.Load(); n != 0 {
 		t.Fatalf("%d authorizations before any login: the daemon must never start one", n)
 	}
-	loginState := func(d *Daemon) string {
-		for _, sr := range d.report(t).Servers {
+	loginState := func(d *e2e.Daemon) string {
+		for _, sr := range d.Report(t).Servers {
 			if sr.Name == "remote" {
 				return sr.State + " / " + sr.Login
 			}
@@ -85,7 +86,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 
 	// No --config: login asks the daemon which file it reads (not the
 	// default one here).
-	login := exec.Command(BuildMcpgw(t), "login", "--url", d.URL, "--timeout", "30s", "remote")
+	login := exec.Command(e2e.BuildMcpgw(t), "login", "--url", d.URL, "--timeout", "30s", "remote")
 	login.Env = env
 	out, err := login.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Logged in to remote.") || !strings.Contains(string(out), ts.URL+"/authorize?") {
@@ -99,7 +100,7 @@ func TestOAuthLoginThroughDaemon(t *testing.T) {
 		t.Errorf("status after login: %q", got)
 	}
 	d.Proc.Stop()
-	d = StartDaemon(t, dir, config)
+	d = e2e.StartDaemon(t, dir, config)
 	if got, isErr := call(d); isErr || got != "through oauth" {
 		t.Errorf("after a restart: %q (error %v)", got, isErr)
 	}

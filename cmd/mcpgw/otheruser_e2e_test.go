@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestOtherUserRefused: another local account reaches the daemon's
@@ -24,8 +26,8 @@ func TestOtherUserRefused(t *testing.T) {
 		t.Skip("curl not found")
 	}
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{}, nil)
-	d := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{}, nil)
+	d := e2e.StartDaemon(t, dir, config)
 	status := func(uid uint32, method, path, body string) string {
 		t.Helper()
 		args := []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, d.URL + path}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -19,12 +20,12 @@ import (
 // started.
 func TestProjectOverlay(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	BuildMcpgw(t)
+	e2e.NeedNode(t)
+	e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "proj.pids")
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
 	proj := filepath.Join(dir, "proj")
 	other := filepath.Join(dir, "other")
@@ -34,20 +35,20 @@ func TestProjectOverlay(t *testing.T) {
 		}
 	}
 	projCfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"proj": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
+		"proj": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_PIDFILE": pidfile}},
 	}})
 	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), projCfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	in := func(cwd string) Target {
-		return Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": cwd}}
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	in := func(cwd string) e2e.Target {
+		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": cwd}}
 	}
 
-	untrusted := RunClient(t, in(proj), []Step{
-		MCPCall(map[string]any{}),
-		MCPCall(map[string]any{"tool": "proj_pid"}),
+	untrusted := e2e.RunClient(t, in(proj), []e2e.Step{
+		e2e.MCPCall(map[string]any{}),
+		e2e.MCPCall(map[string]any{"tool": "proj_pid"}),
 	})
 	if st := untrusted[0].Text(); !strings.Contains(st, "- proj: untrusted") || !strings.HasPrefix(st, "MCP: 0/1 servers") {
 		t.Errorf("untrusted project status:\n%s", st)
@@ -68,9 +69,9 @@ func TestProjectOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	trusted := RunClient(t, in(proj), []Step{
-		MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "from the project"}}),
-		MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from the daemon"}}),
+	trusted := e2e.RunClient(t, in(proj), []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "from the project"}}),
+		e2e.MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from the daemon"}}),
 	})
 	if r := trusted[0]; r.IsError() || r.Text() != "from the project" {
 		t.Errorf("trusted project's tool = %v", r)
@@ -78,9 +79,9 @@ func TestProjectOverlay(t *testing.T) {
 	if r := trusted[1]; r.IsError() || r.Text() != "from the daemon" {
 		t.Errorf("daemon's tool from a project session = %v", r)
 	}
-	elsewhere := RunClient(t, in(other), []Step{
-		MCPCall(map[string]any{}),
-		MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "x"}}),
+	elsewhere := e2e.RunClient(t, in(other), []e2e.Step{
+		e2e.MCPCall(map[string]any{}),
+		e2e.MCPCall(map[string]any{"tool": "proj_echo", "args": map[string]any{"message": "x"}}),
 	})
 	if st := elsewhere[0].Text(); strings.Contains(st, "proj") {
 		t.Errorf("a session in another directory sees the project's server:\n%s", st)
@@ -98,27 +99,27 @@ func TestProjectOverlay(t *testing.T) {
 // excludeTools apply on top. `mcpgw check --project` shows the result.
 func TestProjectOnlyRestrictsE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	bin := BuildMcpgw(t)
+	e2e.NeedNode(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"p": PolicyServer(map[string]any{"excludeTools": []string{"echo"}, "approveTools": "destructive"}),
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"p": e2e.PolicyServer(map[string]any{"excludeTools": []string{"echo"}, "approveTools": "destructive"}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
 	proj := filepath.Join(dir, "proj")
-	WriteJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"p": map[string]any{"command": TestServerBin, "args": []string{"testserver"},
+	e2e.WriteJSON(t, filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"p": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"},
 			"env":          map[string]string{fakeupstream.EnvPolicy: "1", "FROM_PROJECT": "1"},
 			"excludeTools": []string{"read_thing"}},
 	}})
-	WriteJSON(t, filepath.Join(dir, "state", "mcpgw", "trust.json"), map[string]any{"version": 1, "trusted": []string{proj}})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	e2e.WriteJSON(t, filepath.Join(dir, "state", "mcpgw", "trust.json"), map[string]any{"version": 1, "trusted": []string{proj}})
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
-	r := RunClient(t, Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": proj}, Elicit: "decline"}, []Step{
-		MCPCall(map[string]any{"tool": "p_echo", "args": map[string]any{"message": "excluded by the user"}}),
-		MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "alpha"}}),
-		MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
-		MCPCall(map[string]any{"tool": "p_environ"}),
-		MCPCall(map[string]any{"tool": "p_delete_count"}),
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Mcp-Gateway-Cwd": proj}, Elicit: "decline"}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "p_echo", "args": map[string]any{"message": "excluded by the user"}}),
+		e2e.MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "alpha"}}),
+		e2e.MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+		e2e.MCPCall(map[string]any{"tool": "p_environ"}),
+		e2e.MCPCall(map[string]any{"tool": "p_delete_count"}),
 		{Op: "notifications"},
 	})
 	if got := r[0].Text(); !r[0].IsError() || strings.Contains(got, "excluded by the user") {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestDaemonTokenUnreachable: the daemon's token (MCPGW_TOKEN in its
@@ -19,12 +21,12 @@ import (
 // its user, like any upstream.
 func TestDaemonTokenUnreachable(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	bin := BuildMcpgw(t)
+	e2e.NeedNode(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	const token = "s3cret-token-4711"
-	config := WriteConfig(t, dir, map[string]any{
-		"leak": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"leak": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
 			"FROM_BRACES": "${MCPGW_TOKEN}",
 			"FROM_DOLLAR": "x$env:MCPGW_TOKEN",
 			"FROM_CMD":    "!echo ${MCPGW_TOKEN:-none}",
@@ -32,7 +34,7 @@ func TestDaemonTokenUnreachable(t *testing.T) {
 			"STATUS":      "!grep -c VmRSS /proc/$PPID/status",
 		}},
 	}, nil)
-	port := FreePort(t)
+	port := e2e.FreePort(t)
 	args := []string{bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}
 	if os.Geteuid() == 0 {
@@ -48,15 +50,15 @@ func TestDaemonTokenUnreachable(t *testing.T) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "MCPGW_TOKEN="+token)
-	d := &Daemon{Dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	d.Proc = StartProcess(t, cmd)
-	WaitHTTP(t, d.URL+"/healthz")
+	d := &e2e.Daemon{Dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	d.Proc = e2e.StartProcess(t, cmd)
+	e2e.WaitHTTP(t, d.URL+"/healthz")
 
-	target := Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
-	env := func(name string) Step {
-		return MCPCall(map[string]any{"tool": "leak_env", "args": map[string]any{"name": name}})
+	target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
+	env := func(name string) e2e.Step {
+		return e2e.MCPCall(map[string]any{"tool": "leak_env", "args": map[string]any{"name": name}})
 	}
-	r := RunClient(t, target, []Step{env("FROM_BRACES"), env("FROM_DOLLAR"), env("FROM_CMD"), env("PEEK"), env("STATUS")})
+	r := e2e.RunClient(t, target, []e2e.Step{env("FROM_BRACES"), env("FROM_DOLLAR"), env("FROM_CMD"), env("PEEK"), env("STATUS")})
 	for i, want := range []string{"", "x", "none", "unreadable", "1"} {
 		if got := r[i].Text(); r[i].IsError() || got != want {
 			t.Errorf("step %d: the upstream read %q (isError %v), want %q", i, got, r[i].IsError(), want)

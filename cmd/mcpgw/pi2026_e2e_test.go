@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // pi-mcp-adapter at protocol 2026-07-28 against mcpgw: the README's Pi
@@ -23,7 +24,7 @@ import (
 // not, so every call here is a plain tools/call.
 
 // pi2026Upstream is the upstream behind mcpgw: the fake test server.
-var pi2026Upstream = map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}
+var pi2026Upstream = map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}
 
 // sessionsSeen keeps the daemon's live sessions as its status page lists
 // them, read while Pi is connected (from a model step's Before hook, on
@@ -60,8 +61,8 @@ func (s *sessionsSeen) all() [][]statuspage.Session {
 // pi2026Turns is one Pi run's script: a search through mcpgw's mcp tool,
 // a call of go_echo with message through it (the daemon's sessions read
 // just before it is answered), and done.
-func pi2026Turns(t *testing.T, base *string, seen *sessionsSeen, message string) []ModelStep {
-	return []ModelStep{
+func pi2026Turns(t *testing.T, base *string, seen *sessionsSeen, message string) []e2e.ModelStep {
+	return []e2e.ModelStep{
 		{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
 		{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": message}},
 			Before: func() { seen.read(t, *base) }},
@@ -150,7 +151,7 @@ func TestPi2026ShimPinned(t *testing.T) {
 	e.usePiFile(piEntry2026(t, "2026-07-28"))
 
 	e.runPi("Echo a greeting through the gateway.")
-	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
+	e2e.WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
 	e.runPi("Echo a greeting through the gateway.")
 	checkPi2026Runs(t, e, "cold at 2026-07-28", "warm at 2026-07-28")
 	checkShimSessions(t, seen, 2)
@@ -183,11 +184,11 @@ func (e *piEnv) serve() {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() {
-		StopDaemonAt(e.t, e.url)
+		e2e.StopDaemonAt(e.t, e.url)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	WaitHTTP(e.t, e.url+"/healthz")
+	e2e.WaitHTTP(e.t, e.url+"/healthz")
 }
 
 // TestPi2026HTTPPinned: the README's Pi entry with mcpgw's /mcp as its
@@ -216,11 +217,11 @@ func TestPi2026HTTPPinned(t *testing.T) {
 	delete(entry, "args")
 	entry["url"] = e.url + "/mcp"
 	entry["headers"] = map[string]any{"Mcp-Gateway-Cwd": e.home}
-	WriteJSON(t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
+	e2e.WriteJSON(t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
 	e.serve()
 
 	e.runPi("Echo a greeting through the gateway.")
-	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
+	e2e.WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "mcpgw")
 	e.runPi("Echo a greeting through the gateway.")
 	checkPi2026Runs(t, e, "cold over HTTP", "warm over HTTP")
 

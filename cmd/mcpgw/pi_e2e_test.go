@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // Pi end-to-end: the real Pi from the npm registry, with pi-mcp-adapter,
@@ -37,20 +39,20 @@ type piEnv struct {
 	config string // mcpgw's config
 	sock   string
 	url    string // the daemon's HTTP base
-	model  *FakeModel
+	model  *e2e.FakeModel
 	env    []string
 	pi15   bool // Pi 1.5 with its built-in MCP instead of Pi 0.86 + pi-mcp-adapter
 }
 
 func needPi(t *testing.T) (node string) {
 	t.Helper()
-	node = Path("node_modules/node/bin/node")
-	for _, f := range []string{node, Path(piCLI), Path(piAdapterExt), Path(pi15CLI)} {
+	node = e2e.Path("node_modules/node/bin/node")
+	for _, f := range []string{node, e2e.Path(piCLI), e2e.Path(piAdapterExt), e2e.Path(pi15CLI)} {
 		if _, err := os.Stat(f); err != nil {
 			if os.Getenv("CI") != "" {
-				t.Fatalf("Pi not installed (%v); install with: %s", err, NPMInstallHint)
+				t.Fatalf("Pi not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 			}
-			t.Skipf("Pi not installed (%v); install with: %s", err, NPMInstallHint)
+			t.Skipf("Pi not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 		}
 	}
 	return node
@@ -59,16 +61,16 @@ func needPi(t *testing.T) (node string) {
 // newPiEnv writes mcpgw's config (servers), Pi's model config (the fake
 // model) and the adapter's mcp.json with mcpgw as its only server, run
 // through `mcpgw stdio shimArgs...`.
-func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...ModelStep) *piEnv {
+func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shimArgs []string, adapterSettings map[string]any, script ...e2e.ModelStep) *piEnv {
 	t.Helper()
-	e := &piEnv{t: t, bin: BuildMcpgw(t), home: t.TempDir()}
-	e.config = WriteConfig(t, e.home, servers, settings)
+	e := &piEnv{t: t, bin: e2e.BuildMcpgw(t), home: t.TempDir()}
+	e.config = e2e.WriteConfig(t, e.home, servers, settings)
 	e.sock = filepath.Join(e.home, "run", "mcpgw", "mcpgw.sock")
-	port := FreePort(t)
+	port := e2e.FreePort(t)
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	e.model = NewFakeModel(t, script...)
+	e.model = e2e.NewFakeModel(t, script...)
 	agent := filepath.Join(e.home, ".pi", "agent")
-	WriteJSON(t, filepath.Join(agent, "models.json"), map[string]any{"providers": map[string]any{"fake": map[string]any{
+	e2e.WriteJSON(t, filepath.Join(agent, "models.json"), map[string]any{"providers": map[string]any{"fake": map[string]any{
 		"baseUrl": e.model.BaseURL(), "api": "openai-completions", "apiKey": "fake",
 		"compat": map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": false},
 		"models": []any{map[string]any{"id": "fake", "contextWindow": 128000, "maxTokens": 4096}},
@@ -80,18 +82,18 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 		e.pi15 = true
 		entry = map[string]any{"command": e.bin, "args": args, "exposure": exposure}
 		adapterSettings = nil
-		WriteJSON(t, filepath.Join(agent, "settings.json"), map[string]any{"defaultTools": []string{"+tool_search"}})
+		e2e.WriteJSON(t, filepath.Join(agent, "settings.json"), map[string]any{"defaultTools": []string{"+tool_search"}})
 	}
 	mcp := map[string]any{"mcpServers": map[string]any{"mcpgw": entry}}
 	if adapterSettings != nil {
 		mcp["settings"] = adapterSettings
 	}
-	WriteJSON(t, filepath.Join(agent, "mcp.json"), mcp)
+	e2e.WriteJSON(t, filepath.Join(agent, "mcp.json"), mcp)
 	e.env = append(os.Environ(), "HOME="+e.home, "XDG_RUNTIME_DIR="+filepath.Join(e.home, "run"),
 		"XDG_STATE_HOME="+filepath.Join(e.home, "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, "config"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
 	t.Cleanup(func() {
-		StopDaemonAt(t, e.url)
+		e2e.StopDaemonAt(t, e.url)
 		if t.Failed() {
 			// What the daemon the shim started said, for the failure's why.
 			if log, err := os.ReadFile(filepath.Join(e.home, "state", "mcpgw", "mcpgw.log")); err == nil {
@@ -102,20 +104,9 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 	return e
 }
 
-func WriteJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	data, _ := json.MarshalIndent(v, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // runTurns runs Pi on prompt, logs each request the model got and Pi's
 // output, and fails the test unless the model was asked want times.
-func (e *piEnv) runTurns(prompt string, want int) []ModelRequest {
+func (e *piEnv) runTurns(prompt string, want int) []e2e.ModelRequest {
 	e.t.Helper()
 	out := e.runPi(prompt)
 	reqs := e.model.Requests()
@@ -139,12 +130,12 @@ func (e *piEnv) runPi(prompt string) string {
 func (e *piEnv) runPiIn(dir, prompt string) string {
 	e.t.Helper()
 	node := needPi(e.t)
-	defer Heavy()()
+	defer e2e.Heavy()()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := []string{Path(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", Path(piAdapterExt)}
+	args := []string{e2e.Path(piCLI), "-p", prompt, "--model", "fake/fake", "--no-session", "-e", e2e.Path(piAdapterExt)}
 	if e.pi15 {
-		args = []string{Path(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
+		args = []string{e2e.Path(pi15CLI), "-p", prompt, "--model", "fake/fake", "--no-session"}
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
@@ -159,11 +150,11 @@ func (e *piEnv) runPiIn(dir, prompt string) string {
 func TestPiProxySearchThenCall(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"search": "echo"}},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "hello from pi"}}},
+		e2e.ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo a greeting through the gateway.", 3)
 	if got := reqs[1].LastToolResult(); !strings.Contains(got, "go_echo - ") {
@@ -180,11 +171,11 @@ func TestPiProxySearchThenCall(t *testing.T) {
 func TestPiToolSearchActivatesForNextTurn(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"disableProxyTool": true, "scriptMode": false},
-		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
-		ModelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "echo a message back"}},
+		e2e.ModelStep{Tool: "mcpgw_go_echo", Args: map[string]any{"message": "activated"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	start := time.Now()
 	out := e.runPi("Find a tool that echoes and use it.")
@@ -231,11 +222,11 @@ func (e *piEnv) metric(name string) string {
 func TestPi15DeferredToolSearch(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "deferred"},
-		ModelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "tool_search", Args: map[string]any{"query": "echo message", "limit": 3}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "from pi 1.5"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo something.", 3)
 	if !slices.Contains(reqs[1].Tools, "mcp__mcpgw__go_echo") {
@@ -252,11 +243,11 @@ func TestPi15DeferredToolSearch(t *testing.T) {
 func TestPi15ToolSearchMode(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "toolsearch"}, map[string]any{"pi15Exposure": "direct"},
-		ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "ToolSearch", Args: map[string]any{"query": "select:go_echo"}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "next turn"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Use the echo tool.", 3)
 	if got := reqs[1].LastToolResult(); !strings.Contains(got, "- mcp__mcpgw__go_echo - ") {
@@ -280,18 +271,18 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 	var downFor atomic.Int64
 	restart := func() {
 		stopped := time.Now()
-		StopDaemonAt(t, env.Load().url)
+		e2e.StopDaemonAt(t, env.Load().url)
 		downFor.Store(int64(time.Since(stopped)))
 	}
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil, nil,
 		map[string]any{"disableProxyTool": true, "scriptMode": false},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after the restart"}}, Before: restart},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "go_pid"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	env.Store(e)
-	e.runPi("Call a tool, then another.")
+	e.runPi("e2e.Call a tool, then another.")
 	reqs := e.model.Requests()
 	for i, r := range reqs {
 		t.Logf("request %d last tool result: %s", i, r.LastToolResult())
@@ -315,16 +306,16 @@ func TestPiPerProjectServers(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, map[string]any{}, nil, nil, map[string]any{"disableProxyTool": true, "scriptMode": false},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
-		ModelStep{Text: "done"},
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "proj_cwd"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	var dirs []string
 	for _, name := range []string{"alpha", "beta"} {
 		dir := filepath.Join(e.home, "src", name)
-		WriteJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-			"proj": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+		e2e.WriteJSON(t, filepath.Join(dir, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+			"proj": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 		}})
 		trust := exec.Command(e.bin, "trust", dir)
 		trust.Env = e.env
@@ -356,10 +347,10 @@ func TestPiPerProjectServers(t *testing.T) {
 func TestPi15DirectListsOnce(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "first turn"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "first turn"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	e.runPi("Echo at once.")
 	reqs := e.model.Requests()
@@ -380,15 +371,15 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	var env atomic.Pointer[piEnv]
-	restart := func() { StopDaemonAt(t, env.Load().url) }
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	restart := func() { e2e.StopDaemonAt(t, env.Load().url) }
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		ModelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
-		ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "after the restart"}, Before: restart},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_echo", Args: map[string]any{"message": "after the restart"}, Before: restart},
+		e2e.ModelStep{Text: "done"},
 	)
 	env.Store(e)
-	e.runPi("Call two tools.")
+	e.runPi("e2e.Call two tools.")
 	reqs := e.model.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("the model was asked %d times, want 3", len(reqs))
@@ -406,8 +397,8 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	e := newPiEnv(t, nil, nil, []string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
-		ModelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcp__mcpgw__go_delete_thing", Args: map[string]any{"name": "prod"}},
+		e2e.ModelStep{Text: "done"},
 	)
 	agentFile := filepath.Join(e.home, ".pi", "agent", "mcp.json")
 	data, err := os.ReadFile(agentFile)
@@ -418,9 +409,9 @@ func TestPi15HiddenToolNeverReachesModel(t *testing.T) {
 	if err := json.Unmarshal(data, &piCfg); err != nil {
 		t.Fatal(err)
 	}
-	piCfg["mcpServers"]["go"] = PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden"}})
-	WriteJSON(t, agentFile, piCfg)
-	WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
+	piCfg["mcpServers"]["go"] = e2e.PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden"}})
+	e2e.WriteJSON(t, agentFile, piCfg)
+	e2e.WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
 
 	reqs := e.runTurns("Delete the thing called prod.", 2)
 	if !slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_read_thing") {
@@ -448,10 +439,10 @@ func TestPi15Codemode(t *testing.T) {
 const echo = await tools.mcp__mcpgw__go_echo({ message: "from codemode" });
 const sum = await tools.mcp__mcpgw__go_add({ a: 20, b: 22 });
 return JSON.stringify({ found: hits.map(h => h.name).includes("mcp__mcpgw__go_echo"), echo, sum });`
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "codemode"},
-		ModelStep{Tool: "codemode", Args: map[string]any{"code": code}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "codemode", Args: map[string]any{"code": code}},
+		e2e.ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Echo something and add two numbers.", 2)
 	if !slices.Contains(reqs[0].Tools, "codemode") || slices.Contains(reqs[0].Tools, "mcp__mcpgw__go_echo") {
@@ -474,10 +465,10 @@ func TestPiAdapterScriptGetsStructuredResults(t *testing.T) {
 	code := `const sum = await tools.call("mcpgw_go_add", { a: 20, b: 22 });
 const echo = await tools.call("mcpgw_go_echo", { message: "from mcpScript" });
 emit({ sum: sum.ok && sum.data.structuredContent.sum, echo: echo.ok && echo.data.content[0].text });`
-	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil,
+	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"disableProxyTool": true},
-		ModelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Tool: "mcpScript", Args: map[string]any{"code": code}},
+		e2e.ModelStep{Text: "done"},
 	)
 	reqs := e.runTurns("Add two numbers and echo something.", 2)
 	if got := strings.Join(strings.Fields(reqs[1].LastToolResult()), ""); !strings.Contains(got, `"sum":42`) || !strings.Contains(got, `"echo":"frommcpScript"`) {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // The README's Pi setups, as a user copies them: each test reads its
@@ -71,7 +73,7 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 		args = append(args, a[1:]...)
 	}
 	entry["command"], entry["args"] = e.bin, args
-	WriteJSON(e.t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
+	e2e.WriteJSON(e.t, filepath.Join(e.home, ".pi", "agent", "mcp.json"), cfg)
 }
 
 // warmDaemon starts e's daemon and waits until it has discovered server
@@ -82,14 +84,14 @@ func (e *piEnv) usePiFile(cfg map[string]any) {
 func (e *piEnv) warmDaemon(server string) {
 	e.t.Helper()
 	e.serve()
-	WaitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
+	e2e.WaitCached(e.t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), server)
 }
 
 // piBuiltins are Pi's own tools, offered whatever MCP says.
 var piBuiltins = []string{"read", "bash", "edit", "write", "grep", "find", "ls"}
 
 // mcpToolsOffered returns the tools of a request that are not Pi's own.
-func mcpToolsOffered(r ModelRequest) []string {
+func mcpToolsOffered(r e2e.ModelRequest) []string {
 	var out []string
 	for _, name := range r.Tools {
 		if !slices.Contains(piBuiltins, name) {
@@ -110,21 +112,21 @@ func mcpToolsOffered(r ModelRequest) []string {
 func TestPiReadmeOneToolColdAndWarm(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	NeedNode(t)
-	node, args := EverythingStdio()
+	e2e.NeedNode(t)
+	node, args := e2e.EverythingStdio()
 	e := newPiEnv(t, map[string]any{"everything": map[string]any{"command": node, "args": args}}, nil, nil, nil,
-		ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "done"},
 		// warm: a resource, read through the mcp tool.
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_read_architecture_md"}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_read_architecture_md"}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "done"},
 	)
 	e.usePiFile(readmePiFile(t, 0))
 	e.warmDaemon("everything")
 	want := []string{"mcpgw_mcp"}
 
 	e.runPi("Nothing to do.")
-	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
+	e2e.WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
 	e.runPi("Read the architecture notes.")
 	e.runPi("Nothing to do.")
 	reqs := e.model.Requests()
@@ -151,24 +153,24 @@ func TestPiReadmeOneToolColdAndWarm(t *testing.T) {
 func TestPiReadmeImportOneRoute(t *testing.T) {
 	t.Parallel()
 	needPi(t)
-	NeedNode(t)
+	e2e.NeedNode(t)
 	e := newPiEnv(t, nil, nil, nil, nil,
-		ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "imported"}}},
-		ModelStep{Text: "done"},
-		ModelStep{Text: "done"},
+		e2e.ModelStep{ToolFrom: "mcp", Args: map[string]any{"tool": "everything_echo", "args": map[string]any{"message": "imported"}}},
+		e2e.ModelStep{Text: "done"},
+		e2e.ModelStep{Text: "done"},
 	)
 	cfg := readmePiFile(t, 1)
 	entry, _ := cfg["mcpServers"].(map[string]any)["everything"].(map[string]any)
 	if entry == nil {
 		t.Fatalf("the README's import snippet has no everything entry: %v", cfg)
 	}
-	entry["command"], entry["args"] = EverythingStdio()
+	entry["command"], entry["args"] = e2e.EverythingStdio()
 	e.usePiFile(cfg)
-	WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
+	e2e.WriteJSON(t, e.config, map[string]any{"imports": []string{"pi"}})
 	e.warmDaemon("everything")
 
 	e.runPi("Echo once.")
-	WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
+	e2e.WaitCached(t, filepath.Join(e.home, ".pi", "agent", "mcp-cache.json"), "everything", "mcpgw")
 	e.runPi("Nothing to do.")
 	reqs := e.model.Requests()
 	for i, r := range reqs {

@@ -19,23 +19,13 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
-// policyServer is the test server with its policy tools (delete_thing
-// counts the calls that reach it), plus extra fields.
-func PolicyServer(extra map[string]any) map[string]any {
-	s := map[string]any{"command": TestServerBin, "args": []string{"testserver"},
-		"env": map[string]any{fakeupstream.EnvPolicy: "1"}}
-	for k, v := range extra {
-		s[k] = v
-	}
-	return s
-}
-
 // elicitations returns the elicitation/create requests a client.mjs
 // session recorded (its "notifications" step).
-func elicitations(t *testing.T, r StepResult) []string {
+func elicitations(t *testing.T, r e2e.StepResult) []string {
 	t.Helper()
 	var ns []struct {
 		Method string `json:"method"`
@@ -54,27 +44,10 @@ func elicitations(t *testing.T, r StepResult) []string {
 }
 
 // deleteCount asks the upstream how many delete_thing calls reached it.
-func deleteCount(t *testing.T, d *Daemon) string {
+func deleteCount(t *testing.T, d *e2e.Daemon) string {
 	t.Helper()
-	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "p_delete_count"})})
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "p_delete_count"})})
 	return r[0].Text()
-}
-
-// waitPending polls the daemon until a call of tool waits for approval,
-// and returns it.
-func WaitPending(t *testing.T, d *Daemon, tool string) api.PendingApproval {
-	t.Helper()
-	var found api.PendingApproval
-	PollUntil(t, "a pending approval of "+tool, func() bool {
-		for _, p := range d.report(t).Approvals {
-			if p.Tool == tool {
-				found = p
-				return true
-			}
-		}
-		return false
-	})
-	return found
 }
 
 // TestApprovalsE2E: approveTools "destructive" on a shared upstream,
@@ -86,23 +59,23 @@ func WaitPending(t *testing.T, d *Daemon, tool string) api.PendingApproval {
 // records every call and decision without the arguments' values.
 func TestApprovalsE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"p": PolicyServer(map[string]any{"approveTools": "destructive"}),
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"}),
 	}, map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
-	del := func(name string) Step {
-		return MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
+	del := func(name string) e2e.Step {
+		return e2e.MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}})
 	}
 	// Two sessions at once, each asked about its own call: A allows the
 	// tool for its session (its second call is not asked), B declines.
-	runA := GoClient(t, Target{URL: d.MCPURL(), Elicit: "accept:tool"}, []Step{
-		MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
+	runA := e2e.GoClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "accept:tool"}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "p_read_thing", "args": map[string]any{"name": "x"}}),
 		del("alpha-one"), del("alpha-two"), {Op: "notifications"},
 	})
-	runB := GoClient(t, Target{URL: d.MCPURL(), Elicit: "decline"}, []Step{
+	runB := e2e.GoClient(t, e2e.Target{URL: d.MCPURL(), Elicit: "decline"}, []e2e.Step{
 		del("bravo-one"), {Op: "notifications"},
 	})
 	a, b := (<-runA).Check(t), (<-runB).Check(t)
@@ -128,7 +101,7 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 
 	// Sessions that cannot be asked wait for the page or the CLI.
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	release := []struct {
 		name, want string
 		decide     func(p api.PendingApproval)
@@ -162,8 +135,8 @@ func TestApprovalsE2E(t *testing.T) {
 	}
 	for _, rc := range release {
 		t.Run(rc.name, func(t *testing.T) {
-			done := GoClient(t, Target{URL: d.MCPURL()}, []Step{del("charlie")})
-			p := WaitPending(t, d, "delete_thing")
+			done := e2e.GoClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{del("charlie")})
+			p := e2e.WaitPending(t, d, "delete_thing")
 			if p.Server != "p" || !strings.Contains(p.Args, `name: "charlie"`) || p.Rule != `mcpServers.p.approveTools = "destructive"` {
 				t.Errorf("pending approval: %+v", p)
 			}
@@ -180,7 +153,7 @@ func TestApprovalsE2E(t *testing.T) {
 	if got := deleteCount(t, d); got != "4" {
 		t.Errorf("delete_thing calls that reached the upstream: %s, want 4", got)
 	}
-	if got := d.metricValue(t, `mcpgw_approvals_total{decision="denied",server="p"}`); got != "2" {
+	if got := d.MetricValue(t, `mcpgw_approvals_total{decision="denied",server="p"}`); got != "2" {
 		t.Errorf("denied approvals metric: %q, want 2", got)
 	}
 
@@ -190,7 +163,7 @@ func TestApprovalsE2E(t *testing.T) {
 	var data []byte
 	var decided []string
 	calls := map[string]int{}
-	PollUntil(t, "the audit log's lines", func() bool {
+	e2e.PollUntil(t, "the audit log's lines", func() bool {
 		data, _ = os.ReadFile(logPath)
 		decided, calls = decided[:0], map[string]int{}
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -238,12 +211,12 @@ func TestApprovalsE2E(t *testing.T) {
 // it waits; the upstream never sees it.
 func TestApprovalTimeoutFailsClosed(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(nil)},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(nil)},
 		map[string]any{"approveTools": []string{"p_delete_thing"}, "approvalTimeoutMs": 1500})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	r := RunClient(t, Target{URL: d.MCPURL()}, []Step{
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	r := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
 		{Op: "callTool", Name: "mcp", Arguments: map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "x"}}, Progress: true, TimeoutMs: 60000},
 		{Op: "notifications"},
 	})
@@ -275,26 +248,26 @@ func TestApprovalTimeoutFailsClosed(t *testing.T) {
 // default list of the daemon's environment, plus its env.
 func TestUpstreamEnvironment(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"inh":   PolicyServer(nil),
-		"noinh": PolicyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"inh":   e2e.PolicyServer(nil),
+		"noinh": e2e.PolicyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
 	}, nil)
-	bin := BuildMcpgw(t)
-	d := &Daemon{Dir: dir}
-	port := FreePort(t)
+	bin := e2e.BuildMcpgw(t)
+	d := &e2e.Daemon{Dir: dir}
+	port := e2e.FreePort(t)
 	d.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"MCPGW_TOKEN=s3cret-token", "DAEMON_ONLY_VAR=1", "TERM=xterm")
-	d.Proc = StartProcess(t, cmd)
-	WaitHTTP(t, d.URL+"/healthz")
-	target := Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
-	r := RunClient(t, target, []Step{
-		MCPCall(map[string]any{"tool": "inh_environ"}),
-		MCPCall(map[string]any{"tool": "noinh_environ"}),
+	d.Proc = e2e.StartProcess(t, cmd)
+	e2e.WaitHTTP(t, d.URL+"/healthz")
+	target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
+	r := e2e.RunClient(t, target, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "inh_environ"}),
+		e2e.MCPCall(map[string]any{"tool": "noinh_environ"}),
 	})
 	inherited := strings.Split(r[0].Text(), "\n")
 	if slices.Contains(inherited, "MCPGW_TOKEN") || !slices.Contains(inherited, "DAEMON_ONLY_VAR") {
@@ -323,15 +296,15 @@ func TestUpstreamEnvironment(t *testing.T) {
 // in every mode they are never listed, searched, described or callable.
 func TestPiHiddenToolsE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	WriteJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"hid": PolicyServer(map[string]any{"exposure": "hidden"}),
-		"vis": PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden", "read_*": "direct"}}),
+	e2e.WriteJSON(t, filepath.Join(dir, ".pi", "agent", "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"hid": e2e.PolicyServer(map[string]any{"exposure": "hidden"}),
+		"vis": e2e.PolicyServer(map[string]any{"toolExposure": map[string]any{"delete_*": "hidden", "read_*": "direct"}}),
 	}})
 	config := filepath.Join(dir, "mcp.json")
-	WriteJSON(t, config, map[string]any{"imports": []string{"pi"}})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	e2e.WriteJSON(t, config, map[string]any{"imports": []string{"pi"}})
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 
 	hidden := func(text string) string {
 		for _, name := range []string{"vis_delete_thing", "vis_delete_count", "hid_"} {
@@ -341,15 +314,15 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 		return ""
 	}
-	proxy := RunClient(t, Target{URL: d.MCPURL()}, []Step{
-		MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "x"}}),
-		MCPCall(map[string]any{"search": "delete thing"}),
-		MCPCall(map[string]any{"search": "delete", "includeSchemas": true}),
-		MCPCall(map[string]any{"server": "vis"}),
-		MCPCall(map[string]any{"describe": "vis_delete_thing"}),
-		MCPCall(map[string]any{"tool": "vis_delete_thing", "args": map[string]any{"name": "x"}}),
-		MCPCall(map[string]any{"tool": "hid_echo", "args": map[string]any{"message": "x"}}),
-		MCPCall(map[string]any{}),
+	proxy := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "x"}}),
+		e2e.MCPCall(map[string]any{"search": "delete thing"}),
+		e2e.MCPCall(map[string]any{"search": "delete", "includeSchemas": true}),
+		e2e.MCPCall(map[string]any{"server": "vis"}),
+		e2e.MCPCall(map[string]any{"describe": "vis_delete_thing"}),
+		e2e.MCPCall(map[string]any{"tool": "vis_delete_thing", "args": map[string]any{"name": "x"}}),
+		e2e.MCPCall(map[string]any{"tool": "hid_echo", "args": map[string]any{"message": "x"}}),
+		e2e.MCPCall(map[string]any{}),
 	})
 	if got := proxy[0].Text(); got != "read x" {
 		t.Fatalf("the visible tool of vis: %q", got)
@@ -365,10 +338,10 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 	}
 
-	direct := RunClient(t, Target{URL: d.MCPURL() + "?mode=direct"}, []Step{
+	direct := e2e.RunClient(t, e2e.Target{URL: d.MCPURL() + "?mode=direct"}, []e2e.Step{
 		{Op: "listTools"},
-		Call("vis_delete_thing", map[string]any{"name": "x"}),
-		Call("hid_echo", map[string]any{"message": "x"}),
+		e2e.Call("vis_delete_thing", map[string]any{"name": "x"}),
+		e2e.Call("hid_echo", map[string]any{"message": "x"}),
 	})
 	var tools struct {
 		Tools []struct{ Name string } `json:"tools"`
@@ -387,11 +360,11 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 		}
 	}
 
-	ts := RunClient(t, Target{URL: d.MCPURL() + "?mode=toolsearch"}, []Step{
-		Call("ToolSearch", map[string]any{"query": "delete thing"}),
-		Call("ToolSearch", map[string]any{"query": "select:vis_delete_thing,hid_echo"}),
+	ts := e2e.RunClient(t, e2e.Target{URL: d.MCPURL() + "?mode=toolsearch"}, []e2e.Step{
+		e2e.Call("ToolSearch", map[string]any{"query": "delete thing"}),
+		e2e.Call("ToolSearch", map[string]any{"query": "select:vis_delete_thing,hid_echo"}),
 		{Op: "listTools"},
-		Call("vis_delete_thing", map[string]any{"name": "x"}),
+		e2e.Call("vis_delete_thing", map[string]any{"name": "x"}),
 	})
 	for i, r := range ts[:3] {
 		text := r.Text()
@@ -405,7 +378,7 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 	if ts[3].OK && !ts[3].IsError() {
 		t.Errorf("a hidden tool was callable in toolsearch mode: %s", ts[3].Text())
 	}
-	if got := RunClient(t, Target{URL: d.MCPURL()}, []Step{MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
+	if got := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "vis_read_thing", "args": map[string]any{"name": "y"}})}); got[0].Text() != "read y" {
 		t.Errorf("vis after the attempts: %q", got[0].Text())
 	}
 }
@@ -416,10 +389,10 @@ func TestPiHiddenToolsE2E(t *testing.T) {
 func TestCallWaitsForApprovalCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": []string{"delete_*"}})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": []string{"delete_*"}})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	bin := BuildMcpgw(t)
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	bin := e2e.BuildMcpgw(t)
 	call := exec.Command(bin, "call", "--url", d.URL, "p_delete_thing", `{"name":"delta"}`)
 	var stdout bytes.Buffer
 	call.Stdout = &stdout

@@ -12,8 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -37,7 +36,7 @@ type gwClient struct {
 	cs *mcp.ClientSession
 }
 
-func connectGateway(t testing.TB, d *Daemon) *gwClient {
+func connectGateway(t testing.TB, d *e2e.Daemon) *gwClient {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: d.MCPURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -51,7 +50,7 @@ func connectGateway(t testing.TB, d *Daemon) *gwClient {
 // mcp calls the daemon's mcp tool and returns the text of the answer.
 func (c *gwClient) mcp(args map[string]any) (text string, isError bool) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp", Arguments: args})
 	if err != nil {
@@ -84,7 +83,7 @@ func pidServerEntry(bin, dir, name string, extra ...string) map[string]any {
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
-	return map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": env}
+	return map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": env}
 }
 
 func mcpJSON(t testing.TB, servers map[string]any, more map[string]any) []byte {
@@ -124,35 +123,6 @@ func saveFileInPlace(t testing.TB, path string, data []byte) {
 	}
 }
 
-func (d *Daemon) report(t testing.TB) *api.Report {
-	t.Helper()
-	return daemonStatus(t, d.URL)
-}
-
-// pollUntil polls cond until it holds; the deadline only keeps a broken
-// daemon from hanging the test.
-func PollUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(WaitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after %v", what, WaitLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// waitReload waits for a reload attempt recorded after since.
-func (d *Daemon) waitReload(t testing.TB, since time.Time) *api.ReloadInfo {
-	t.Helper()
-	var info *api.ReloadInfo
-	PollUntil(t, "a config reload", func() bool {
-		info = d.report(t).LastReload
-		return info != nil && info.At.After(since)
-	})
-	return info
-}
-
 func reportServerNames(r *api.Report) []string {
 	var names []string
 	for _, s := range r.Servers {
@@ -160,22 +130,6 @@ func reportServerNames(r *api.Report) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func (d *Daemon) metricValue(t testing.TB, name string) string {
-	t.Helper()
-	resp, err := http.Get(d.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 func pidsStarted(t testing.TB, dir, name string) []int {
@@ -199,7 +153,7 @@ func pidGone(pid int) bool {
 // ends, and a server added to an imported tool's file appears.
 func TestReloadEndToEnd(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
@@ -207,7 +161,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, imports))
 	// HOME is dir, so the cursor import reads dir/.cursor/mcp.json: its
 	// directory does not exist yet.
-	d := StartDaemon(t, dir, path)
+	d := e2e.StartDaemon(t, dir, path)
 	c := connectGateway(t, d)
 	pa, pb := c.pid("a"), c.pid("b")
 
@@ -215,17 +169,17 @@ func TestReloadEndToEnd(t *testing.T) {
 	// the background) and callable, through the TypeScript SDK client too.
 	start := time.Now()
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b"), "c": srv("c")}, imports))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after adding c failed: %s", info.Error)
 	}
-	PollUntil(t, "c's tools in search", func() bool {
+	e2e.PollUntil(t, "c's tools in search", func() bool {
 		text, _ := c.mcp(map[string]any{"search": "pid", "server": "c"})
 		return strings.Contains(text, "c_pid")
 	})
 	if node := tsClientAvailable(); node != "" {
-		res := RunClient(t, Target{URL: d.MCPURL()}, []Step{
-			MCPCall(map[string]any{"search": "process id"}),
-			MCPCall(map[string]any{"tool": "c_pid"}),
+		res := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
+			e2e.MCPCall(map[string]any{"search": "process id"}),
+			e2e.MCPCall(map[string]any{"tool": "c_pid"}),
 		})
 		if !strings.Contains(res[0].Text(), "c_pid") {
 			t.Errorf("TypeScript client: search lacks c_pid:\n%s", res[0].Text())
@@ -242,7 +196,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	// Edit b: only b restarts.
 	start = time.Now()
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "c": srv("c")}, imports))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after editing b failed: %s", info.Error)
 	}
 	pb2 := c.pid("b")
@@ -252,7 +206,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	if got := []int{c.pid("a"), c.pid("c")}; !slices.Equal(got, []int{pa, pc}) {
 		t.Errorf("after editing b: a, c answered from %v, want %v (unchanged servers restarted)", got, []int{pa, pc})
 	}
-	PollUntil(t, "the old b process to end", func() bool { return pidGone(pb) })
+	e2e.PollUntil(t, "the old b process to end", func() bool { return pidGone(pb) })
 	for name, want := range map[string]int{"a": 1, "b": 2, "c": 1} {
 		if n := len(pidsStarted(t, dir, name)); n != want {
 			t.Errorf("%s started %d times, want %d", name, n, want)
@@ -264,7 +218,7 @@ func TestReloadEndToEnd(t *testing.T) {
 	good := mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "c": srv("c")}, imports)
 	start = time.Now()
 	saveFileInPlace(t, path, good[:len(good)/2])
-	info := d.waitReload(t, start)
+	info := d.WaitReload(t, start)
 	if info.OK || !strings.HasPrefix(info.Error, path+":") {
 		t.Fatalf("reload of a half-saved file: ok %v, error %q; want a failure naming %s", info.OK, info.Error, path)
 	}
@@ -272,10 +226,10 @@ func TestReloadEndToEnd(t *testing.T) {
 	if !strings.Contains(status, "Config reload failed") || !strings.Contains(status, info.Error) {
 		t.Errorf("mcp({}) does not show the reload error %q:\n%s", info.Error, status)
 	}
-	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
+	if v := d.MetricValue(t, "mcpgw_config_last_reload_successful"); v != "0" {
 		t.Errorf("mcpgw_config_last_reload_successful = %q after a failed reload, want 0", v)
 	}
-	if got := reportServerNames(d.report(t)); !slices.Equal(got, []string{"a", "b", "c"}) {
+	if got := reportServerNames(d.Report(t)); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Errorf("servers after a failed reload: %v, want a b c", got)
 	}
 	if got := []int{c.pid("a"), c.pid("b"), c.pid("c")}; !slices.Equal(got, []int{pa, pb2, pc}) {
@@ -285,10 +239,10 @@ func TestReloadEndToEnd(t *testing.T) {
 	// Fix it with an editor's atomic save, adding d: recovered.
 	start = time.Now()
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "c": srv("c"), "d": srv("d")}, imports))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after the fix failed: %s", info.Error)
 	}
-	if v := d.metricValue(t, "mcpgw_config_last_reload_successful"); v != "1" {
+	if v := d.MetricValue(t, "mcpgw_config_last_reload_successful"); v != "1" {
 		t.Errorf("mcpgw_config_last_reload_successful = %q after recovering, want 1", v)
 	}
 	if status, _ := c.mcp(map[string]any{}); strings.Contains(status, "Config reload failed") {
@@ -302,10 +256,10 @@ func TestReloadEndToEnd(t *testing.T) {
 	// Remove c with an atomic save: its process ends, its tools go.
 	start = time.Now()
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "d": srv("d")}, imports))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after removing c failed: %s", info.Error)
 	}
-	PollUntil(t, "the removed c process to end", func() bool { return pidGone(pc) })
+	e2e.PollUntil(t, "the removed c process to end", func() bool { return pidGone(pc) })
 	if text, isErr := c.mcp(map[string]any{"tool": "c_pid"}); !isErr {
 		t.Errorf("c_pid after removing c: %q, want an error", text)
 	}
@@ -313,11 +267,11 @@ func TestReloadEndToEnd(t *testing.T) {
 	// A server added to an imported file, in a directory created now.
 	start = time.Now()
 	saveFileInPlace(t, filepath.Join(dir, ".cursor", "mcp.json"), mcpJSON(t, map[string]any{"cur": srv("cur")}, nil))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after writing ~/.cursor/mcp.json failed: %s", info.Error)
 	}
 	c.pid("cur")
-	for _, s := range d.report(t).Servers {
+	for _, s := range d.Report(t).Servers {
 		if s.Name == "cur" && s.Source != filepath.Join(dir, ".cursor", "mcp.json") {
 			t.Errorf("cur's source is %q", s.Source)
 		}
@@ -331,12 +285,12 @@ func TestReloadEndToEnd(t *testing.T) {
 	current := mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "d": srv("d")}, imports)
 	start = time.Now()
 	saveFileInPlace(t, path, append(slices.Clone(current), ",,"...))
-	if info := d.waitReload(t, start); info.OK {
+	if info := d.WaitReload(t, start); info.OK {
 		t.Fatal("a file with trailing garbage loaded")
 	}
 	start = time.Now()
 	saveFileAtomic(t, path, current)
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Errorf("after restoring the running config's content, the status still says: %s", info.Error)
 	}
 
@@ -347,13 +301,13 @@ func TestReloadEndToEnd(t *testing.T) {
 	start = time.Now()
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b", "LEVEL", "2"), "d": srv("d")},
 		map[string]any{"imports": []string{"cursor", "codex"}}))
-	if info := d.waitReload(t, start); info.OK || !strings.HasPrefix(info.Error, codexFile+":2:") {
+	if info := d.WaitReload(t, start); info.OK || !strings.HasPrefix(info.Error, codexFile+":2:") {
 		t.Fatalf("reload with a broken codex config: ok %v, error %q", info.OK, info.Error)
 	}
 	start = time.Now()
 	saveFileInPlace(t, codexFile, []byte(fmt.Sprintf("[mcp_servers.cx]\ncommand = %q\nargs = [\"testserver\"]\nenv = { %s = %q }\n",
-		TestServerBin, fakeupstream.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
-	if info := d.waitReload(t, start); !info.OK {
+		e2e.TestServerBin, fakeupstream.EnvPIDFile, filepath.Join(dir, "cx.pids"))))
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload after fixing the codex config: %s", info.Error)
 	}
 	c.pid("cx")
@@ -371,7 +325,7 @@ func tsClientAvailable() string {
 	if err != nil {
 		return ""
 	}
-	if _, err := os.Stat(Path("node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
+	if _, err := os.Stat(e2e.Path("node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
 		return ""
 	}
 	return node
@@ -388,13 +342,13 @@ func TestReloadFigures(t *testing.T) {
 	if os.Getenv("MCPGW_RELOAD_FIGURES") == "" {
 		t.Skip("set MCPGW_RELOAD_FIGURES=1 to measure")
 	}
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
 	base := map[string]any{"u1": srv("u1"), "u2": srv("u2"), "u3": srv("u3")}
 	saveFileInPlace(t, path, mcpJSON(t, base, nil))
-	d := StartDaemon(t, dir, path, "--no-bootstrap", "--log-level", "warn")
+	d := e2e.StartDaemon(t, dir, path, "--no-bootstrap", "--log-level", "warn")
 	c := connectGateway(t, d)
 	unchanged := map[string]int{}
 	for name := range base {
@@ -416,8 +370,8 @@ func TestReloadFigures(t *testing.T) {
 			if _, isErr := c.mcp(map[string]any{"tool": name + "_pid"}); !isErr {
 				break
 			}
-			if time.Since(t0) > WaitLimit {
-				t.Fatalf("%s_pid not callable %v after the write", name, WaitLimit)
+			if time.Since(t0) > e2e.WaitLimit {
+				t.Fatalf("%s_pid not callable %v after the write", name, e2e.WaitLimit)
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -438,7 +392,7 @@ func TestReloadFigures(t *testing.T) {
 		}
 		saveFileAtomic(t, path, mcpJSON(t, servers, nil))
 		var pv int
-		PollUntil(t, fmt.Sprintf("reload %d to restart v", i), func() bool {
+		e2e.PollUntil(t, fmt.Sprintf("reload %d to restart v", i), func() bool {
 			text, isErr := c.mcp(map[string]any{"tool": "v_pid"})
 			pv, _ = strconv.Atoi(strings.TrimSpace(text))
 			return !isErr && pv != 0 && pv != prev
@@ -476,12 +430,12 @@ func reportServer(r *api.Report, name string) *api.ServerReport {
 // starts only when first used.
 func TestReloadDiffSemantics(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string, extra ...string) map[string]any { return pidServerEntry(bin, dir, name, extra...) }
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"keep": srv("keep"), "gone": srv("gone")}, nil))
-	d := StartDaemon(t, dir, path, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, path, "--no-bootstrap")
 	c := connectGateway(t, d)
 	pk, pg := c.pid("keep"), c.pid("gone")
 
@@ -506,13 +460,13 @@ func TestReloadDiffSemantics(t *testing.T) {
 		}
 		slow <- answer{strings.Join(texts, "\n"), res.IsError}
 	}()
-	PollUntil(t, "the slow call to reach gone", func() bool {
-		s := reportServer(d.report(t), "gone")
+	e2e.PollUntil(t, "the slow call to reach gone", func() bool {
+		s := reportServer(d.Report(t), "gone")
 		return s != nil && s.Calls == 2
 	})
 	start := time.Now()
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"keep": srv("keep"), "lazy": srv("lazy")}, nil))
-	if info := d.waitReload(t, start); !info.OK {
+	if info := d.WaitReload(t, start); !info.OK {
 		t.Fatalf("reload failed: %s", info.Error)
 	}
 	if pidGone(pg) {
@@ -521,14 +475,14 @@ func TestReloadDiffSemantics(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "lazy.pids")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lazy started before first use (pid file: %v)", err)
 	}
-	if s := reportServer(d.report(t), "lazy"); s == nil || s.State != "not connected" {
+	if s := reportServer(d.Report(t), "lazy"); s == nil || s.State != "not connected" {
 		t.Errorf("lazy's status: %+v, want not connected", s)
 	}
 	a := <-slow
 	if a.isErr || !strings.Contains(a.text, "5000") {
 		t.Errorf("the in-flight call on the removed server answered %q (isError %v)", a.text, a.isErr)
 	}
-	PollUntil(t, "gone's process to end after its call", func() bool { return pidGone(pg) })
+	e2e.PollUntil(t, "gone's process to end after its call", func() bool { return pidGone(pg) })
 	c.pid("lazy")
 	if got := c.pid("keep"); got != pk {
 		t.Errorf("keep answered from %d, want %d", got, pk)
@@ -545,12 +499,12 @@ func TestReloadDiffSemantics(t *testing.T) {
 // and then lists the new tools.
 func TestReloadNotifiesSessions(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcp.json")
 	srv := func(name string) map[string]any { return pidServerEntry(bin, dir, name) }
 	saveFileInPlace(t, path, mcpJSON(t, map[string]any{"a": srv("a")}, nil))
-	d := StartDaemon(t, dir, path)
+	d := e2e.StartDaemon(t, dir, path)
 
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
@@ -572,7 +526,7 @@ func TestReloadNotifiesSessions(t *testing.T) {
 		}
 		return names
 	}
-	PollUntil(t, "a's tools listed", func() bool { return slices.Contains(tools(), "a_pid") })
+	e2e.PollUntil(t, "a's tools listed", func() bool { return slices.Contains(tools(), "a_pid") })
 	for len(changed) > 0 {
 		<-changed
 	}
@@ -580,18 +534,18 @@ func TestReloadNotifiesSessions(t *testing.T) {
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"a": srv("a"), "b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(WaitLimit):
+	case <-time.After(e2e.WaitLimit):
 		t.Fatal("no notifications/tools/list_changed after adding b")
 	}
-	PollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
+	e2e.PollUntil(t, "b's tools listed", func() bool { return slices.Contains(tools(), "b_pid") })
 
 	saveFileAtomic(t, path, mcpJSON(t, map[string]any{"b": srv("b")}, nil))
 	select {
 	case <-changed:
-	case <-time.After(WaitLimit):
+	case <-time.After(e2e.WaitLimit):
 		t.Fatal("no notifications/tools/list_changed after removing a")
 	}
-	PollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
+	e2e.PollUntil(t, "a's tools gone", func() bool { return !slices.Contains(tools(), "a_pid") })
 }
 
 // TestReloadRecoveryLogged: a reload that succeeds after a failed one says
@@ -600,13 +554,13 @@ func TestReloadNotifiesSessions(t *testing.T) {
 func TestReloadRecoveryLogged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}}, nil)
+	config := e2e.WriteConfig(t, dir, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil)
 	good, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := StartDaemon(t, dir, config, "--log-level", "info")
-	bin := BuildMcpgw(t)
+	d := e2e.StartDaemon(t, dir, config, "--log-level", "info")
+	bin := e2e.BuildMcpgw(t)
 	reload := func() ([]byte, error) { return exec.Command(bin, "reload", "--url", d.URL).CombinedOutput() }
 
 	saveFileInPlace(t, config, append(slices.Clone(good), ",,"...))
@@ -618,7 +572,7 @@ func TestReloadRecoveryLogged(t *testing.T) {
 		t.Fatalf("mcpgw reload after restoring the file: %v\n%s", err, out)
 	}
 	const said = `level=INFO msg="config loads again; the last reload's failure is over"`
-	PollUntil(t, "the recovery's log line", func() bool { return strings.Contains(d.Proc.Output.String(), said) })
+	e2e.PollUntil(t, "the recovery's log line", func() bool { return strings.Contains(d.Proc.Output.String(), said) })
 	if n := strings.Count(d.Proc.Output.String(), said); n != 1 {
 		t.Errorf("the recovery is logged %d times, want once:\n%s", n, d.Proc.Output.String())
 	}

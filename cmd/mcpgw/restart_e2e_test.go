@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
@@ -154,10 +155,10 @@ func (c *lineClient) initialize(name string) {
 // the next call of the activated tool works, in the same session.
 func TestSessionSurvivesDaemonRestart(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
-	d1 := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, map[string]any{"mode": "toolsearch"})
+	d1 := e2e.StartDaemon(t, dir, config)
 	c := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 
 	c.initialize("pi-mcp-mcpgw")
@@ -181,7 +182,7 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 		t.Errorf("in-flight call across the restart: %v", ans)
 	}
 
-	d2 := StartDaemon(t, dir, config)
+	d2 := e2e.StartDaemon(t, dir, config)
 	if d2.Socket != d1.Socket {
 		t.Fatalf("sockets differ: %s, %s", d1.Socket, d2.Socket)
 	}
@@ -191,7 +192,7 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 		t.Fatalf("go_echo after the restart = %q (error %v)", text, isErr)
 	}
 	t.Logf("session without a daemon for %v (includes starting the second daemon)", back.Round(time.Millisecond))
-	if r := d2.report(t); r.Sessions != 1 {
+	if r := d2.Report(t); r.Sessions != 1 {
 		t.Errorf("the new daemon counts %d sessions, want the resumed one", r.Sessions)
 	}
 }
@@ -202,10 +203,10 @@ func TestSessionSurvivesDaemonRestart(t *testing.T) {
 // next daemon.
 func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
-	d1 := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{"go": pidServerEntry(bin, dir, "go")}, nil)
+	d1 := e2e.StartDaemon(t, dir, config)
 	c := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 	c.initialize("t")
 	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "before"}}); isErr || !strings.Contains(text, "before") {
@@ -221,7 +222,7 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 		t.Errorf("in-flight call across kill -9: %v", ans)
 	}
 	t.Logf("answered %v after the kill", time.Since(killed).Round(time.Millisecond))
-	StartDaemon(t, dir, config)
+	e2e.StartDaemon(t, dir, config)
 	if text, isErr := c.callText("mcp", map[string]any{"tool": "go_echo", "args": map[string]any{"message": "after"}}); isErr || !strings.Contains(text, "after") {
 		t.Fatalf("go_echo after the kill = %q", text)
 	}
@@ -231,10 +232,10 @@ func TestShimAnswersWhenTheDaemonIsKilled(t *testing.T) {
 // JSON-RPC error, and the session goes on.
 func TestMalformedLinesKeepTheSession(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{}, nil)
-	d := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{}, nil)
+	d := e2e.StartDaemon(t, dir, config)
 	c := startShim(t, bin, "--socket", d.Socket, "--no-start")
 	c.initialize("t")
 	for _, bad := range []string{"{", "\xff\xfe not utf-8", `"a string"`, "42",
@@ -249,7 +250,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 			if code, _ := e["code"].(float64); code != -32700 && code != -32600 {
 				t.Errorf("answer to %q: %v, want a parse or invalid-request error", bad, m)
 			}
-		case <-time.After(WaitLimit):
+		case <-time.After(e2e.WaitLimit):
 			t.Fatalf("no answer to %q", bad)
 		}
 	}
@@ -263,7 +264,7 @@ func TestMalformedLinesKeepTheSession(t *testing.T) {
 func TestHTTPRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	d := StartDaemon(t, dir, WriteConfig(t, dir, map[string]any{}, nil))
+	d := e2e.StartDaemon(t, dir, e2e.WriteConfig(t, dir, map[string]any{}, nil))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + "\xff" + `","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, d.MCPURL(), strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,10 +21,10 @@ import (
 func TestSavedResultsAreTheSessionsOwn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, map[string]any{"maxOutputBytes": 1000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
 	ctx := t.Context()
 	open := func(name string) *mcp.ClientSession {
 		t.Helper()

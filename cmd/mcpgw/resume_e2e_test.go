@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
@@ -50,7 +51,7 @@ func dialSession(t *testing.T, socket, session, secret string) (*lineClient, wel
 // mustBeAsked: c's call of delete_thing with name waits for approval (no
 // grant of c's covers it); it is denied from the CLI, so the upstream
 // never sees it.
-func mustBeAsked(t *testing.T, bin string, d *Daemon, c *lineClient, name string) {
+func mustBeAsked(t *testing.T, bin string, d *e2e.Daemon, c *lineClient, name string) {
 	t.Helper()
 	id := c.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": name}}})
 	answered := make(chan map[string]any, 1)
@@ -63,13 +64,13 @@ func mustBeAsked(t *testing.T, bin string, d *Daemon, c *lineClient, name string
 		}
 	}()
 	var pending string
-	PollUntil(t, "the call of "+name+" to wait for approval", func() bool {
+	e2e.PollUntil(t, "the call of "+name+" to wait for approval", func() bool {
 		select {
 		case m := <-answered:
 			t.Fatalf("the call of %s was not asked about: %v", name, m)
 		default:
 		}
-		for _, p := range d.report(t).Approvals {
+		for _, p := range d.Report(t).Approvals {
 			if p.Tool == "delete_thing" && strings.Contains(p.Args, name) {
 				pending = p.ID
 			}
@@ -110,14 +111,14 @@ func answerText(m map[string]any) string {
 // shim, after the daemon restarts, resumes with its grant.
 func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": "destructive"})}, nil)
-	d1 := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": "destructive"})}, nil)
+	d1 := e2e.StartDaemon(t, dir, config)
 	victim := startShim(t, bin, "--socket", d1.Socket, "--no-start")
 	victim.initialize("victim")
 	id := victim.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "v1"}}})
-	p := WaitPending(t, d1, "delete_thing")
+	p := e2e.WaitPending(t, d1, "delete_thing")
 	if out, err := exec.Command(bin, "approve", "--server", "--url", d1.URL, p.ID).CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw approve --server: %v\n%s", err, out)
 	}
@@ -153,7 +154,7 @@ func TestResumeNeedsTheSessionsSecret(t *testing.T) {
 	// The session's own shim resumes it, grant and all, on the next daemon.
 	_ = syscall.Kill(-d1.Proc.Cmd.Process.Pid, syscall.SIGTERM)
 	<-d1.Proc.Exited
-	StartDaemon(t, dir, config)
+	e2e.StartDaemon(t, dir, config)
 	if text, isErr := victim.callText("mcp", map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "v2"}}); isErr || !strings.Contains(text, "deleted v2") {
 		t.Errorf("the resumed session's call under its grant: %q", text)
 	}

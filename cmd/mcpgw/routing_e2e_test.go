@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -30,7 +31,7 @@ type routedClient struct {
 	logs     atomic.Int32
 }
 
-func connectRouted(t *testing.T, d *Daemon, name string) *routedClient {
+func connectRouted(t *testing.T, d *e2e.Daemon, name string) *routedClient {
 	t.Helper()
 	rc := &routedClient{name: name, progress: make(chan any, 16)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "routing-" + name, Version: "1"}, &mcp.ClientOptions{
@@ -61,7 +62,7 @@ func connectRouted(t *testing.T, d *Daemon, name string) *routedClient {
 // error.
 func (rc *routedClient) text(t *testing.T, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -91,14 +92,14 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 	}, nil))
 	t.Cleanup(httpUp.Close)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"new":   map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream"}},
-		"stdio": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"new":   map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
+		"stdio": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 		"http":  map[string]any{"url": httpUp.URL},
-		"isolated": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"},
+		"isolated": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"},
 			"env": map[string]any{"ROUTING_TEST": "isolated"}, "isolation": "session"},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	a := connectRouted(t, d, "alice")
 	b := connectRouted(t, d, "bob")
 
@@ -140,7 +141,7 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 				select {
 				case token := <-b.progress: // bob's call has reached the upstream
 					waiting = token != "bob-wait-"+server
-				case <-time.After(WaitLimit):
+				case <-time.After(e2e.WaitLimit):
 					t.Fatal("bob's waiting call never reported progress")
 				}
 			}
@@ -170,10 +171,10 @@ func TestClientRequestsReachTheirSession(t *testing.T) {
 func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream", "2025-11-25"}},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	a, b := connectRouted(t, d, "alice"), connectRouted(t, d, "bob")
 	ctx := context.Background()
 	setLevel := func(rc *routedClient, level string) {
@@ -184,7 +185,7 @@ func TestLogsReachSessionsAtTheirLevels(t *testing.T) {
 	// waitLogs waits, bounded, until rc has n messages.
 	waitLogs := func(rc *routedClient, n int32) {
 		t.Helper()
-		deadline := time.Now().Add(WaitLimit)
+		deadline := time.Now().Add(e2e.WaitLimit)
 		for rc.logs.Load() < n && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

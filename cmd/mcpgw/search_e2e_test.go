@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestSearchPrefersReplacementOfDeprecated: `mcpgw search read a file`
@@ -16,13 +18,13 @@ import (
 // scores close to read_text_file).
 func TestSearchPrefersReplacementOfDeprecated(t *testing.T) {
 	t.Parallel()
-	node := NeedNode(t)
+	node := e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"filesystem": map[string]any{
-		"command": node, "args": []string{Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), dir},
+	config := e2e.WriteConfig(t, dir, map[string]any{"filesystem": map[string]any{
+		"command": node, "args": []string{e2e.Path("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), dir},
 	}}, nil)
-	d := StartDaemon(t, dir, config)
-	bin := BuildMcpgw(t)
+	d := e2e.StartDaemon(t, dir, config)
+	bin := e2e.BuildMcpgw(t)
 	if out, err := exec.Command(bin, "connect", "--url", d.URL, "filesystem").CombinedOutput(); err != nil {
 		t.Fatalf("mcpgw connect filesystem: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/deploy"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 func TestServiceCommandLine(t *testing.T) {
@@ -146,7 +147,7 @@ func TestServiceNotInstalled(t *testing.T) {
 // write, for this binary and this shell's PATH, then the commands.
 func TestServiceInstallDryRunCLI(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	home := t.TempDir()
 	file, _ := serviceFileAndStatus(t, home)
 	path := filepath.Join(home, "bin") // no systemctl: the unit is for systemd before 253

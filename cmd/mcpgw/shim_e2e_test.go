@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
@@ -24,11 +21,11 @@ import (
 // upstream process.
 func TestShimAutoStartSharedDaemon(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
-	bin := BuildMcpgw(t)
+	e2e.NeedNode(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, nil)
 	runDir := filepath.Join(dir, "run")
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
@@ -47,7 +44,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	port := FreePort(t)
+	port := e2e.FreePort(t)
 	env := []string{
 		"HOME=" + dir,
 		"XDG_RUNTIME_DIR=" + dir, // the socket is $XDG_RUNTIME_DIR/mcpgw/mcpgw.sock by default; we pass --socket anyway
@@ -55,7 +52,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		fmt.Sprintf("MCPGW_LISTEN=127.0.0.1:%d", port),
 	}
 	shim := []string{bin, "stdio", "--socket", sock, "--config", config}
-	t.Cleanup(func() { StopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
+	t.Cleanup(func() { e2e.StopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
 
 	projA, projB := filepath.Join(dir, "projA"), filepath.Join(dir, "projB")
 	for _, p := range []string{projA, projB} {
@@ -63,18 +60,18 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	steps := []Step{
+	steps := []e2e.Step{
 		{Op: "listTools"},
-		MCPCall(map[string]any{"tool": "go_pid"}),
-		MCPCall(map[string]any{"tool": "go_cwd"}),
+		e2e.MCPCall(map[string]any{"tool": "go_pid"}),
+		e2e.MCPCall(map[string]any{"tool": "go_cwd"}),
 	}
-	a := RunClient(t, Target{Command: shim, Dir: projA, Env: env}, steps)
+	a := e2e.RunClient(t, e2e.Target{Command: shim, Dir: projA, Env: env}, steps)
 	for i, r := range a {
 		if !r.OK || r.IsError() {
 			t.Fatalf("first shim, step %d: %v", i, r)
 		}
 	}
-	if got := ToolNames(t, a[0]); len(got) != 1 || got[0] != "mcp" {
+	if got := e2e.ToolNames(t, a[0]); len(got) != 1 || got[0] != "mcp" {
 		t.Errorf("shim session lists %v, want [mcp]", got)
 	}
 	fi, err := os.Lstat(sock)
@@ -83,9 +80,9 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 	}
 
 	// Two shims at once from different directories: one daemon, one upstream.
-	var runs []<-chan ClientRun
+	var runs []<-chan e2e.ClientRun
 	for _, p := range []string{projA, projB} {
-		runs = append(runs, GoClient(t, Target{Command: shim, Dir: p, Env: env}, steps[1:2]))
+		runs = append(runs, e2e.GoClient(t, e2e.Target{Command: shim, Dir: p, Env: env}, steps[1:2]))
 	}
 	for _, run := range runs {
 		res := (<-run).Check(t)
@@ -94,7 +91,7 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		}
 	}
 	// The daemon knows one session per shim: each said where it runs.
-	st := daemonStatus(t, fmt.Sprintf("http://127.0.0.1:%d", port))
+	st := e2e.DaemonStatus(t, fmt.Sprintf("http://127.0.0.1:%d", port))
 	if len(st.Servers) != 1 || st.Servers[0].Calls < 4 {
 		t.Errorf("daemon status servers = %+v, want go with ≥ 4 calls", st.Servers)
 	}
@@ -106,8 +103,8 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 func TestShimNewerHandshake(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{}, nil)
-	d := StartDaemon(t, dir, config)
+	config := e2e.WriteConfig(t, dir, map[string]any{}, nil)
+	d := e2e.StartDaemon(t, dir, config)
 	for _, tc := range []struct {
 		line   string
 		ok     bool
@@ -131,43 +128,5 @@ func TestShimNewerHandshake(t *testing.T) {
 		if wel.OK != tc.ok || !strings.Contains(wel.Error, tc.errHas) {
 			t.Errorf("%s: welcome = %+v", tc.line, wel)
 		}
-	}
-}
-
-// daemonStatus is GET /-/status of the daemon at base.
-func daemonStatus(t testing.TB, base string) *api.Report {
-	t.Helper()
-	resp, err := http.Get(base + "/-/status")
-	if err != nil {
-		t.Fatalf("GET /-/status: %v", err)
-	}
-	defer resp.Body.Close()
-	var r api.Report
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("decoding /-/status: %v", err)
-	}
-	return &r
-}
-
-// stopDaemonAt ends a daemon the test did not start itself (one a shim
-// started), found by its status endpoint.
-func StopDaemonAt(t *testing.T, base string) {
-	resp, err := http.Get(base + "/-/status")
-	if err != nil {
-		return
-	}
-	var r api.Report
-	_ = json.NewDecoder(resp.Body).Decode(&r)
-	resp.Body.Close()
-	if r.PID <= 0 {
-		return
-	}
-	_ = syscall.Kill(r.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(WaitLimit)
-	for processAlive(r.PID) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if processAlive(r.PID) {
-		_ = syscall.Kill(r.PID, syscall.SIGKILL)
 	}
 }

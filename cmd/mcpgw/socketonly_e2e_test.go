@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/e2e"
+	"github.com/mcpgw/mcpgw/internal/proctest"
 )
 
 // foreignPage is what another program on mcpgw's port answers.
@@ -46,11 +48,11 @@ func listenForeign(t *testing.T) string {
 // what answers on the port is not mcpgw.
 func TestDaemonWithoutHTTPReachable(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	addr := listenForeign(t)
-	config := WriteConfig(t, dir, map[string]any{
-		"g": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"g": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"echo"}},
 	}, map[string]any{"approvalTimeoutMs": 120000})
 	env := []string{"MCPGW_TOKEN=", "MCPGW_URL=", "HOME=" + dir, "XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"),
 		"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "MCPGW_LISTEN=" + addr}
@@ -70,7 +72,7 @@ func TestDaemonWithoutHTTPReachable(t *testing.T) {
 	t.Cleanup(func() {
 		if pid := socketPeerPID(filepath.Join(dir, "run", "mcpgw", "mcpgw.sock")); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
-			PollUntil(t, "the daemon to stop", func() bool { return !processAlive(pid) })
+			e2e.PollUntil(t, "the daemon to stop", func() bool { return !proctest.Alive(pid) })
 		}
 	})
 	shim := exec.Command(bin, "stdio", "--config", config)
@@ -107,7 +109,7 @@ func TestDaemonWithoutHTTPReachable(t *testing.T) {
 	// A call that waits for approval is approved through the socket.
 	call := c.send("tools/call", map[string]any{"name": "mcp", "arguments": map[string]any{"tool": "g_echo", "args": map[string]any{"message": "approved"}}})
 	var id string
-	PollUntil(t, "the call to wait for approval", func() bool {
+	e2e.PollUntil(t, "the call to wait for approval", func() bool {
 		out, err := cli("approve", "--list")
 		if err != nil {
 			t.Fatalf("mcpgw approve --list: %v\n%s", err, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/cachefile"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -26,11 +27,11 @@ func warmCache(t testing.TB, dir, bin string, n, toolsEach int) (config, cache s
 	servers := map[string]any{}
 	for i := range n {
 		servers[fmt.Sprintf("srv%02d", i)] = map[string]any{
-			"command": TestServerBin, "args": []string{"testserver"},
+			"command": e2e.TestServerBin, "args": []string{"testserver"},
 			"env": map[string]string{"MCPGW_TESTSERVER_INSTRUCTIONS": strconv.Itoa(i)},
 		}
 	}
-	config = WriteConfig(t, dir, servers, nil)
+	config = e2e.WriteConfig(t, dir, servers, nil)
 	cfg, err := registry.Load(config, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -78,19 +79,19 @@ func rssKB(pid int) int {
 // and returns the time from exec to the first answer of mcp({}), that
 // answer, and the daemon's PID.
 func startWarm(t testing.TB) (elapsed time.Duration, text string, pid int) {
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	config, cache := warmCache(t, dir, bin, 50, 40)
-	port := FreePort(t)
+	port := e2e.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 
 	start := time.Now()
 	cmd := exec.Command(bin, "serve", "--config", config, "--cache", cache, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--socket", filepath.Join(dir, "run", "sock"), "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "HOME="+dir)
-	p := StartProcess(t, cmd)
+	p := e2e.StartProcess(t, cmd)
 
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	for {
 		client := mcp.NewClient(&mcp.Implementation{Name: "startup", Version: "1"}, nil)

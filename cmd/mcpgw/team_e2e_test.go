@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestTeamModeE2E: the mcpgw binary in team mode, behind a test issuer
@@ -31,7 +32,7 @@ import (
 // alice's it does, and her call completes.
 func TestTeamModeE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	iss := testissuer.New()
 	defer iss.Close()
 	dir := t.TempDir()
@@ -39,7 +40,7 @@ func TestTeamModeE2E(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{
 		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
 		"mcpServers": map[string]any{
-			"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
+			"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
 		"settings": map[string]any{"approvalTimeoutMs": 120000},
 	})
@@ -48,19 +49,19 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 	// --allow-remote needs no token of the daemon's own in team mode:
 	// every request needs a user's.
-	d := StartDaemon(t, dir, config, "--allow-remote")
+	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
 	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	as := func(token string) Target {
-		return Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
+	as := func(token string) e2e.Target {
+		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
 	}
 
 	// Both list and call.
 	for _, who := range []struct{ name, token string }{{"alice", alice}, {"bob", bob}} {
-		r := RunClient(t, as(who.token), []Step{
+		r := e2e.RunClient(t, as(who.token), []e2e.Step{
 			{Op: "listTools"},
-			MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from " + who.name}}),
+			e2e.MCPCall(map[string]any{"tool": "go_echo", "args": map[string]any{"message": "from " + who.name}}),
 		})
-		if names := ToolNames(t, r[0]); len(names) != 1 || names[0] != "mcp" {
+		if names := e2e.ToolNames(t, r[0]); len(names) != 1 || names[0] != "mcp" {
 			t.Errorf("%s lists %v, want [mcp]", who.name, names)
 		}
 		if r[1].IsError() || !strings.Contains(r[1].Text(), "from "+who.name) {
@@ -130,15 +131,15 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 
 	// Alice's call of a tool that needs approval waits for her.
-	waiting := GoClient(t, as(alice), []Step{MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})})
+	waiting := e2e.GoClient(t, as(alice), []e2e.Step{e2e.MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})})
 	approve := func(token string, args ...string) (string, error) {
-		cmd := exec.Command(BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
+		cmd := exec.Command(e2e.BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
 		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	var pending api.PendingApproval
-	PollUntil(t, "alice's pending approval", func() bool {
+	e2e.PollUntil(t, "alice's pending approval", func() bool {
 		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
 		req.Header.Set("Authorization", "Bearer "+alice)
 		resp, err := http.DefaultClient.Do(req)
@@ -180,7 +181,7 @@ func TestTeamModeE2E(t *testing.T) {
 	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
 	var lines []string
 	want := []string{"call alice go echo ok", "call bob go echo ok", "approval alice go add cli", "call alice go add ok"}
-	PollUntil(t, "the audit log's records", func() bool {
+	e2e.PollUntil(t, "the audit log's records", func() bool {
 		data, _ := os.ReadFile(logPath)
 		lines = lines[:0]
 		sc := bufio.NewScanner(bytes.NewReader(data))

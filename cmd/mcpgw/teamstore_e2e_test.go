@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/redistest"
 )
 
@@ -152,7 +153,7 @@ func backends(reqs []proxied) []int {
 // leaves her approval listed on the survivor until it is decided.
 func TestTeamReplicasE2E(t *testing.T) {
 	t.Parallel()
-	NeedNode(t)
+	e2e.NeedNode(t)
 	rs := redistest.Start(t)
 	iss := testissuer.New()
 	defer iss.Close()
@@ -160,45 +161,45 @@ func TestTeamReplicasE2E(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{
 		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw", "store": rs.URL},
 		"mcpServers": map[string]any{
-			"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
+			"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
 		"settings": map[string]any{"approvalTimeoutMs": 120000},
 	})
 	if err := os.WriteFile(config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	replicas := []*Daemon{
-		StartDaemon(t, t.TempDir(), config, "--allow-remote"),
-		StartDaemon(t, t.TempDir(), config, "--allow-remote"),
+	replicas := []*e2e.Daemon{
+		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
+		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
 	}
 	proxy := newRoundRobin(t, replicas[0].URL, replicas[1].URL)
 	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	as := func(token string, headers ...string) Target {
+	as := func(token string, headers ...string) e2e.Target {
 		h := map[string]string{"Authorization": "Bearer " + token}
 		for i := 0; i+1 < len(headers); i += 2 {
 			h[headers[i]] = headers[i+1]
 		}
-		return Target{URL: proxy.URL + "/mcp", Headers: h}
+		return e2e.Target{URL: proxy.URL + "/mcp", Headers: h}
 	}
 
 	// A toolsearch session: what ToolSearch activates through one replica
 	// is listed and called through both.
-	r := RunClient(t, as(alice, "Mcp-Gateway-Mode", "toolsearch"), []Step{
+	r := e2e.RunClient(t, as(alice, "Mcp-Gateway-Mode", "toolsearch"), []e2e.Step{
 		{Op: "listTools"},
-		Call("ToolSearch", map[string]any{"query": "select:go_echo"}),
+		e2e.Call("ToolSearch", map[string]any{"query": "select:go_echo"}),
 		{Op: "listTools"},
 		{Op: "listTools"},
-		Call("go_echo", map[string]any{"message": "one"}),
-		Call("go_echo", map[string]any{"message": "two"}),
+		e2e.Call("go_echo", map[string]any{"message": "one"}),
+		e2e.Call("go_echo", map[string]any{"message": "two"}),
 	})
-	if names := ToolNames(t, r[0]); slices.Contains(names, "go_echo") || !slices.Contains(names, "ToolSearch") {
+	if names := e2e.ToolNames(t, r[0]); slices.Contains(names, "go_echo") || !slices.Contains(names, "ToolSearch") {
 		t.Errorf("before ToolSearch, alice lists %v", names)
 	}
 	if r[1].IsError() || !strings.Contains(r[1].Text(), "go_echo") {
 		t.Errorf("ToolSearch select:go_echo: %s", r[1])
 	}
 	for _, i := range []int{2, 3} {
-		if names := ToolNames(t, r[i]); !slices.Contains(names, "go_echo") {
+		if names := e2e.ToolNames(t, r[i]); !slices.Contains(names, "go_echo") {
 			t.Errorf("step %d: after ToolSearch, alice lists %v", i, names)
 		}
 	}
@@ -219,13 +220,13 @@ func TestTeamReplicasE2E(t *testing.T) {
 		t.Errorf("alice's tools/call answered by replicas %v, want both", got)
 	}
 
-	approve := func(d *Daemon, token string, args ...string) (string, error) {
-		cmd := exec.Command(BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
+	approve := func(d *e2e.Daemon, token string, args ...string) (string, error) {
+		cmd := exec.Command(e2e.BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
 		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+d.Dir, "XDG_STATE_HOME="+filepath.Join(d.Dir, "state"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	listed := func(d *Daemon, token string) []api.PendingApproval {
+	listed := func(d *e2e.Daemon, token string) []api.PendingApproval {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -244,7 +245,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	// with the replica whose call waits.
 	waitPending := func() (api.PendingApproval, int) {
 		var p api.PendingApproval
-		PollUntil(t, "alice's pending approval", func() bool {
+		e2e.PollUntil(t, "alice's pending approval", func() bool {
 			l := listed(replicas[0], alice)
 			if len(l) == 1 {
 				p = l[0]
@@ -261,9 +262,9 @@ func TestTeamReplicasE2E(t *testing.T) {
 	// Alice's call waits on one replica; approved (for the tool, the rest
 	// of the session) through the other, it completes, and her next call
 	// of the tool, on the other replica, needs no approval.
-	waiting := GoClient(t, as(alice), []Step{
-		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000}),
-		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 4, "b": 5}, "timeoutMs": 120000}),
+	waiting := e2e.GoClient(t, as(alice), []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000}),
+		e2e.MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 4, "b": 5}, "timeoutMs": 120000}),
 	})
 	pending, holder := waitPending()
 	other := replicas[1-holder]
@@ -301,7 +302,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	}
 
 	// Her session ID with bob's token finds nothing, on either replica.
-	post := func(d *Daemon, token, session, body string) (int, string) {
+	post := func(d *e2e.Daemon, token, session, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, d.MCPURL(), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -343,8 +344,8 @@ func TestTeamReplicasE2E(t *testing.T) {
 
 	// A replica killed while alice's call waits on it: her approval stays
 	// listed on the survivor until it is decided (the call itself died).
-	dying := GoClient(t, as(alice), []Step{
-		MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 1, "b": 1}, "timeoutMs": 120000}),
+	dying := e2e.GoClient(t, as(alice), []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 1, "b": 1}, "timeoutMs": 120000}),
 	})
 	pending, holder = waitPending()
 	survivor := replicas[1-holder]

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/redistest"
 )
 
@@ -55,7 +56,7 @@ func TestTeamReplicasFigures(t *testing.T) {
 		}
 		data, _ := json.Marshal(map[string]any{
 			"team":       team,
-			"mcpServers": map[string]any{"go": map[string]any{"command": TestServerBin, "args": []string{"testserver"}}},
+			"mcpServers": map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}},
 		})
 		path := filepath.Join(t.TempDir(), "mcp.json")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -64,8 +65,8 @@ func TestTeamReplicasFigures(t *testing.T) {
 		return path
 	}
 	shared, alone := writeTeam(rs.URL), writeTeam("")
-	start := func(config string) *Daemon {
-		return StartDaemon(t, t.TempDir(), config, "--allow-remote", "--log-level", "warn")
+	start := func(config string) *e2e.Daemon {
+		return e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote", "--log-level", "warn")
 	}
 	a, b, c := start(shared), start(shared), start(alone)
 	two := newRoundRobin(t, a.URL, b.URL)

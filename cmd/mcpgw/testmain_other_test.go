@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"syscall"
 )
 
 // The test binary's helper modes whose tests run on Linux only (they
@@ -14,7 +13,3 @@ var errLinuxOnly = errors.New("only on Linux")
 func conformanceClientMain(string) error { return errLinuxOnly }
 func conformanceCLIMain(string) error    { return errLinuxOnly }
 func browseMain(string) error            { return errLinuxOnly }
-
-// processAlive reports whether pid exists (a zombie counts, where /proc
-// cannot tell).
-func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestTokenNotInArguments: a token given on the command line, which every
@@ -89,15 +91,15 @@ func getAs(t *testing.T, uid uint32, url, bearer string) string {
 // environment cliEnv gives, and returns its URL.
 func startDaemonEnv(t *testing.T, dir string, env []string, extra ...string) string {
 	t.Helper()
-	bin := BuildMcpgw(t)
-	config := WriteConfig(t, dir, map[string]any{}, nil)
-	port := FreePort(t)
+	bin := e2e.BuildMcpgw(t)
+	config := e2e.WriteConfig(t, dir, map[string]any{}, nil)
+	port := e2e.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cmd := exec.Command(bin, append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}, extra...)...)
 	cmd.Env = cliEnv(dir, append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run")}, env...)...)
-	StartProcess(t, cmd)
-	WaitHTTP(t, url+"/healthz")
+	e2e.StartProcess(t, cmd)
+	e2e.WaitHTTP(t, url+"/healthz")
 	return url
 }
 
@@ -109,7 +111,7 @@ func TestTokenIsASecondLock(t *testing.T) {
 		t.Skip("needs root to connect as another user")
 	}
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte("file-t0ken\n"), 0o600); err != nil {
@@ -158,7 +160,7 @@ func TestTokenIsASecondLock(t *testing.T) {
 // and requires it on HTTP; the CLI reads it from there.
 func TestInstallToken(t *testing.T) {
 	t.Parallel()
-	bin := BuildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
 	url := startDaemonEnv(t, dir, []string{"MCPGW_TEST_NO_OWNER_CHECK=1"})
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // TestStatusPageInChromium drives the page in headless Chromium: a failing
@@ -28,12 +29,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
 	script := filepath.Join(dir, "flaky.sh")
-	os.WriteFile(script, []byte("#!/bin/sh\nif [ ! -e "+ready+" ]; then echo 'fatal: the database is not reachable' >&2; exit 1; fi\nexec "+TestServerBin+" testserver\n"), 0o700)
-	config := WriteConfig(t, dir, map[string]any{
+	os.WriteFile(script, []byte("#!/bin/sh\nif [ ! -e "+ready+" ]; then echo 'fatal: the database is not reachable' >&2; exit 1; fi\nexec "+e2e.TestServerBin+" testserver\n"), 0o700)
+	config := e2e.WriteConfig(t, dir, map[string]any{
 		"flaky":  map[string]any{"command": script, "lifecycle": "eager"},
-		"steady": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+		"steady": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 
 	ctx := newChromium(t, chromium)
 	// The first action starts the browser: no timeout on its context.
@@ -103,7 +104,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(refused, "cross-origin") {
 		t.Errorf("the browser, after the hostile form (%v): %q", err, refused)
 	}
-	for _, sr := range d.report(t).Servers {
+	for _, sr := range d.Report(t).Servers {
 		if sr.Name == "steady" && (sr.State == "disabled" || sr.DisabledHere) {
 			t.Errorf("a cross-origin form disabled steady (the browser showed %q)", refused)
 		}
@@ -130,15 +131,15 @@ func TestStatusPageInChromium(t *testing.T) {
 func TestApprovalInChromium(t *testing.T) {
 	t.Parallel()
 	chromium := needChromium(t)
-	NeedNode(t)
+	e2e.NeedNode(t)
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{"p": PolicyServer(map[string]any{"approveTools": true})},
+	config := e2e.WriteConfig(t, dir, map[string]any{"p": e2e.PolicyServer(map[string]any{"approveTools": true})},
 		map[string]any{"approvalTimeoutMs": 120000})
-	d := StartDaemon(t, dir, config, "--no-bootstrap")
-	done := GoClient(t, Target{URL: d.MCPURL()}, []Step{
-		MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
+	d := e2e.StartDaemon(t, dir, config, "--no-bootstrap")
+	done := e2e.GoClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{
+		e2e.MCPCall(map[string]any{"tool": "p_delete_thing", "args": map[string]any{"name": "from-the-page"}}),
 	})
-	p := WaitPending(t, d, "delete_thing")
+	p := e2e.WaitPending(t, d, "delete_thing")
 
 	ctx := newChromium(t, chromium)
 	if err := chromedp.Do(ctx, chromedp.Navigate(d.URL+"/")); err != nil {
@@ -212,7 +213,7 @@ func textNow(sel string) chromedp.Action[string] {
 // newChromium starts a headless Chromium for the test, ended with it.
 func newChromium(t *testing.T, chromium string) context.Context {
 	t.Helper()
-	release := Heavy()
+	release := e2e.Heavy()
 	t.Cleanup(release)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -23,11 +24,11 @@ import (
 func TestStatusPage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"good":   map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
-		"broken": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "env": map[string]any{fakeupstream.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"good":   map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+		"broken": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": map[string]any{fakeupstream.EnvFailStart: "fatal: API_KEY is not set"}, "lifecycle": "eager"},
 	}, nil)
-	d := StartDaemon(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	get := func(path string) string {
 		t.Helper()
 		resp, err := http.Get(d.URL + path)
@@ -42,7 +43,7 @@ func TestStatusPage(t *testing.T) {
 		return string(body)
 	}
 	var page string
-	for deadline := time.Now().Add(WaitLimit); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(e2e.WaitLimit); ; time.Sleep(100 * time.Millisecond) {
 		page = get("/")
 		if strings.Contains(page, `<tr class="state-ok" id="server-good">`) && strings.Contains(page, `<tr class="state-bad" id="server-broken">`) {
 			break
@@ -82,7 +83,7 @@ func TestStatusPage(t *testing.T) {
 		t.Errorf("the reconnect is not in good's log:\n%s", logs)
 	}
 	// The same through the CLI.
-	out, err := exec.Command(BuildMcpgw(t), "logs", "--url", d.URL, "broken").CombinedOutput()
+	out, err := exec.Command(e2e.BuildMcpgw(t), "logs", "--url", d.URL, "broken").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "stderr: fatal: API_KEY is not set") {
 		t.Errorf("mcpgw logs broken: %v\n%s", err, out)
 	}
@@ -115,11 +116,11 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Skip("chromium is not installed (apt-get install chromium)")
 	}
 	dir := t.TempDir()
-	config := WriteConfig(t, dir, map[string]any{
-		"good": map[string]any{"command": TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"good": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
-	d := StartDaemon(t, dir, config)
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	d := e2e.StartDaemon(t, dir, config)
+	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=7000", "--dump-dom", d.URL+"/")

@@ -1,0 +1,220 @@
+//go:build unix
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/proctest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
+)
+
+// buildMcpgw returns this package's binary, built once per test process,
+// with -race when the test binary was (proctest.Build).
+func BuildMcpgw(t testing.TB) string {
+	t.Helper()
+	path, err := proctest.Build(filepath.Join(Root, "cmd", "mcpgw"), proctest.RaceEnabled())
+	if err != nil {
+		t.Fatalf("building mcpgw: %v", err)
+	}
+	return path
+}
+
+// waitCached waits until the daemon's cache file holds entries for names.
+func WaitCached(t *testing.T, path string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var f struct {
+			Servers map[string]json.RawMessage `json:"servers"`
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(data, &f) == nil {
+			all := true
+			for _, n := range names {
+				if _, ok := f.Servers[n]; !ok {
+					all = false
+				}
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache %s never got entries for %v (have %s)", path, names, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// daemon is a running `mcpgw serve` under test.
+type Daemon struct {
+	URL    string // http://127.0.0.1:P
+	Dir    string // its private temp dir (HOME, cache, socket)
+	Socket string
+	Cache  string
+	Proc   *Process
+}
+
+// mcpURL is the daemon's MCP endpoint.
+func (d *Daemon) MCPURL() string { return d.URL + "/mcp" }
+
+// writeConfig writes an mcp.json with the given servers into dir.
+func WriteConfig(t testing.TB, dir string, servers map[string]any, settings map[string]any) string {
+	t.Helper()
+	cfg := map[string]any{"mcpServers": servers}
+	if settings != nil {
+		cfg["settings"] = settings
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startDaemon runs the mcpgw binary with config in dir, HOME pointed at dir
+// so nothing outside the test is read or written, and waits for /healthz.
+func StartDaemon(t testing.TB, dir, config string, extra ...string) *Daemon {
+	t.Helper()
+	bin := BuildMcpgw(t)
+	port := FreePort(t)
+	d := &Daemon{
+		URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
+		Dir:    dir,
+		Socket: filepath.Join(dir, "run", "mcpgw.sock"),
+		Cache:  filepath.Join(dir, "cache.json"),
+	}
+	args := append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--cache", d.Cache, "--socket", d.Socket, "--log-format", "text", "--log-level", "debug"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	d.Proc = StartProcess(t, cmd)
+	WaitHTTP(t, d.URL+"/healthz")
+	return d
+}
+
+func (d *Daemon) Report(t testing.TB) *api.Report {
+	t.Helper()
+	return DaemonStatus(t, d.URL)
+}
+
+// waitReload waits for a reload attempt recorded after since.
+func (d *Daemon) WaitReload(t testing.TB, since time.Time) *api.ReloadInfo {
+	t.Helper()
+	var info *api.ReloadInfo
+	PollUntil(t, "a config reload", func() bool {
+		info = d.Report(t).LastReload
+		return info != nil && info.At.After(since)
+	})
+	return info
+}
+
+func (d *Daemon) MetricValue(t testing.TB, name string) string {
+	t.Helper()
+	resp, err := http.Get(d.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// daemonStatus is GET /-/status of the daemon at base.
+func DaemonStatus(t testing.TB, base string) *api.Report {
+	t.Helper()
+	resp, err := http.Get(base + "/-/status")
+	if err != nil {
+		t.Fatalf("GET /-/status: %v", err)
+	}
+	defer resp.Body.Close()
+	var r api.Report
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("decoding /-/status: %v", err)
+	}
+	return &r
+}
+
+// stopDaemonAt ends a daemon the test did not start itself (one a shim
+// started), found by its status endpoint.
+func StopDaemonAt(t *testing.T, base string) {
+	resp, err := http.Get(base + "/-/status")
+	if err != nil {
+		return
+	}
+	var r api.Report
+	_ = json.NewDecoder(resp.Body).Decode(&r)
+	resp.Body.Close()
+	if r.PID <= 0 {
+		return
+	}
+	_ = syscall.Kill(r.PID, syscall.SIGTERM)
+	deadline := time.Now().Add(WaitLimit)
+	for proctest.Alive(r.PID) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if proctest.Alive(r.PID) {
+		_ = syscall.Kill(r.PID, syscall.SIGKILL)
+	}
+}
+
+func WriteJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// policyServer is the test server with its policy tools (delete_thing
+// counts the calls that reach it), plus extra fields.
+func PolicyServer(extra map[string]any) map[string]any {
+	s := map[string]any{"command": TestServerBin, "args": []string{"testserver"},
+		"env": map[string]any{fakeupstream.EnvPolicy: "1"}}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// waitPending polls the daemon until a call of tool waits for approval,
+// and returns it.
+func WaitPending(t *testing.T, d *Daemon, tool string) api.PendingApproval {
+	t.Helper()
+	var found api.PendingApproval
+	PollUntil(t, "a pending approval of "+tool, func() bool {
+		for _, p := range d.Report(t).Approvals {
+			if p.Tool == tool {
+				found = p
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
