@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package pi
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ import (
 // heading is heading, in order.
 func readmeSnippets(t *testing.T, heading string) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile(filepath.Join(e2e.Root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 
 //lint:file-ignore SA1019 sampling, roots and logging are deprecated as of protocol 2026-07-28 but still spoken by the clients and servers mcpgw sits between; these tests exercise them.
 
-package main
+package conformance
 
 import (
 	"context"

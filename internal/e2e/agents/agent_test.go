@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package agents
 
 import (
 	"bytes"
@@ -39,6 +39,8 @@ type agentEnv struct {
 	url   string // the daemon's HTTP base
 	model *e2e.FakeModel
 	env   []string
+	// exited is closed when the agent start started last has ended.
+	exited <-chan struct{}
 }
 
 // needAgent returns the agent's executable under the e2e packages, or
@@ -125,6 +127,7 @@ func (e *agentEnv) start(name string, args ...string) (wait func() string) {
 		e.t.Fatalf("starting %s: %v", filepath.Base(name), err)
 	}
 	done := make(chan struct{})
+	e.exited = done
 	go func() {
 		defer close(done)
 		defer release()
@@ -148,22 +151,30 @@ func (e *agentEnv) start(name string, args ...string) (wait func() string) {
 // `mcpgw approve --list` showed.
 func (e *agentEnv) approveFromCLI(tool string) string {
 	e.t.Helper()
+	// Until the agent asks, or ends without asking: an agent starting on
+	// a busy machine can take minutes, and its own limit (start's)
+	// bounds the wait.
 	var id string
-	e2e.PollUntil(e.t, "a call of "+tool+" waiting for approval", func() bool {
+	for id == "" {
+		select {
+		case <-e.exited:
+			e.model.LogRequests()
+			e.t.Fatalf("the agent ended before a call of %s waited for approval", tool)
+		case <-time.After(50 * time.Millisecond):
+		}
 		resp, err := http.Get(e.url + "/-/status")
 		if err != nil {
-			return false // the shim has not started the daemon yet
+			continue // the shim has not started the daemon yet
 		}
-		defer resp.Body.Close()
 		var r api.Report
 		_ = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
 		for _, p := range r.Approvals {
 			if p.Tool == tool {
 				id = p.ID
 			}
 		}
-		return id != ""
-	})
+	}
 	mcpgw := func(args ...string) string {
 		cmd := exec.Command(e.bin, args...)
 		cmd.Env = e.env
