@@ -291,9 +291,11 @@ func (s *Store) Source(ctx context.Context, serverURL string) *Source {
 	return &Source{store: s, serverURL: serverURL, ctx: ctx}
 }
 
-// ErrLoginExpired is returned when the authorization server refused the
-// stored refresh token (revoked, expired): only a new login helps.
-var ErrLoginExpired = errors.New("the login has expired (the refresh token was refused)")
+// ErrLoginExpired is returned, wrapped with the reason, when the access
+// token has expired and cannot be renewed: the server gave no refresh
+// token, or the authorization server refused it (revoked, expired). Only
+// a new login helps.
+var ErrLoginExpired = errors.New("the login has expired")
 
 // expiryMargin is how long before its expiry a token is refreshed.
 const expiryMargin = 30 * time.Second
@@ -326,7 +328,7 @@ func (src *Source) Token() (*oauth2.Token, error) {
 		return tok, nil
 	}
 	if c.Token.RefreshToken == "" {
-		return nil, ErrLoginExpired
+		return nil, fmt.Errorf("%w (the access token expired, and the server gave no refresh token)", ErrLoginExpired)
 	}
 	old := *c.Token
 	old.Expiry = time.Now().Add(-time.Minute) // make the library refresh
@@ -336,7 +338,7 @@ func (src *Source) Token() (*oauth2.Token, error) {
 		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.Response != nil && re.Response.StatusCode == 400) {
 			c.Token = nil
 			_ = src.store.update(c) // no retry loop: the next request finds no token
-			return nil, ErrLoginExpired
+			return nil, fmt.Errorf("%w (the refresh token was refused)", ErrLoginExpired)
 		}
 		return nil, fmt.Errorf("refreshing the access token: %v", err)
 	}

@@ -132,8 +132,8 @@ func TestSourceRefresh(t *testing.T) {
 	}
 	revoked.Store(true)
 	src.Invalidate("at-2")
-	if _, err := src.Token(); !errors.Is(err, ErrLoginExpired) {
-		t.Errorf("revoked refresh token: %v, want ErrLoginExpired", err)
+	if _, err := src.Token(); !errors.Is(err, ErrLoginExpired) || err.Error() != "the login has expired (the refresh token was refused)" {
+		t.Errorf("revoked refresh token: %v, want ErrLoginExpired saying the refresh token was refused", err)
 	}
 	if _, err := src.Token(); !errors.Is(err, ErrNotLoggedIn) {
 		t.Errorf("after that: %v, want ErrNotLoggedIn (no retry loop)", err)
@@ -219,5 +219,19 @@ func TestStoreIssuers(t *testing.T) {
 	}
 	if c, _ := s.LoadIssuer(url, "https://as2"); c == nil || c.ClientID != "b" {
 		t.Errorf("a logout forgot the second's client: %+v", c)
+	}
+}
+
+// TestSourceExpiredWithoutRefreshToken: an expired access token the
+// server gave no refresh token for needs a new login, and the error says
+// why, not that a refresh token was refused.
+func TestSourceExpiredWithoutRefreshToken(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	url := "https://mcp.example/mcp"
+	s.Save(&Credentials{ServerURL: url, ClientID: "id", TokenURL: "http://127.0.0.1:1/token",
+		Token: &oauth2.Token{AccessToken: "old", Expiry: time.Now().Add(-time.Minute)}})
+	_, err := s.Source(context.Background(), url).Token()
+	if want := "the login has expired (the access token expired, and the server gave no refresh token)"; !errors.Is(err, ErrLoginExpired) || err == nil || err.Error() != want {
+		t.Errorf("Token() = %v, want ErrLoginExpired: %q", err, want)
 	}
 }
