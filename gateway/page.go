@@ -85,7 +85,7 @@ func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
 		Enabled:      srv.Enabled,
 		Untrusted:    srv.Untrusted,
 		DisabledHere: s.disabledHere(srv.Name),
-		Policy:       registry.DescribePolicy(srv, s.catalog.View().Config.Settings),
+		Policy:       registry.DescribePolicy(srv, s.catalog.View().Config),
 		P50:          s.latency.p50(srv.Name),
 	}
 	for _, t := range sv.Tools {

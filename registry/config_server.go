@@ -226,6 +226,10 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 		s.ApproveTools = p.approval(v, f)
 	case "autoApprove":
 		s.AutoApprove = p.globs(v, f)
+	case "visibleTo":
+		s.VisibleTo = p.visibleTo(v, f)
+	case "approveToolsFor":
+		s.ApproveToolsFor = p.approveToolsFor(v, f)
 	case "searchKeywords":
 		s.SearchKeywords = p.searchKeywords(v, f)
 	case "inheritEnv":

@@ -247,6 +247,11 @@ type Server struct {
 	ApproveTools Approval
 	AutoApprove  []string
 	InheritEnv   *bool
+	// VisibleTo names the only users and groups ("user:NAME",
+	// "group:NAME") that see the server in team mode; nil for everyone.
+	// ApproveToolsFor adds approvals for some of them. See teampolicy.go.
+	VisibleTo       []string
+	ApproveToolsFor []PrincipalApproval
 	// IncludeAlso are includeTools lists of trusted project entries that
 	// narrow this server (see WithProject): a tool is shown only if it
 	// matches IncludeTools (when set) and every one of these.

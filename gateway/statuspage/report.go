@@ -181,11 +181,18 @@ func policyPhrase(it registry.PolicyItem) string {
 		}
 	case registry.RuleNote:
 		p = "from " + it.Note
+	case registry.RuleVisibleTo:
+		p = "visible only to " + strings.Join(it.Principals, ", ")
+	case registry.RuleApproveToolsFor:
+		p = "approveTools " + it.Approval.String() + " for " + strings.Join(it.Principals, ", ")
 	default:
 		p = string(it.Rule)
 	}
 	if it.Field != "" {
 		p += " (" + it.Field + ")"
+	}
+	if it.Off {
+		p += " (no effect outside team mode)"
 	}
 	return p
 }
