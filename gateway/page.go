@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/gateway/transport"
@@ -61,13 +62,36 @@ func (p pageHub) Daemon(ctx context.Context) statuspage.DaemonFacts {
 	return d
 }
 
-func (p pageHub) Servers() []statuspage.ServerFacts {
-	v := p.s.catalog.View()
+func (p pageHub) Servers(ctx context.Context) []statuspage.ServerFacts {
+	v := p.s.viewOf(ctx)
 	out := make([]statuspage.ServerFacts, 0, len(v.Servers))
 	for _, sv := range v.Servers {
 		out = append(out, p.serverFacts(sv))
 	}
 	return out
+}
+
+// viewOf is the catalogue as the user ctx carries sees it in team mode
+// (registry.Config.ForUser: the servers they may not see are not in it);
+// the daemon's outside team mode.
+func (s *Server) viewOf(ctx context.Context) *registry.View {
+	v := s.catalog.View()
+	u := identity.FromContext(ctx)
+	if u == nil {
+		return v
+	}
+	return s.catalog.ViewFor(forUser(v.Config, u))
+}
+
+// policyOf describes the policy of the server name as configured, not as
+// one user's view has it (with their approvals added).
+func (s *Server) policyOf(name string) []registry.PolicyItem {
+	cfg := s.catalog.View().Config
+	srv := cfg.Servers[name]
+	if srv == nil {
+		return nil
+	}
+	return registry.DescribePolicy(srv, cfg)
 }
 
 // serverFacts are sv's facts: its definition, policy, listing, stored
@@ -85,7 +109,7 @@ func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
 		Enabled:      srv.Enabled,
 		Untrusted:    srv.Untrusted,
 		DisabledHere: s.disabledHere(srv.Name),
-		Policy:       registry.DescribePolicy(srv, s.catalog.View().Config),
+		Policy:       s.policyOf(srv.Name),
 		P50:          s.latency.p50(srv.Name),
 	}
 	for _, t := range sv.Tools {
@@ -129,8 +153,8 @@ func (s *Server) login(srv *registry.Server) statuspage.LoginFacts {
 	return statuspage.LoginFacts{Token: true, Expiry: c.Token.Expiry, Refreshable: c.Token.RefreshToken != "" || c.Grant != ""}
 }
 
-func (p pageHub) Tools(server string) []statuspage.ToolFacts {
-	sv, ok := p.s.catalog.View().Server(server)
+func (p pageHub) Tools(ctx context.Context, server string) []statuspage.ToolFacts {
+	sv, ok := p.s.viewOf(ctx).Server(server)
 	if !ok {
 		return nil
 	}
@@ -143,8 +167,8 @@ func (p pageHub) Tools(server string) []statuspage.ToolFacts {
 
 func (p pageHub) Log(name string) []string { return p.s.serverLogs.get(name) }
 
-func (p pageHub) Stderr(server string, n int) []string {
-	sv, ok := p.s.catalog.View().Server(server)
+func (p pageHub) Stderr(ctx context.Context, server string, n int) []string {
+	sv, ok := p.s.viewOf(ctx).Server(server)
 	if !ok || !sv.Server.Enabled || sv.Server.Untrusted {
 		return nil
 	}
@@ -219,8 +243,8 @@ func (s *Server) projectFacts(ss *session) *statuspage.ProjectFacts {
 	return pf
 }
 
-func (p pageHub) Search(query string, limit int) []statuspage.Hit {
-	v := p.s.catalog.View()
+func (p pageHub) Search(ctx context.Context, query string, limit int) []statuspage.Hit {
+	v := p.s.viewOf(ctx)
 	ix := v.Index()
 	hits, err := ix.Search(query, search.Options{Limit: limit})
 	if err != nil {
@@ -240,7 +264,7 @@ func (p pageHub) Approvals(ctx context.Context) []api.PendingApproval {
 
 // Reconnect connects a server now, as `mcpgw connect` does.
 func (p pageHub) Reconnect(ctx context.Context, name string) error {
-	v := p.s.catalog.View()
+	v := p.s.viewOf(ctx)
 	if _, ok := v.Server(name); !ok {
 		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
 	}
@@ -252,7 +276,10 @@ func (p pageHub) Reconnect(ctx context.Context, name string) error {
 	return err
 }
 
-func (p pageHub) SetEnabled(name string, on bool) error {
+func (p pageHub) SetEnabled(ctx context.Context, name string, on bool) error {
+	if _, ok := p.s.viewOf(ctx).Server(name); !ok {
+		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
+	}
 	if err := p.s.SetEnabled(name, on); err != nil {
 		return statuspage.Errorf(http.StatusNotFound, "%v", err)
 	}
@@ -289,7 +316,7 @@ func (p pageHub) Refuse(dir string) {
 // send the browser.
 func (p pageHub) Login(ctx context.Context, name string) (string, error) {
 	s := p.s
-	sv, ok := s.catalog.View().Server(name)
+	sv, ok := s.viewOf(ctx).Server(name)
 	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
 		return "", statuspage.Errorf(http.StatusNotFound, "no remote server %q with \"auth\": \"oauth\"", name)
 	}

@@ -16,7 +16,7 @@ import (
 // Report is the daemon's state as `mcpgw status` and the page show it
 // (GET /-/status), made of h's facts.
 func Report(ctx context.Context, h Hub) *api.Report {
-	return report(ctx, h, h.Servers(), time.Now())
+	return report(ctx, h, h.Servers(ctx), time.Now())
 }
 
 func report(ctx context.Context, h Hub, servers []ServerFacts, now time.Time) *api.Report {
