@@ -60,8 +60,8 @@ func (ss *session) Upstream(srv *registry.Server) *upstream.Upstream {
 }
 
 // Called implements dispatch.Observer.
-func (s *Server) Called(server, outcome string, d time.Duration) {
-	s.metrics.call(server, outcome, d)
+func (s *Server) Called(server, user, outcome string, d time.Duration) {
+	s.metrics.call(server, user, outcome, d)
 	s.latency.add(server, d)
 }
 

@@ -183,7 +183,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	}
 	s.serverInfo, _ = json.Marshal(&mcp.Implementation{Name: "mcpgw", Version: s.version})
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.metrics = newMetrics(s.opts.Registerer)
+	s.metrics = newMetrics(s.opts.Registerer, cfg != nil && cfg.Team != nil)
 	s.metrics.approvalServers(cfg)
 	s.base.Store(cfg)
 	s.catalog = registry.NewCatalog(cfg)

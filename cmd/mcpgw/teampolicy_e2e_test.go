@@ -261,4 +261,27 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			t.Errorf("bob's approved call: %s", r[0])
 		}
 	})
+
+	// Their calls count by user: alice's three of the eng server (the
+	// CLI's, the mcp tool's, the script's) and her add, bob's add.
+	t.Run("metrics by user", func(t *testing.T) {
+		resp, err := http.Get(d.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, series := range []string{
+			`mcpgw_tool_calls_total{outcome="ok",server="hush",user="alice"} 3`,
+			`mcpgw_tool_calls_total{outcome="ok",server="alpha",user="alice"} 1`,
+			`mcpgw_tool_calls_total{outcome="ok",server="alpha",user="bob"} 1`,
+		} {
+			if !strings.Contains(string(body), series+"\n") {
+				t.Errorf("/metrics without %s", series)
+			}
+		}
+		if strings.Contains(string(body), `server="hush",user="bob"`) {
+			t.Error("/metrics counts a call of bob's to the eng server")
+		}
+	})
 }
