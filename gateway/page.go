@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // pageHub is the hub as the status page sees it (statuspage.Hub): it
@@ -35,7 +37,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 
 // serverState is the state shown in status and lists.
 func (s *Server) serverState(sv *registry.ServerView) string {
-	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(sv), time.Now()))
+	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(context.Background(), sv), time.Now()))
 }
 
 func (p pageHub) Daemon(ctx context.Context) statuspage.DaemonFacts {
@@ -66,7 +68,7 @@ func (p pageHub) Servers(ctx context.Context) []statuspage.ServerFacts {
 	v := p.s.viewOf(ctx)
 	out := make([]statuspage.ServerFacts, 0, len(v.Servers))
 	for _, sv := range v.Servers {
-		out = append(out, p.serverFacts(sv))
+		out = append(out, p.serverFacts(ctx, sv))
 	}
 	return out
 }
@@ -95,8 +97,9 @@ func (s *Server) policyOf(name string) []registry.PolicyItem {
 }
 
 // serverFacts are sv's facts: its definition, policy, listing, stored
-// login and, while it is on, its upstream's state.
-func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
+// login and, while it is on, its upstream's state (and, for a server with
+// an upstream per user, theirs, the user's of ctx among them).
+func (p pageHub) serverFacts(ctx context.Context, sv *registry.ServerView) statuspage.ServerFacts {
 	s := p.s
 	srv := sv.Server
 	f := statuspage.ServerFacts{
@@ -137,6 +140,21 @@ func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
 		for name, c := range st.ByName {
 			f.Upstream.ByName[name] = statuspage.Counts{Calls: c.Calls, Errors: c.Errors}
 		}
+		if srv.Isolation == registry.IsolationUser && s.base.Load().Team != nil {
+			f.PerUser = true
+			mine := userUpstreamKey(userOf(ctx))
+			for key, st := range s.pool.PrivateStatus(srv) {
+				if !strings.HasPrefix(key, userUpstreamKey("")) {
+					continue
+				}
+				if st.State == upstream.StateConnected {
+					f.UserUpstreams++
+				}
+				if key == mine {
+					f.Yours = &statuspage.UpstreamFacts{Name: st.Name, State: string(st.State), Since: st.Since, LastError: st.LastError, PID: st.PID, Calls: st.Calls, Errors: st.Errors}
+				}
+			}
+		}
 	}
 	return f
 }
@@ -171,6 +189,12 @@ func (p pageHub) Stderr(ctx context.Context, server string, n int) []string {
 	sv, ok := p.s.viewOf(ctx).Server(server)
 	if !ok || !sv.Server.Enabled || sv.Server.Untrusted {
 		return nil
+	}
+	if user := userOf(ctx); user != "" && sv.Server.Isolation == registry.IsolationUser {
+		// The user's own process, whose stderr may hold what they sent it.
+		if u := p.s.pool.Private(sv.Server, userUpstreamKey(user)); u != nil {
+			return u.Stderr(n)
+		}
 	}
 	return p.s.pool.Upstream(sv.Server).Stderr(n)
 }

@@ -154,7 +154,8 @@ func setServer(m map[string]*Server, name string, s *Server) map[string]*Server 
 type teamRule struct {
 	v      *hujson.Value
 	field  string
-	groups bool // it names a group
+	groups bool  // it names a group
+	off    error // what it does without a team block; nil: ErrTeamOff
 }
 
 // visibleTo reads a visibleTo list.
@@ -224,6 +225,8 @@ func (p *configParser) approveToolsFor(v *hujson.Value, field string) []Principa
 func (p *configParser) checkTeamRules(cfg *Config) {
 	for _, r := range p.teamRules {
 		switch {
+		case cfg.Team == nil && r.off != nil:
+			p.warnf(r.v, r.field, "%v", r.off)
 		case cfg.Team == nil:
 			p.warnf(r.v, r.field, "%v", ErrTeamOff)
 		case r.groups && cfg.Team.GroupsClaim == "":
@@ -231,6 +234,9 @@ func (p *configParser) checkTeamRules(cfg *Config) {
 		}
 	}
 }
+
+// errPerUserOff is what "isolation": "user" does without a team block.
+var errPerUserOff = errors.New(`"user" has no effect outside team mode (no team block): with one user, the server is shared`)
 
 // ErrTeamOff is why a rule naming users or groups has no effect: without a
 // team block no request names a user.

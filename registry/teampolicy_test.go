@@ -66,6 +66,10 @@ func TestTeamPolicyRefused(t *testing.T) {
 		{"no groups claim", `{"team": {"issuer": "https://login.example.com", "audience": "mcpgw"}, "mcpServers": {"a": {"command": "x", "visibleTo": ["group:eng"], "approveToolsFor": {"user:bob": true}}}}`, "", []string{
 			"mcpServers.a.visibleTo: no group matches: team.groupsClaim is not set, so tokens name no groups",
 		}},
+		{"per user without a team block", `{"mcpServers": {"a": {"command": "x", "isolation": "user"}}}`, "", []string{
+			`mcpServers.a.isolation: "user" has no effect outside team mode (no team block): with one user, the server is shared`,
+		}},
+		{"per user", `{` + team + `"mcpServers": {"a": {"command": "x", "isolation": "user"}}}`, "", nil},
 		{"false lifts nothing", `{` + team + `"mcpServers": {"a": {"command": "x", "approveToolsFor": {"group:admins": false}}}}`, "", []string{
 			`mcpServers.a.approveToolsFor."group:admins": false asks for nothing: approveToolsFor adds approvals to approveTools, never lifts them; ignored`,
 		}},

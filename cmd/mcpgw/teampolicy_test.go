@@ -2,8 +2,11 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -27,5 +30,24 @@ func TestCheckWordsTeamPolicy(t *testing.T) {
 	}
 	if got := serverPolicyIn(srv, &registry.Config{}); !slices.Equal(got, want) {
 		t.Errorf("no team block:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestStatusPerUser: `mcpgw status` says a server runs a process per user,
+// how many are connected, and which is yours.
+func TestStatusPerUser(t *testing.T) {
+	now := time.Now()
+	var b strings.Builder
+	writeStatus(&b, &api.Report{Version: "v", Servers: []api.ServerReport{
+		{Name: "mine", State: "connected", PID: 7, PerUser: true, UserProcesses: 2, YourState: "connected", YourPID: 9},
+		{Name: "later", State: "idle-closed", PerUser: true},
+	}}, now)
+	for _, want := range []string{
+		"connected (pid 7), a process per user: 2 connected, yours pid 9",
+		"idle-closed, a process per user: 0 connected ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status without %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -114,6 +114,12 @@ type ServerFacts struct {
 	Login   LoginFacts    // an OAuth server's stored login
 	// Upstream is its connection's state; nil while it is off.
 	Upstream *UpstreamFacts
+	// PerUser: it runs an upstream per user (team mode), beside Upstream;
+	// UserUpstreams of them are connected, and Yours is the one of the
+	// user the facts were asked for (nil: none yet).
+	PerUser       bool
+	UserUpstreams int
+	Yours         *UpstreamFacts
 }
 
 // LoginFacts describe a stored OAuth login, never its tokens.

@@ -105,6 +105,12 @@ func ServerReport(f ServerFacts, now time.Time) api.ServerReport {
 		sr.Calls, sr.Errors = c.Calls, c.Errors
 	}
 	sr.Since, sr.NextRetry, sr.PID = up.Since, up.NextRetry, up.PID
+	if f.PerUser {
+		sr.PerUser, sr.UserProcesses = true, f.UserUpstreams
+		if y := f.Yours; y != nil {
+			sr.YourState, sr.YourPID = y.State, y.PID
+		}
+	}
 	switch up.State {
 	case "connected", "connecting", "failed", "needs-auth":
 		sr.State = up.State

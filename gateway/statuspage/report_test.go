@@ -61,6 +61,8 @@ func TestServerReport(t *testing.T) {
 			api.ServerReport{Name: "o", State: "connected", Transport: "stdio", Login: "logged in (refresh due)", TokenExpiry: since}},
 		{"token expired", ServerFacts{Name: "o", Enabled: true, OAuth: true, Login: LoginFacts{Token: true, Expiry: since}, Upstream: &UpstreamFacts{State: "needs-auth"}},
 			api.ServerReport{Name: "o", State: "needs-auth", Transport: "stdio", Login: "expired", TokenExpiry: since}},
+		{"an upstream per user", ServerFacts{Name: "p", Enabled: true, PerUser: true, UserUpstreams: 2, Yours: &UpstreamFacts{State: "connected", PID: 9}, Upstream: &UpstreamFacts{State: "connected", PID: 7}},
+			api.ServerReport{Name: "p", State: "connected", Transport: "stdio", PID: 7, PerUser: true, UserProcesses: 2, YourState: "connected", YourPID: 9}},
 		{"not OAuth: no login", ServerFacts{Name: "x", Enabled: true, Login: LoginFacts{Token: true}, Upstream: &UpstreamFacts{State: "connected"}},
 			api.ServerReport{Name: "x", State: "connected", Transport: "stdio"}},
 	} {
