@@ -60,8 +60,8 @@ func (ss *session) Upstream(srv *registry.Server) *upstream.Upstream {
 }
 
 // Called implements dispatch.Observer.
-func (s *Server) Called(server, outcome string, d time.Duration) {
-	s.metrics.call(server, outcome, d)
+func (s *Server) Called(server, user, outcome string, d time.Duration) {
+	s.metrics.call(server, user, outcome, d)
 	s.latency.add(server, d)
 }
 
@@ -69,13 +69,23 @@ func (s *Server) Called(server, outcome string, d time.Duration) {
 func (s *Server) Decided(server, approval string) { s.metrics.approval(server, approval) }
 
 // upstreamFor returns the upstream that serves srv for ss: its own, for a
-// server with "isolation": "session", else the shared one.
+// server with "isolation": "session"; its user's, for one with
+// "isolation": "user" in team mode; else the shared one.
 func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
-	if srv.Isolation == registry.IsolationSession && ss != nil {
+	switch {
+	case ss == nil:
+	case srv.Isolation == registry.IsolationSession:
 		return s.pool.SessionUpstream(srv, ss.key)
+	case srv.Isolation == registry.IsolationUser && ss.User() != "":
+		return s.pool.SessionUpstream(srv, userUpstreamKey(ss.User()))
 	}
 	return s.pool.Upstream(srv)
 }
+
+// userUpstreamKey is the pool's key of a user's own upstreams
+// ("isolation": "user"). A session's key (session.key) never starts so:
+// a user's upstreams outlive their sessions, and close when idle.
+func userUpstreamKey(user string) string { return "user:" + user }
 
 // Identity implements dispatch.Caller: it names the session and its client on the audit log and the
 // approvals list: the shim's session ID, else the HTTP session's, else

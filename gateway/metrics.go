@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -29,14 +30,29 @@ type metrics struct {
 
 	approvalMu     sync.Mutex
 	approvalSeries map[string]bool // servers whose approvals series exist
+
+	// users are the values of mcpgw_tool_calls_total's user label, in
+	// team mode; nil outside it, where the series have no such label.
+	users *userLabels
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics makes the gateway's series; team (the config's team block,
+// as the daemon starts) gives mcpgw_tool_calls_total its user label. A
+// Vec's labels are fixed when it is made, so a team block added or
+// removed at a reload changes them at the next start, as team.store does.
+func newMetrics(reg prometheus.Registerer, team bool) *metrics {
+	callLabels, callHelp := []string{"server", "outcome"}, ""
+	var users *userLabels
+	if team {
+		callLabels, users = append(callLabels, "user"), &userLabels{seen: map[string]bool{}}
+		callHelp = fmt.Sprintf(", and in team mode by user (the first %d users the daemon meets; later ones count as %q)", maxUserSeries, otherUsers)
+	}
 	m := &metrics{
+		users: users,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
-			Help: "Tool calls forwarded to upstreams, by server and outcome (ok, tool_error, error, timeout, canceled).",
-		}, []string{"server", "outcome"}),
+			Help: "Tool calls forwarded to upstreams, by server and outcome (ok, tool_error, error, timeout, canceled)" + callHelp + ".",
+		}, callLabels),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpgw_tool_call_duration_seconds",
 			Help:    "Latency of tool calls forwarded to upstreams, including a lazy connect.",
@@ -137,9 +153,45 @@ func (m *metrics) approval(server, decision string) {
 	m.approvals.WithLabelValues(server, decision).Inc()
 }
 
-func (m *metrics) call(server, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(server, outcome).Inc()
+// call counts a call of user ("" outside team mode) to server.
+func (m *metrics) call(server, user, outcome string, d time.Duration) {
+	if m.users != nil {
+		m.calls.WithLabelValues(server, outcome, m.users.label(user)).Inc()
+	} else {
+		m.calls.WithLabelValues(server, outcome).Inc()
+	}
 	m.callSeconds.WithLabelValues(server).Observe(d.Seconds())
+}
+
+// Team mode's user label is bounded: a team of any size, or a caller
+// minting users (every token of the issuer names one), adds at most
+// maxUserSeries values, each times the servers and outcomes it called.
+// Only calls carry it; their latency histogram (sixteen buckets a series)
+// and the approvals do not (the audit log has every call and decision by
+// user).
+const (
+	maxUserSeries = 50
+	otherUsers    = "other" // the user label of the users past maxUserSeries
+)
+
+// userLabels gives each user met the user label of their calls: their own
+// name for the first maxUserSeries users of the daemon's life, in the
+// order their first call ended, otherUsers for the rest. mu is a leaf.
+type userLabels struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (u *userLabels) label(user string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.seen[user] {
+		if len(u.seen) >= maxUserSeries {
+			return otherUsers
+		}
+		u.seen[user] = true
+	}
+	return user
 }
 
 func (m *metrics) discoveryWait(d time.Duration, complete bool) {

@@ -7,15 +7,18 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/statuspage"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/search"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // pageHub is the hub as the status page sees it (statuspage.Hub): it
@@ -34,7 +37,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 
 // serverState is the state shown in status and lists.
 func (s *Server) serverState(sv *registry.ServerView) string {
-	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(sv), time.Now()))
+	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(context.Background(), sv), time.Now()))
 }
 
 func (p pageHub) Daemon(ctx context.Context) statuspage.DaemonFacts {
@@ -61,18 +64,42 @@ func (p pageHub) Daemon(ctx context.Context) statuspage.DaemonFacts {
 	return d
 }
 
-func (p pageHub) Servers() []statuspage.ServerFacts {
-	v := p.s.catalog.View()
+func (p pageHub) Servers(ctx context.Context) []statuspage.ServerFacts {
+	v := p.s.viewOf(ctx)
 	out := make([]statuspage.ServerFacts, 0, len(v.Servers))
 	for _, sv := range v.Servers {
-		out = append(out, p.serverFacts(sv))
+		out = append(out, p.serverFacts(ctx, sv))
 	}
 	return out
 }
 
+// viewOf is the catalogue as the user ctx carries sees it in team mode
+// (registry.Config.ForUser: the servers they may not see are not in it);
+// the daemon's outside team mode.
+func (s *Server) viewOf(ctx context.Context) *registry.View {
+	v := s.catalog.View()
+	u := identity.FromContext(ctx)
+	if u == nil {
+		return v
+	}
+	return s.catalog.ViewFor(forUser(v.Config, u))
+}
+
+// policyOf describes the policy of the server name as configured, not as
+// one user's view has it (with their approvals added).
+func (s *Server) policyOf(name string) []registry.PolicyItem {
+	cfg := s.catalog.View().Config
+	srv := cfg.Servers[name]
+	if srv == nil {
+		return nil
+	}
+	return registry.DescribePolicy(srv, cfg)
+}
+
 // serverFacts are sv's facts: its definition, policy, listing, stored
-// login and, while it is on, its upstream's state.
-func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
+// login and, while it is on, its upstream's state (and, for a server with
+// an upstream per user, theirs, the user's of ctx among them).
+func (p pageHub) serverFacts(ctx context.Context, sv *registry.ServerView) statuspage.ServerFacts {
 	s := p.s
 	srv := sv.Server
 	f := statuspage.ServerFacts{
@@ -85,7 +112,7 @@ func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
 		Enabled:      srv.Enabled,
 		Untrusted:    srv.Untrusted,
 		DisabledHere: s.disabledHere(srv.Name),
-		Policy:       registry.DescribePolicy(srv, s.catalog.View().Config.Settings),
+		Policy:       s.policyOf(srv.Name),
 		P50:          s.latency.p50(srv.Name),
 	}
 	for _, t := range sv.Tools {
@@ -113,6 +140,21 @@ func (p pageHub) serverFacts(sv *registry.ServerView) statuspage.ServerFacts {
 		for name, c := range st.ByName {
 			f.Upstream.ByName[name] = statuspage.Counts{Calls: c.Calls, Errors: c.Errors}
 		}
+		if srv.Isolation == registry.IsolationUser && s.base.Load().Team != nil {
+			f.PerUser = true
+			mine := userUpstreamKey(userOf(ctx))
+			for key, st := range s.pool.PrivateStatus(srv) {
+				if !strings.HasPrefix(key, userUpstreamKey("")) {
+					continue
+				}
+				if st.State == upstream.StateConnected {
+					f.UserUpstreams++
+				}
+				if key == mine {
+					f.Yours = &statuspage.UpstreamFacts{Name: st.Name, State: string(st.State), Since: st.Since, LastError: st.LastError, PID: st.PID, Calls: st.Calls, Errors: st.Errors}
+				}
+			}
+		}
 	}
 	return f
 }
@@ -129,8 +171,8 @@ func (s *Server) login(srv *registry.Server) statuspage.LoginFacts {
 	return statuspage.LoginFacts{Token: true, Expiry: c.Token.Expiry, Refreshable: c.Token.RefreshToken != "" || c.Grant != ""}
 }
 
-func (p pageHub) Tools(server string) []statuspage.ToolFacts {
-	sv, ok := p.s.catalog.View().Server(server)
+func (p pageHub) Tools(ctx context.Context, server string) []statuspage.ToolFacts {
+	sv, ok := p.s.viewOf(ctx).Server(server)
 	if !ok {
 		return nil
 	}
@@ -143,10 +185,16 @@ func (p pageHub) Tools(server string) []statuspage.ToolFacts {
 
 func (p pageHub) Log(name string) []string { return p.s.serverLogs.get(name) }
 
-func (p pageHub) Stderr(server string, n int) []string {
-	sv, ok := p.s.catalog.View().Server(server)
+func (p pageHub) Stderr(ctx context.Context, server string, n int) []string {
+	sv, ok := p.s.viewOf(ctx).Server(server)
 	if !ok || !sv.Server.Enabled || sv.Server.Untrusted {
 		return nil
+	}
+	if user := userOf(ctx); user != "" && sv.Server.Isolation == registry.IsolationUser {
+		// The user's own process, whose stderr may hold what they sent it.
+		if u := p.s.pool.Private(sv.Server, userUpstreamKey(user)); u != nil {
+			return u.Stderr(n)
+		}
 	}
 	return p.s.pool.Upstream(sv.Server).Stderr(n)
 }
@@ -219,8 +267,8 @@ func (s *Server) projectFacts(ss *session) *statuspage.ProjectFacts {
 	return pf
 }
 
-func (p pageHub) Search(query string, limit int) []statuspage.Hit {
-	v := p.s.catalog.View()
+func (p pageHub) Search(ctx context.Context, query string, limit int) []statuspage.Hit {
+	v := p.s.viewOf(ctx)
 	ix := v.Index()
 	hits, err := ix.Search(query, search.Options{Limit: limit})
 	if err != nil {
@@ -240,7 +288,7 @@ func (p pageHub) Approvals(ctx context.Context) []api.PendingApproval {
 
 // Reconnect connects a server now, as `mcpgw connect` does.
 func (p pageHub) Reconnect(ctx context.Context, name string) error {
-	v := p.s.catalog.View()
+	v := p.s.viewOf(ctx)
 	if _, ok := v.Server(name); !ok {
 		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
 	}
@@ -252,7 +300,10 @@ func (p pageHub) Reconnect(ctx context.Context, name string) error {
 	return err
 }
 
-func (p pageHub) SetEnabled(name string, on bool) error {
+func (p pageHub) SetEnabled(ctx context.Context, name string, on bool) error {
+	if _, ok := p.s.viewOf(ctx).Server(name); !ok {
+		return statuspage.Errorf(http.StatusNotFound, "no server %q", name)
+	}
 	if err := p.s.SetEnabled(name, on); err != nil {
 		return statuspage.Errorf(http.StatusNotFound, "%v", err)
 	}
@@ -289,7 +340,7 @@ func (p pageHub) Refuse(dir string) {
 // send the browser.
 func (p pageHub) Login(ctx context.Context, name string) (string, error) {
 	s := p.s
-	sv, ok := s.catalog.View().Server(name)
+	sv, ok := s.viewOf(ctx).Server(name)
 	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
 		return "", statuspage.Errorf(http.StatusNotFound, "no remote server %q with \"auth\": \"oauth\"", name)
 	}

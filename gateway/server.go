@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/audit"
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/spill"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
@@ -182,7 +183,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 	}
 	s.serverInfo, _ = json.Marshal(&mcp.Implementation{Name: "mcpgw", Version: s.version})
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.metrics = newMetrics(s.opts.Registerer)
+	s.metrics = newMetrics(s.opts.Registerer, cfg != nil && cfg.Team != nil)
 	s.metrics.approvalServers(cfg)
 	s.base.Store(cfg)
 	s.catalog = registry.NewCatalog(cfg)
@@ -289,20 +290,41 @@ func (s *Server) reconcile() {
 	s.catalog.Prune(keep)
 }
 
-// overlayFor returns the configuration a session working in cwd sees, or
-// nil when its project adds nothing to the daemon's. An error (a trusted
-// project file that does not parse) leaves the caller's previous choice.
-func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
-	if cwd == "" || s.opts.Trust == nil {
-		return nil, nil
-	}
+// overlayFor returns the configuration a session of u (nil outside team
+// mode) working in cwd sees, or nil when it is the daemon's: the project's
+// servers and narrowing, then the policy by user and group (servers
+// visible to others hidden, approvals added; registry.Config.ForUser). An
+// error (a trusted project file that does not parse) leaves the caller's
+// previous choice; the configuration returned with it is the daemon's as
+// u sees it, for a caller that has none.
+func (s *Server) overlayFor(cwd string, u *identity.User) (*registry.Config, error) {
 	base := s.catalog.View().Config
-	ov, err := base.WithProject(cwd, s.opts.Trust(), s.opts.LoadOptions)
-	if err != nil {
-		s.log.Warn("project config not applied", "cwd", cwd, "err", err)
-		return nil, err
+	ov := base
+	if cwd != "" && s.opts.Trust != nil {
+		proj, err := base.WithProject(cwd, s.opts.Trust(), s.opts.LoadOptions)
+		if err != nil {
+			s.log.Warn("project config not applied", "cwd", cwd, "err", err)
+			return differing(base, forUser(base, u)), err
+		}
+		ov = s.withOverrides(proj)
 	}
-	ov = s.withOverrides(ov)
+	return differing(base, forUser(ov, u)), nil
+}
+
+// forUser is cfg as u sees it; cfg itself outside team mode.
+func forUser(cfg *registry.Config, u *identity.User) *registry.Config {
+	if u == nil {
+		return cfg
+	}
+	return cfg.ForUser(u.Name, u.Groups)
+}
+
+// differing returns ov, or nil when it shows the same servers as base,
+// alike.
+func differing(base, ov *registry.Config) *registry.Config {
+	if ov == base {
+		return nil
+	}
 	if len(ov.Servers) == len(base.Servers) {
 		same := true
 		for name, srv := range ov.Servers {
@@ -312,10 +334,10 @@ func (s *Server) overlayFor(cwd string) (*registry.Config, error) {
 			}
 		}
 		if same {
-			return nil, nil
+			return nil
 		}
 	}
-	return ov, nil
+	return ov
 }
 
 // onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
@@ -371,17 +393,18 @@ func (s *Server) Reload(cfg *registry.Config) {
 }
 
 // RefreshProjects re-reads the project overlays of open sessions (after a
-// reload, or when a project file or the trust list changed) and reconciles
+// reload, or when a project file or the trust list changed), and what
+// their users see in team mode, and reconciles
 // the pool with every configuration in use. A project file that no longer
 // parses keeps that session's previous overlay, as a broken main config
 // keeps the last good one.
 func (s *Server) RefreshProjects() {
 	changed := false
 	for _, ss := range s.sessionList() {
-		if ss.opts.Cwd == "" {
+		if ss.opts.Cwd == "" && ss.opts.User == nil {
 			continue
 		}
-		ov, err := s.overlayFor(ss.opts.Cwd)
+		ov, err := s.overlayFor(ss.opts.Cwd, ss.opts.User)
 		if err != nil {
 			continue
 		}

@@ -155,7 +155,7 @@ type clientRoots struct {
 // a shim's session is claimed first (claimShim). A sessionless one serves
 // a conversation (see conversation.go).
 func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless bool) *session {
-	ov, _ := s.overlayFor(opts.Cwd) // a broken project file: the daemon's config, and a warning logged
+	ov, _ := s.overlayFor(opts.Cwd, opts.User) // a broken project file: the daemon's config as the user sees it, and a warning logged
 	if ov != nil {
 		s.loadCache(ov)
 	}

@@ -43,7 +43,7 @@ func TestPageHubFacts(t *testing.T) {
 	c := connect(t, gw, SessionOptions{Cwd: "/home/u/project"})
 	h := pageHub{gw}
 
-	servers := h.Servers()
+	servers := h.Servers(t.Context())
 	if len(servers) != 2 {
 		t.Fatalf("servers %+v", servers)
 	}
@@ -53,20 +53,20 @@ func TestPageHubFacts(t *testing.T) {
 		!slices.ContainsFunc(a.Policy, func(it registry.PolicyItem) bool { return it.Rule == registry.RuleExcludeTools }) {
 		t.Errorf("alpha: %+v", a)
 	}
-	if off.Name != "off" || off.Enabled || off.Upstream != nil || h.Stderr("off", 20) != nil {
+	if off.Name != "off" || off.Enabled || off.Upstream != nil || h.Stderr(t.Context(), "off", 20) != nil {
 		t.Errorf("off: %+v", off)
 	}
 	if got := statuspage.Report(context.Background(), h).Servers[0].State; got != "cached" {
 		t.Errorf("alpha's state %q, want cached", got)
 	}
-	tools := h.Tools("alpha")
+	tools := h.Tools(t.Context(), "alpha")
 	if len(tools) != 1 || tools[0].Name != "alpha_echo" || tools[0].Description != "Echoes a message back.\nAny text." || tools[0].Params != "message*" {
 		t.Errorf("tools %+v", tools)
 	}
-	if h.Tools("nothing") != nil {
+	if h.Tools(t.Context(), "nothing") != nil {
 		t.Error("tools of no server")
 	}
-	hits := h.Search("echo", 10)
+	hits := h.Search(t.Context(), "echo", 10)
 	if len(hits) == 0 || hits[0].Tool != "alpha_echo" || hits[0].Why == "" || hits[0].Score <= 0 {
 		t.Errorf("hits %+v", hits)
 	}

@@ -302,6 +302,7 @@ var (
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
 		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth", "maxConcurrency",
 		"approveTools", "autoApprove", "inheritEnv", "searchKeywords",
+		"visibleTo", "approveToolsFor",
 	}
 	serverFieldsForeign = []string{
 		"socket", "caFile", "requestHeadersCommand", "bearerTokenStore",
@@ -342,6 +343,9 @@ type configParser struct {
 	dir    string // directory of file: anchors relative paths
 	lookup func(string) (string, bool)
 	home   string
+	// teamRules are the visibleTo and approveToolsFor values read
+	// (checkTeamRules).
+	teamRules []teamRule
 }
 
 func (p *configParser) config(root *hujson.Value, cfg *Config) {
@@ -382,6 +386,7 @@ func (p *configParser) config(root *hujson.Value, cfg *Config) {
 	if servers != nil {
 		p.servers(servers, cfg)
 	}
+	p.checkTeamRules(cfg)
 }
 
 func (p *configParser) settings(v *hujson.Value, s *Settings) {

@@ -191,8 +191,11 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 			s.MaxConcurrency = int(n)
 		}
 	case "isolation":
-		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, IsolationShared, IsolationSession) {
+		if x, ok := p.str(v, f); ok && p.oneOf(v, f, x, IsolationShared, IsolationSession, IsolationUser) {
 			s.Isolation = x
+			if x == IsolationUser {
+				p.teamRules = append(p.teamRules, teamRule{v: v, field: f, off: errPerUserOff})
+			}
 		}
 	case "idleTimeout":
 		if d, ok := p.duration(v, f, time.Minute); ok {
@@ -226,6 +229,10 @@ func (p *configParser) behaviourMember(st *serverParse, m jsonMember, f string) 
 		s.ApproveTools = p.approval(v, f)
 	case "autoApprove":
 		s.AutoApprove = p.globs(v, f)
+	case "visibleTo":
+		s.VisibleTo = p.visibleTo(v, f)
+	case "approveToolsFor":
+		s.ApproveToolsFor = p.approveToolsFor(v, f)
 	case "searchKeywords":
 		s.SearchKeywords = p.searchKeywords(v, f)
 	case "inheritEnv":

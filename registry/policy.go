@@ -254,6 +254,12 @@ const (
 	// RuleNote: a restriction written in another tool's terms, or by a
 	// project, and how it became mcpgw's (Note).
 	RuleNote PolicyRule = "note"
+	// RuleVisibleTo: in team mode only Principals see the server; for
+	// anyone else it is hidden whole.
+	RuleVisibleTo PolicyRule = "visibleTo"
+	// RuleApproveToolsFor: in team mode the calls of Principals need the
+	// approvals Approval asks for too.
+	RuleApproveToolsFor PolicyRule = "approveToolsFor"
 )
 
 // PolicyItem is one rule that applies to a server, as data: the status
@@ -279,22 +285,36 @@ type PolicyItem struct {
 	// defaults, not from its own definition (`check` states those once);
 	// a rule the server sets itself replaces the settings' of that rule.
 	Inherited bool
+	// Principals are the users and groups ("user:NAME", "group:NAME") of
+	// RuleVisibleTo and RuleApproveToolsFor (one each).
+	Principals []string
+	// Off marks a rule that has no effect: one naming users or groups
+	// outside team mode (ErrTeamOff).
+	Off bool
 }
 
-// DescribePolicy lists the rules that apply to srv under the settings st,
-// in a fixed order: approvals, tools never asked about, inclusions,
-// exclusions (its own, then the settings'), the environment of its
-// process, direct tools, resources, and where restrictions written in
-// another tool's terms came from. It is the one description the status
+// DescribePolicy lists the rules that apply to srv under cfg's settings
+// and team block, in a fixed order: who sees it (team mode), approvals,
+// approvals by user and group (team mode), tools never asked about,
+// inclusions, exclusions (its own, then the settings'), the environment
+// of its process, direct tools, resources, and where restrictions written
+// in another tool's terms came from. It is the one description the status
 // page and `mcpgw check` render; a new rule is added here, beside the
 // field that sets it and the gate that enforces it.
-func DescribePolicy(srv *Server, st Settings) []PolicyItem {
+func DescribePolicy(srv *Server, cfg *Config) []PolicyItem {
+	st, off := cfg.Settings, cfg.Team == nil
 	var out []PolicyItem
+	if len(srv.VisibleTo) > 0 {
+		out = append(out, PolicyItem{Rule: RuleVisibleTo, Principals: srv.VisibleTo, Off: off})
+	}
 	switch {
 	case srv.ApproveTools.Set:
 		out = append(out, PolicyItem{Rule: RuleApproveTools, Approval: srv.ApproveTools, Field: srv.ApproveTools.Field})
 	case st.ApproveTools.Set:
 		out = append(out, PolicyItem{Rule: RuleApproveTools, Approval: st.ApproveTools, Field: "settings.approveTools", Inherited: true})
+	}
+	for _, pa := range srv.ApproveToolsFor {
+		out = append(out, PolicyItem{Rule: RuleApproveToolsFor, Principals: []string{pa.Principal}, Approval: pa.Approval, Off: off})
 	}
 	if len(srv.AutoApprove) > 0 {
 		out = append(out, PolicyItem{Rule: RuleAutoApprove, Tools: srv.AutoApprove})

@@ -66,7 +66,7 @@ func TestDescribePolicy(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := DescribePolicy(&tc.srv, tc.st); !reflect.DeepEqual(got, tc.want) {
+			if got := DescribePolicy(&tc.srv, &Config{Settings: tc.st}); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DescribePolicy =\n%+v\nwant\n%+v", got, tc.want)
 			}
 		})

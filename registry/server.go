@@ -21,6 +21,10 @@ const (
 const (
 	IsolationShared  = "shared"  // one upstream for every session (default)
 	IsolationSession = "session" // one upstream per session
+	// IsolationUser: in team mode, one upstream per user, shared by that
+	// user's sessions (a stdio server's own process; each user's own
+	// connection to an HTTP one); shared outside team mode.
+	IsolationUser = "user"
 )
 
 // DefaultDiscoveryTimeout is how long discovery answers wait for servers
@@ -229,7 +233,7 @@ type Server struct {
 	// Behaviour fields: changing them does not change the identity.
 	Enabled        bool          // default true
 	Lifecycle      string        // LifecycleLazy (default), LifecycleEager, LifecycleKeepAlive
-	Isolation      string        // IsolationSession, or IsolationShared ("" too: the default)
+	Isolation      string        // IsolationSession, IsolationUser, or IsolationShared ("" too: the default)
 	MaxConcurrency int           // calls in flight at once; 0 = the pool's default
 	IdleTimeout    time.Duration // resolved: server value, else settings, else 10 min; 0 = never
 	RequestTimeout time.Duration // requestTimeoutMs; 0 = settings default
@@ -247,6 +251,11 @@ type Server struct {
 	ApproveTools Approval
 	AutoApprove  []string
 	InheritEnv   *bool
+	// VisibleTo names the only users and groups ("user:NAME",
+	// "group:NAME") that see the server in team mode; nil for everyone.
+	// ApproveToolsFor adds approvals for some of them. See teampolicy.go.
+	VisibleTo       []string
+	ApproveToolsFor []PrincipalApproval
 	// IncludeAlso are includeTools lists of trusted project entries that
 	// narrow this server (see WithProject): a tool is shown only if it
 	// matches IncludeTools (when set) and every one of these.

@@ -233,6 +233,33 @@ func (p *Pool) EndSession(key string) {
 	}
 }
 
+// Private returns the upstream of srv private to key if there is one,
+// without making it (see SessionUpstream); nil otherwise.
+func (p *Pool) Private(srv *registry.Server, key string) *Upstream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.private[privateKey{srv.Hash, key}]
+}
+
+// PrivateStatus returns the status of each upstream of srv's identity
+// private to a key (a session's, or a user's), by key.
+func (p *Pool) PrivateStatus(srv *registry.Server) map[string]Status {
+	p.mu.Lock()
+	var ups []*Upstream
+	var keys []string
+	for k, u := range p.private {
+		if k.hash == srv.Hash {
+			ups, keys = append(ups, u), append(keys, k.session)
+		}
+	}
+	p.mu.Unlock()
+	out := make(map[string]Status, len(ups))
+	for i, u := range ups {
+		out[keys[i]] = u.Status()
+	}
+	return out
+}
+
 // privateKey identifies an upstream private to a session.
 type privateKey struct{ hash, session string }
 

@@ -43,7 +43,7 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 	slices.Sort(names)
 	for _, name := range names {
 		s := cfg.Servers[name]
-		lines := serverPolicy(s, st)
+		lines := serverPolicyIn(s, cfg)
 		if len(lines) == 0 {
 			continue
 		}
@@ -54,11 +54,17 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 	}
 }
 
-// serverPolicy is one server's policy, a line each, empty when only the
-// settings and mcpgw's defaults apply (printed once above).
+// serverPolicy is serverPolicyIn for a configuration of settings st and
+// no team block.
 func serverPolicy(s *registry.Server, st registry.Settings) []string {
+	return serverPolicyIn(s, &registry.Config{Settings: st})
+}
+
+// serverPolicyIn is one server of cfg's policy, a line each, empty when
+// only the settings and mcpgw's defaults apply (printed once above).
+func serverPolicyIn(s *registry.Server, cfg *registry.Config) []string {
 	var out []string
-	for _, it := range registry.DescribePolicy(s, st) {
+	for _, it := range registry.DescribePolicy(s, cfg) {
 		if !it.Inherited {
 			out = append(out, policyLine(it))
 		}
@@ -100,6 +106,16 @@ func policyLine(it registry.PolicyItem) string {
 		return "resources not offered as tools (exposeResources false)"
 	case registry.RuleNote:
 		return "from " + it.Note
+	case registry.RuleVisibleTo:
+		if it.Off {
+			return "visible to everyone: visibleTo " + quoteList(it.Principals) + " has no effect without a team block"
+		}
+		return "visible only to " + strings.Join(it.Principals, ", ") + " (team mode; hidden from everyone else)"
+	case registry.RuleApproveToolsFor:
+		if it.Off {
+			return "approveToolsFor " + strings.Join(it.Principals, ", ") + " has no effect without a team block"
+		}
+		return "approveTools " + it.Approval.String() + " for " + strings.Join(it.Principals, ", ") + " (team mode; adds to approveTools)"
 	}
 	return string(it.Rule)
 }

@@ -70,6 +70,12 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 		if s.Upstream != "" && s.Upstream != s.Name {
 			state += ", same as " + s.Upstream
 		}
+		if s.PerUser {
+			state += fmt.Sprintf(", a process per user: %d connected", s.UserProcesses)
+			if s.YourPID != 0 {
+				state += fmt.Sprintf(", yours pid %d", s.YourPID)
+			}
+		}
 		switch {
 		case s.Login == "none":
 			state += ", not logged in (mcpgw login " + s.Name + ")"

@@ -105,6 +105,14 @@ type ServerReport struct {
 	// Policy says what restricts the server's tools and what environment
 	// it gets, a phrase each.
 	Policy []string `json:"policy,omitempty"`
+	// PerUser: the server runs an upstream per user ("isolation": "user",
+	// team mode), beside the shared one the row's state and PID are of
+	// (which lists its tools); UserProcesses of them are connected now,
+	// and YourState and YourPID are the asking user's own.
+	PerUser       bool   `json:"perUser,omitempty"`
+	UserProcesses int    `json:"userProcesses,omitempty"`
+	YourState     string `json:"yourState,omitempty"`
+	YourPID       int    `json:"yourPid,omitempty"`
 }
 
 // PendingApproval is a call waiting for a decision from the status page

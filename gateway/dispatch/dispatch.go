@@ -114,9 +114,10 @@ type Caller interface {
 type Resolver func(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult)
 
 // Observer is told of each call's outcome and each approval decision
-// (the daemon's metrics and latencies).
+// (the daemon's metrics and latencies); user is the caller's, "" outside
+// team mode.
 type Observer interface {
-	Called(server, outcome string, d time.Duration)
+	Called(server, user, outcome string, d time.Duration)
 	Decided(server, approval string)
 }
 
@@ -256,7 +257,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	}
 	outcome := callOutcome(ctx, res, err)
 	c.Outcome = outcome
-	d.o.Observer.Called(srv.Name, outcome, elapsed)
+	d.o.Observer.Called(srv.Name, c.Caller.User(), outcome, elapsed)
 	if auditing {
 		rec.Outcome, rec.DurationMs = outcome, msSince(start)
 		d.auditWrite(v, rec)

@@ -74,9 +74,12 @@ type observed struct {
 	decisions []string
 }
 
-func (o *observed) Called(server, outcome string, _ time.Duration) {
+func (o *observed) Called(server, user, outcome string, _ time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if user != "" {
+		outcome += " by " + user
+	}
 	o.calls = append(o.calls, server+":"+outcome)
 }
 

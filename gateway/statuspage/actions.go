@@ -91,7 +91,7 @@ func serveConnect(h Hub) http.HandlerFunc {
 func serveEnable(h Hub, on bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.FormValue("server")
-		if err := h.SetEnabled(name, on); err != nil {
+		if err := h.SetEnabled(r.Context(), name, on); err != nil {
 			fail(w, err, http.StatusNotFound)
 			return
 		}
@@ -162,7 +162,7 @@ const logStderrLines = 50
 func serveLogs(h Hub) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("server")
-		f, ok := findServer(h.Servers(), name)
+		f, ok := findServer(h.Servers(r.Context()), name)
 		if !ok {
 			http.Error(w, fmt.Sprintf("no server %q", name), http.StatusNotFound)
 			return
@@ -172,7 +172,7 @@ func serveLogs(h Hub) http.HandlerFunc {
 			fmt.Fprintln(w, l)
 		}
 		if usable(f) {
-			for _, l := range h.Stderr(name, logStderrLines) {
+			for _, l := range h.Stderr(r.Context(), name, logStderrLines) {
 				fmt.Fprintln(w, "stderr: "+l)
 			}
 		}

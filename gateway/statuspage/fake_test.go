@@ -64,12 +64,12 @@ func (h *fakeHub) Daemon(context.Context) DaemonFacts {
 	return h.daemon
 }
 
-func (h *fakeHub) Servers() []ServerFacts {
+func (h *fakeHub) Servers(context.Context) []ServerFacts {
 	h.record("Servers()")
 	return h.servers
 }
 
-func (h *fakeHub) Tools(server string) []ToolFacts {
+func (h *fakeHub) Tools(_ context.Context, server string) []ToolFacts {
 	h.record("Tools(%q)", server)
 	return h.tools[server]
 }
@@ -79,7 +79,7 @@ func (h *fakeHub) Log(name string) []string {
 	return h.logs[name]
 }
 
-func (h *fakeHub) Stderr(server string, n int) []string {
+func (h *fakeHub) Stderr(_ context.Context, server string, n int) []string {
 	h.record("Stderr(%q, %d)", server, n)
 	lines := h.stderr[server]
 	return lines[max(0, len(lines)-n):]
@@ -90,7 +90,7 @@ func (h *fakeHub) Sessions(context.Context) []SessionFacts {
 	return h.sessions
 }
 
-func (h *fakeHub) Search(query string, limit int) []Hit {
+func (h *fakeHub) Search(_ context.Context, query string, limit int) []Hit {
 	h.record("Search(%q, %d)", query, limit)
 	return h.hits
 }
@@ -105,7 +105,7 @@ func (h *fakeHub) Reconnect(_ context.Context, server string) error {
 	return h.err
 }
 
-func (h *fakeHub) SetEnabled(server string, on bool) error {
+func (h *fakeHub) SetEnabled(_ context.Context, server string, on bool) error {
 	h.record("SetEnabled(%q, %v)", server, on)
 	return h.err
 }

@@ -31,24 +31,27 @@ type Hub interface {
 	// Daemon is what the daemon says of itself, to the user ctx carries
 	// (in team mode, identity.FromContext; their scripts only).
 	Daemon(ctx context.Context) DaemonFacts
-	// Servers are the configured servers, in the catalogue's order.
-	Servers() []ServerFacts
+	// Servers are the configured servers, in the catalogue's order: in
+	// team mode, those the user ctx carries sees (a server whose
+	// visibleTo leaves them out is not among them, and every method below
+	// that names it answers as for a server the hub does not know).
+	Servers(ctx context.Context) []ServerFacts
 	// Tools are the tools server offers, in the catalogue's order; nil
 	// for a server the hub does not know.
-	Tools(server string) []ToolFacts
+	Tools(ctx context.Context, server string) []ToolFacts
 	// Log is the daemon's lines about name (a server, or an upstream
 	// shared by several), oldest first, each starting with its time of day
-	// (time.TimeOnly).
+	// (time.TimeOnly). The page asks only about servers Servers gave.
 	Log(name string) []string
 	// Stderr is the last n lines server's process wrote to stderr; nil for
 	// a server that is off (disabled or untrusted).
-	Stderr(server string, n int) []string
+	Stderr(ctx context.Context, server string, n int) []string
 	// Sessions are the live downstream sessions: in team mode, those of
 	// the user ctx carries.
 	Sessions(ctx context.Context) []SessionFacts
 	// Search ranks the tools for query as the model's search does, best
-	// first, at most limit.
-	Search(query string, limit int) []Hit
+	// first, at most limit: the tools of the servers Servers gives.
+	Search(ctx context.Context, query string, limit int) []Hit
 	// Approvals are the calls waiting for the decision of the user ctx
 	// carries (in team mode; everyone's else).
 	Approvals(ctx context.Context) []api.PendingApproval
@@ -56,7 +59,7 @@ type Hub interface {
 	// Reconnect connects server now, or again.
 	Reconnect(ctx context.Context, server string) error
 	// SetEnabled turns server on or off until the daemon stops.
-	SetEnabled(server string, on bool) error
+	SetEnabled(ctx context.Context, server string, on bool) error
 	// Trust trusts dir, a project directory (its servers may start), as
 	// `mcpgw trust` does; the answer is the trust store's.
 	Trust(dir string) (string, error)
@@ -111,6 +114,12 @@ type ServerFacts struct {
 	Login   LoginFacts    // an OAuth server's stored login
 	// Upstream is its connection's state; nil while it is off.
 	Upstream *UpstreamFacts
+	// PerUser: it runs an upstream per user (team mode), beside Upstream;
+	// UserUpstreams of them are connected, and Yours is the one of the
+	// user the facts were asked for (nil: none yet).
+	PerUser       bool
+	UserUpstreams int
+	Yours         *UpstreamFacts
 }
 
 // LoginFacts describe a stored OAuth login, never its tokens.

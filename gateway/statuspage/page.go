@@ -132,7 +132,7 @@ const stderrLines = 20
 // pageData is what the page shows at now; query, if not empty, is a
 // search of the tools as the model would make it.
 func pageData(ctx context.Context, h Hub, query string, now time.Time) *Data {
-	servers := h.Servers()
+	servers := h.Servers(ctx)
 	d := &Data{Report: report(ctx, h, servers, now)}
 	sessions := h.Sessions(ctx)
 	users := map[string][]string{} // server → clients of the sessions that called it
@@ -158,9 +158,9 @@ func pageData(ctx context.Context, h Hub, query string, now time.Time) *Data {
 		s := Server{ServerReport: d.Report.Servers[i], Log: serverLines(h, f), Sessions: users[f.Name], Actionable: usable(f)}
 		slices.Sort(s.Sessions)
 		if s.Actionable {
-			s.Stderr = h.Stderr(f.Name, stderrLines)
+			s.Stderr = h.Stderr(ctx, f.Name, stderrLines)
 		}
-		for _, t := range h.Tools(f.Name) {
+		for _, t := range h.Tools(ctx, f.Name) {
 			s.ToolList = append(s.ToolList, Tool{Name: t.Name, Description: surface.FirstLine(t.Description), Params: t.Params})
 		}
 		switch s.State {
@@ -178,7 +178,7 @@ func pageData(ctx context.Context, h Hub, query string, now time.Time) *Data {
 	}
 	if query != "" {
 		d.Query = query
-		for _, hit := range h.Search(query, searchResults) {
+		for _, hit := range h.Search(ctx, query, searchResults) {
 			d.Results = append(d.Results, Result{Tool: hit.Tool, Description: surface.Shorten(surface.FirstLine(hit.Description), 160), Score: hit.Score, Why: hit.Why})
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // Report is the daemon's state as `mcpgw status` and the page show it
 // (GET /-/status), made of h's facts.
 func Report(ctx context.Context, h Hub) *api.Report {
-	return report(ctx, h, h.Servers(), time.Now())
+	return report(ctx, h, h.Servers(ctx), time.Now())
 }
 
 func report(ctx context.Context, h Hub, servers []ServerFacts, now time.Time) *api.Report {
@@ -105,6 +105,12 @@ func ServerReport(f ServerFacts, now time.Time) api.ServerReport {
 		sr.Calls, sr.Errors = c.Calls, c.Errors
 	}
 	sr.Since, sr.NextRetry, sr.PID = up.Since, up.NextRetry, up.PID
+	if f.PerUser {
+		sr.PerUser, sr.UserProcesses = true, f.UserUpstreams
+		if y := f.Yours; y != nil {
+			sr.YourState, sr.YourPID = y.State, y.PID
+		}
+	}
 	switch up.State {
 	case "connected", "connecting", "failed", "needs-auth":
 		sr.State = up.State
@@ -181,11 +187,18 @@ func policyPhrase(it registry.PolicyItem) string {
 		}
 	case registry.RuleNote:
 		p = "from " + it.Note
+	case registry.RuleVisibleTo:
+		p = "visible only to " + strings.Join(it.Principals, ", ")
+	case registry.RuleApproveToolsFor:
+		p = "approveTools " + it.Approval.String() + " for " + strings.Join(it.Principals, ", ")
 	default:
 		p = string(it.Rule)
 	}
 	if it.Field != "" {
 		p += " (" + it.Field + ")"
+	}
+	if it.Off {
+		p += " (no effect outside team mode)"
 	}
 	return p
 }

@@ -61,6 +61,8 @@ func TestServerReport(t *testing.T) {
 			api.ServerReport{Name: "o", State: "connected", Transport: "stdio", Login: "logged in (refresh due)", TokenExpiry: since}},
 		{"token expired", ServerFacts{Name: "o", Enabled: true, OAuth: true, Login: LoginFacts{Token: true, Expiry: since}, Upstream: &UpstreamFacts{State: "needs-auth"}},
 			api.ServerReport{Name: "o", State: "needs-auth", Transport: "stdio", Login: "expired", TokenExpiry: since}},
+		{"an upstream per user", ServerFacts{Name: "p", Enabled: true, PerUser: true, UserUpstreams: 2, Yours: &UpstreamFacts{State: "connected", PID: 9}, Upstream: &UpstreamFacts{State: "connected", PID: 7}},
+			api.ServerReport{Name: "p", State: "connected", Transport: "stdio", PID: 7, PerUser: true, UserProcesses: 2, YourState: "connected", YourPID: 9}},
 		{"not OAuth: no login", ServerFacts{Name: "x", Enabled: true, Login: LoginFacts{Token: true}, Upstream: &UpstreamFacts{State: "connected"}},
 			api.ServerReport{Name: "x", State: "connected", Transport: "stdio"}},
 	} {
@@ -78,7 +80,7 @@ func TestPolicyPhrases(t *testing.T) {
 		ApproveTools: registry.Approval{Set: true, Destructive: true, Field: "mcpServers.x.approveTools"}, AutoApprove: []string{"read_*"},
 		IncludeTools: []string{"a", "b"}, IncludeAlso: [][]string{{"a"}}, ExcludeTools: []string{"b"}, DirectTools: []string{"a"},
 		ExposeResources: new(bool), PolicyNotes: []string{`toolExposure "b": "hidden"`}},
-		registry.Settings{ExcludeTools: []string{"*_admin"}})
+		&registry.Config{Settings: registry.Settings{ExcludeTools: []string{"*_admin"}}})
 	want := []string{
 		`approveTools "destructive" (mcpServers.x.approveTools)`,
 		`never asked: ["read_*"]`,
@@ -104,6 +106,9 @@ func TestPolicyPhrases(t *testing.T) {
 		{registry.PolicyItem{Rule: registry.RuleDirectTools, Tools: []string{"*"}, Field: "settings.directTools", Inherited: true}, "direct tools: all (settings.directTools)"},
 		{registry.PolicyItem{Rule: registry.RuleExposeResources, On: true}, "resources as tools"},
 		{registry.PolicyItem{Rule: registry.RuleApproveTools, Approval: registry.Approval{Set: true, All: true}, Field: "settings.approveTools", Inherited: true}, "approveTools true (settings.approveTools)"},
+		{registry.PolicyItem{Rule: registry.RuleVisibleTo, Principals: []string{"group:eng", "user:carol"}}, "visible only to group:eng, user:carol"},
+		{registry.PolicyItem{Rule: registry.RuleVisibleTo, Principals: []string{"group:eng"}, Off: true}, "visible only to group:eng (no effect outside team mode)"},
+		{registry.PolicyItem{Rule: registry.RuleApproveToolsFor, Principals: []string{"group:contractors"}, Approval: registry.Approval{Set: true, Destructive: true}}, `approveTools "destructive" for group:contractors`},
 	} {
 		if got := policyPhrase(tc.item); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.item, got, tc.want)

@@ -43,19 +43,19 @@ func (p *fakePage) Daemon(context.Context) statuspage.DaemonFacts {
 	p.called()
 	return statuspage.DaemonFacts{}
 }
-func (p *fakePage) Servers() []statuspage.ServerFacts   { return nil }
-func (p *fakePage) Tools(string) []statuspage.ToolFacts { return nil }
-func (p *fakePage) Log(string) []string                 { return nil }
-func (p *fakePage) Stderr(string, int) []string         { return nil }
+func (p *fakePage) Servers(context.Context) []statuspage.ServerFacts     { return nil }
+func (p *fakePage) Tools(context.Context, string) []statuspage.ToolFacts { return nil }
+func (p *fakePage) Log(string) []string                                  { return nil }
+func (p *fakePage) Stderr(context.Context, string, int) []string         { return nil }
 func (p *fakePage) Sessions(context.Context) []statuspage.SessionFacts {
 	return []statuspage.SessionFacts{{Project: &statuspage.ProjectFacts{Dir: "/p", Servers: []statuspage.ProjectServer{{Name: "x"}}}}}
 }
-func (p *fakePage) Search(string, int) []statuspage.Hit             { return nil }
-func (p *fakePage) Approvals(context.Context) []api.PendingApproval { return nil }
-func (p *fakePage) Reconnect(context.Context, string) error         { p.called(); return nil }
-func (p *fakePage) SetEnabled(string, bool) error                   { p.called(); return nil }
-func (p *fakePage) Trust(string) (string, error)                    { p.called(); return "trusted /p", nil }
-func (p *fakePage) Refuse(string)                                   { p.called() }
+func (p *fakePage) Search(context.Context, string, int) []statuspage.Hit { return nil }
+func (p *fakePage) Approvals(context.Context) []api.PendingApproval      { return nil }
+func (p *fakePage) Reconnect(context.Context, string) error              { p.called(); return nil }
+func (p *fakePage) SetEnabled(context.Context, string, bool) error       { p.called(); return nil }
+func (p *fakePage) Trust(string) (string, error)                         { p.called(); return "trusted /p", nil }
+func (p *fakePage) Refuse(string)                                        { p.called() }
 func (p *fakePage) Login(context.Context, string) (string, error) {
 	p.called()
 	return "https://auth.example/authorize", nil

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// TestCheckWordsTeamPolicy: check prints the rules by user and group as
+// the daemon applies them in team mode, and says that they do nothing
+// without a team block.
+func TestCheckWordsTeamPolicy(t *testing.T) {
+	srv := &registry.Server{Command: "x", VisibleTo: []string{"group:eng", "user:carol"},
+		ApproveToolsFor: []registry.PrincipalApproval{{Principal: "group:contractors", Approval: registry.Approval{Set: true, All: true}}}}
+	team := &registry.Config{Team: &registry.Team{Issuer: "https://login.example.com", Audience: "mcpgw"}}
+	want := []string{
+		"visible only to group:eng, user:carol (team mode; hidden from everyone else)",
+		"approveTools true for group:contractors (team mode; adds to approveTools)",
+	}
+	if got := serverPolicyIn(srv, team); !slices.Equal(got, want) {
+		t.Errorf("team mode:\n%q\nwant\n%q", got, want)
+	}
+	want = []string{
+		`visible to everyone: visibleTo ["group:eng", "user:carol"] has no effect without a team block`,
+		"approveToolsFor group:contractors has no effect without a team block",
+	}
+	if got := serverPolicyIn(srv, &registry.Config{}); !slices.Equal(got, want) {
+		t.Errorf("no team block:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestStatusPerUser: `mcpgw status` says a server runs a process per user,
+// how many are connected, and which is yours.
+func TestStatusPerUser(t *testing.T) {
+	now := time.Now()
+	var b strings.Builder
+	writeStatus(&b, &api.Report{Version: "v", Servers: []api.ServerReport{
+		{Name: "mine", State: "connected", PID: 7, PerUser: true, UserProcesses: 2, YourState: "connected", YourPID: 9},
+		{Name: "later", State: "idle-closed", PerUser: true},
+	}}, now)
+	for _, want := range []string{
+		"connected (pid 7), a process per user: 2 connected, yours pid 9",
+		"idle-closed, a process per user: 0 connected ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status without %q:\n%s", want, b.String())
+		}
+	}
+}
