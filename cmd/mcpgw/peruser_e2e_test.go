@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -25,7 +26,7 @@ import (
 // process and how many run.
 func TestPerUserProcessE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	e2e.NeedNode(t)
 	iss := testissuer.New()
 	defer iss.Close()
 	dir := t.TempDir()
@@ -33,22 +34,22 @@ func TestPerUserProcessE2E(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{
 		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
 		"mcpServers": map[string]any{
-			"mine": map[string]any{"command": testServerBin, "args": []string{"testserver"}, "isolation": "user",
+			"mine": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "isolation": "user",
 				"env": map[string]any{fakeupstream.EnvPolicy: "1"}},
 		},
 	})
 	if err := os.WriteFile(config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemonProc(t, dir, config, "--allow-remote")
+	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
 	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	as := func(token string) Target {
-		return Target{URL: d.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
+	as := func(token string) e2e.Target {
+		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
 	}
-	tool := func(name string, args map[string]any) Step {
-		return mcpCall(map[string]any{"tool": "mine_" + name, "args": args})
+	tool := func(name string, args map[string]any) e2e.Step {
+		return e2e.MCPCall(map[string]any{"tool": "mine_" + name, "args": args})
 	}
-	pidOf := func(who string, r StepResult) int {
+	pidOf := func(who string, r e2e.StepResult) int {
 		pid, err := strconv.Atoi(strings.TrimSpace(r.Text()))
 		if err != nil || r.IsError() {
 			t.Fatalf("%s's pid: %s", who, r)
@@ -56,36 +57,36 @@ func TestPerUserProcessE2E(t *testing.T) {
 		return pid
 	}
 
-	a := runClient(t, as(alice), []Step{tool("pid", nil), tool("delete_thing", map[string]any{"name": "x"}), tool("delete_thing", map[string]any{"name": "y"}), tool("delete_count", nil)})
-	a2 := runClient(t, as(alice), []Step{tool("pid", nil), tool("delete_count", nil)}) // her second session
-	b := runClient(t, as(bob), []Step{tool("pid", nil), tool("delete_count", nil)})
+	a := e2e.RunClient(t, as(alice), []e2e.Step{tool("pid", nil), tool("delete_thing", map[string]any{"name": "x"}), tool("delete_thing", map[string]any{"name": "y"}), tool("delete_count", nil)})
+	a2 := e2e.RunClient(t, as(alice), []e2e.Step{tool("pid", nil), tool("delete_count", nil)}) // her second session
+	b := e2e.RunClient(t, as(bob), []e2e.Step{tool("pid", nil), tool("delete_count", nil)})
 	alicePID, alicePID2, bobPID := pidOf("alice", a[0]), pidOf("alice", a2[0]), pidOf("bob", b[0])
 	if alicePID != alicePID2 {
 		t.Errorf("alice's two sessions reached processes %d and %d, want one", alicePID, alicePID2)
 	}
 	if alicePID == bobPID {
-		t.Fatalf("alice and bob share process %d", alicePID)
+		t.Fatalf("alice and bob share e2e.Process %d", alicePID)
 	}
 	for _, pid := range []int{alicePID, bobPID} {
 		if !proctest.Alive(pid) {
-			t.Errorf("process %d does not run", pid)
+			t.Errorf("e2e.Process %d does not run", pid)
 		}
 	}
 	if got := a[3].Text(); got != "2" {
 		t.Errorf("alice's deletes counted by her process: %q, want 2", got)
 	}
 	if got := a2[1].Text(); got != "2" {
-		t.Errorf("alice's process seen from her second session: %q, want 2", got)
+		t.Errorf("alice's e2e.Process seen from her second session: %q, want 2", got)
 	}
 	if got := b[1].Text(); got != "0" {
-		t.Errorf("bob's process counted %q deletes, want 0: alice's calls reached it", got)
+		t.Errorf("bob's e2e.Process counted %q deletes, want 0: alice's calls reached it", got)
 	}
 
 	for _, who := range []struct {
 		name, token string
 		pid         int
 	}{{"alice", alice, alicePID}, {"bob", bob, bobPID}} {
-		req, _ := http.NewRequest(http.MethodGet, d.url+"/-/status", nil)
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/status", nil)
 		req.Header.Set("Authorization", "Bearer "+who.token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -54,12 +54,6 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 	}
 }
 
-// serverPolicy is serverPolicyIn for a configuration of settings st and
-// no team block.
-func serverPolicy(s *registry.Server, st registry.Settings) []string {
-	return serverPolicyIn(s, &registry.Config{Settings: st})
-}
-
 // serverPolicyIn is one server of cfg's policy, a line each, empty when
 // only the settings and mcpgw's defaults apply (printed once above).
 func serverPolicyIn(s *registry.Server, cfg *registry.Config) []string {

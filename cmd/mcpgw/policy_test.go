@@ -26,11 +26,11 @@ func TestServerPolicyLines(t *testing.T) {
 		"resources not offered as tools (exposeResources false)",
 		`from toolExposure "b": "hidden"`,
 	}
-	if got := serverPolicy(srv, registry.Settings{ExcludeTools: []string{"*_admin"}, DirectTools: []string{"*"}}); !slices.Equal(got, want) {
+	if got := serverPolicyIn(srv, &registry.Config{Settings: registry.Settings{ExcludeTools: []string{"*_admin"}, DirectTools: []string{"*"}}}); !slices.Equal(got, want) {
 		t.Errorf("policy\n%q\nwant\n%q", got, want)
 	}
-	if got := serverPolicy(&registry.Server{Command: "x"}, registry.Settings{ExcludeTools: []string{"*_admin"}, DirectTools: []string{"*"},
-		ApproveTools: registry.Approval{Set: true, All: true}}); len(got) != 0 {
+	if got := serverPolicyIn(&registry.Server{Command: "x"}, &registry.Config{Settings: registry.Settings{ExcludeTools: []string{"*_admin"}, DirectTools: []string{"*"},
+		ApproveTools: registry.Approval{Set: true, All: true}}}); len(got) != 0 {
 		t.Errorf("only inherited rules: %q, want none", got)
 	}
 	for _, tc := range []struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
+	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
@@ -30,12 +31,12 @@ import (
 // does not.
 func TestTeamPolicyByGroupE2E(t *testing.T) {
 	t.Parallel()
-	needNode(t)
+	e2e.NeedNode(t)
 	iss := testissuer.New()
 	defer iss.Close()
 	dir := t.TempDir()
 	server := func(instructions string, extra map[string]any) map[string]any {
-		s := map[string]any{"command": testServerBin, "args": []string{"testserver"}, "env": map[string]any{
+		s := map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
 			fakeupstream.EnvInstructions: instructions, fakeupstream.EnvProtocols: "2025-11-25"}}
 		for k, v := range extra {
 			s[k] = v
@@ -54,18 +55,18 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 	if err := os.WriteFile(config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemonProc(t, dir, config, "--allow-remote")
+	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
 	token := func(user, group string) string {
 		c := iss.Claims(user, "mcpgw")
 		c["groups"] = []string{group}
 		return testissuer.Sign(iss.SigningKey(), c)
 	}
 	alice, bob := token("alice", "eng"), token("bob", "contractors")
-	as := func(token, mode string) Target {
-		return Target{URL: d.mcpURL() + "?mode=" + mode, Headers: map[string]string{"Authorization": "Bearer " + token}}
+	as := func(token, mode string) e2e.Target {
+		return e2e.Target{URL: d.MCPURL() + "?mode=" + mode, Headers: map[string]string{"Authorization": "Bearer " + token}}
 	}
 	get := func(token, path string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, d.url+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, d.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -75,8 +76,8 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	pollUntil(t, "both servers' prompts", func() bool {
-		r := runClient(t, as(alice, "proxy"), []Step{mcpCall(map[string]any{"prompts": true})})
+	e2e.PollUntil(t, "both servers' prompts", func() bool {
+		r := e2e.RunClient(t, as(alice, "proxy"), []e2e.Step{e2e.MCPCall(map[string]any{"prompts": true})})
 		return strings.Contains(r[0].Text(), "alpha_greet") && strings.Contains(r[0].Text(), "hush_greet")
 	})
 	leaks := func(s string) bool { return strings.Contains(strings.ToLower(s), "hush") }
@@ -98,7 +99,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			t.Errorf("GET /-/logs?server=hush as alice: %d", code)
 		}
 		for _, action := range []string{"/-/connect", "/-/disable", "/-/login"} {
-			req, _ := http.NewRequest(http.MethodPost, d.url+action+"?server=hush", nil)
+			req, _ := http.NewRequest(http.MethodPost, d.URL+action+"?server=hush", nil)
 			req.Header.Set("Authorization", "Bearer "+bob)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -110,7 +111,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			}
 		}
 		mcpgw := func(token string, args ...string) (string, error) {
-			cmd := exec.Command(buildMcpgw(t), append(args[:1:1], append([]string{"--url", d.url}, args[1:]...)...)...)
+			cmd := exec.Command(e2e.BuildMcpgw(t), append(args[:1:1], append([]string{"--url", d.URL}, args[1:]...)...)...)
 			cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 			out, err := cmd.CombinedOutput()
 			return string(out), err
@@ -118,15 +119,15 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		if out, err := mcpgw(bob, "status"); err != nil || leaks(out) || !strings.Contains(out, "alpha") {
 			t.Errorf("mcpgw status as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(bob, "call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
-			t.Errorf("mcpgw call hush_echo as bob: %v\n%s", err, out)
+		if out, err := mcpgw(bob, "e2e.Call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
+			t.Errorf("mcpgw e2e.Call hush_echo as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(alice, "call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
-			t.Errorf("mcpgw call hush_echo as alice: %v\n%s", err, out)
+		if out, err := mcpgw(alice, "e2e.Call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
+			t.Errorf("mcpgw e2e.Call hush_echo as alice: %v\n%s", err, out)
 		}
 	})
 
-	common := []Step{
+	common := []e2e.Step{
 		{Op: "serverInfo"},
 		{Op: "listTools"},
 		{Op: "listPrompts"},
@@ -135,7 +136,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		{Op: "getPrompt", Name: "alpha_greet", Arguments: map[string]any{"name": "Ada"}},
 	}
 	// Each of these reaches the eng server for alice and fails for bob.
-	doors := []Step{
+	doors := []e2e.Step{
 		{Op: "getPrompt", Name: "hush_greet", Arguments: map[string]any{"name": "Ada"}},
 		{Op: "readResource", URI: "mcpgw://hush/test://hello"},
 		{Op: "complete", Ref: map[string]any{"type": "ref/prompt", "name": "hush_greet"}, Argument: map[string]any{"name": "name", "value": "A"}},
@@ -143,17 +144,17 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 	}
 	for _, mode := range []struct {
 		name  string
-		steps []Step // the mode's own, after the doors; check reads them
-		check func(t *testing.T, user string, r []StepResult)
+		steps []e2e.Step // the mode's own, after the doors; check reads them
+		check func(t *testing.T, user string, r []e2e.StepResult)
 	}{
-		{"proxy", []Step{
-			mcpCall(map[string]any{}),
-			mcpCall(map[string]any{"search": "greet echo hello"}),
-			mcpCall(map[string]any{"server": "hush"}),
-			mcpCall(map[string]any{"connect": "hush"}),
-			mcpCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "called"}}),
-			mcpCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "scripted"})`}),
-		}, func(t *testing.T, user string, r []StepResult) {
+		{"proxy", []e2e.Step{
+			e2e.MCPCall(map[string]any{}),
+			e2e.MCPCall(map[string]any{"search": "greet echo hello"}),
+			e2e.MCPCall(map[string]any{"server": "hush"}),
+			e2e.MCPCall(map[string]any{"connect": "hush"}),
+			e2e.MCPCall(map[string]any{"tool": "hush_echo", "args": map[string]any{"message": "called"}}),
+			e2e.MCPCall(map[string]any{"script": `return await tools.call("hush_echo", {message: "scripted"})`}),
+		}, func(t *testing.T, user string, r []e2e.StepResult) {
 			if user == "bob" {
 				for _, i := range []int{0, 1} {
 					if r[i].IsError() || leaks(string(r[i].Result)) {
@@ -179,10 +180,10 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 				t.Errorf("alice's calls of the eng server: %s / %s", r[4], r[5])
 			}
 		}},
-		{"toolsearch", []Step{
-			call("ToolSearch", map[string]any{"query": "greet echo hello"}),
-			call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
-		}, func(t *testing.T, user string, r []StepResult) {
+		{"toolsearch", []e2e.Step{
+			e2e.Call("ToolSearch", map[string]any{"query": "greet echo hello"}),
+			e2e.Call("ToolSearch", map[string]any{"query": "select:hush_echo"}),
+		}, func(t *testing.T, user string, r []e2e.StepResult) {
 			found := leaks(string(r[0].Result))
 			activated := strings.Contains(r[1].Text(), "hush_echo") && !r[1].IsError() && !strings.Contains(strings.ToLower(r[1].Text()), "no tool")
 			if user == "bob" && (found || strings.Contains(r[1].Text(), "HUSH")) {
@@ -192,18 +193,18 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 				t.Errorf("ToolSearch hides the eng server from alice: %s / %s", r[0], r[1])
 			}
 		}},
-		{"direct", nil, func(*testing.T, string, []StepResult) {}},
+		{"direct", nil, func(*testing.T, string, []e2e.StepResult) {}},
 	} {
 		for _, who := range []struct{ name, token string }{{"alice", alice}, {"bob", bob}} {
 			t.Run(mode.name+"/"+who.name, func(t *testing.T) {
-				steps := append(append(append([]Step{}, common...), doors...), mode.steps...)
-				r := runClient(t, as(who.token, mode.name), steps)
+				steps := append(append(append([]e2e.Step{}, common...), doors...), mode.steps...)
+				r := e2e.RunClient(t, as(who.token, mode.name), steps)
 				sees := who.name == "alice"
 				if leaks(string(r[0].Result)) != sees {
 					t.Errorf("initialize names the eng server: %v, want %v: %s", !sees, sees, r[0])
 				}
 				if mode.name == "direct" {
-					names := strings.Join(toolNamesOf(t, r[1]), " ")
+					names := strings.Join(e2e.ToolNames(t, r[1]), " ")
 					if strings.Contains(names, "hush_echo") != sees || !strings.Contains(names, "alpha_echo") {
 						t.Errorf("%s lists %s", who.name, names)
 					}
@@ -227,15 +228,15 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 	}
 
 	t.Run("approvals by group", func(t *testing.T) {
-		add := mcpCall(map[string]any{"tool": "alpha_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})
+		add := e2e.MCPCall(map[string]any{"tool": "alpha_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})
 		// alice's group is asked nothing: her call completes with no
 		// one to approve it.
-		if r := runClient(t, as(alice, "proxy"), []Step{add}); r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
-			t.Errorf("alice's call of alpha_add: %s", r[0])
+		if r := e2e.RunClient(t, as(alice, "proxy"), []e2e.Step{add}); r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
+			t.Errorf("alice's e2e.Call of alpha_add: %s", r[0])
 		}
-		waiting := goClient(t, as(bob, "proxy"), []Step{add})
+		waiting := e2e.GoClient(t, as(bob, "proxy"), []e2e.Step{add})
 		var pending api.PendingApproval
-		pollUntil(t, "bob's pending approval", func() bool {
+		e2e.PollUntil(t, "bob's pending approval", func() bool {
 			code, body := get(bob, "/-/approvals")
 			var list []api.PendingApproval
 			if code != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil || len(list) == 0 {
@@ -245,9 +246,9 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			return true
 		})
 		if pending.User != "bob" || pending.Tool != "add" || !strings.Contains(pending.Rule, `approveToolsFor."group:contractors"`) {
-			t.Errorf("pending approval %+v, want bob's call of add under approveToolsFor", pending)
+			t.Errorf("pending approval %+v, want bob's e2e.Call of add under approveToolsFor", pending)
 		}
-		req, _ := http.NewRequest(http.MethodPost, d.url+"/-/approve?id="+pending.ID+"&decision=once", nil)
+		req, _ := http.NewRequest(http.MethodPost, d.URL+"/-/approve?id="+pending.ID+"&decision=once", nil)
 		req.Header.Set("Authorization", "Bearer "+bob)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -257,7 +258,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("approving as bob: %s", resp.Status)
 		}
-		if r := (<-waiting).check(t); r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
+		if r := (<-waiting).Check(t); r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
 			t.Errorf("bob's approved call: %s", r[0])
 		}
 	})
@@ -265,7 +266,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 	// Their calls count by user: alice's three of the eng server (the
 	// CLI's, the mcp tool's, the script's) and her add, bob's add.
 	t.Run("metrics by user", func(t *testing.T) {
-		resp, err := http.Get(d.url + "/metrics")
+		resp, err := http.Get(d.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			}
 		}
 		if strings.Contains(string(body), `server="hush",user="bob"`) {
-			t.Error("/metrics counts a call of bob's to the eng server")
+			t.Error("/metrics counts a e2e.Call of bob's to the eng server")
 		}
 	})
 }
