@@ -236,7 +236,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	switch {
 	case t.Resource != nil:
 		var rr *mcp.ReadResourceResult
-		rr, err = u.ReadResource(ctx, t.Resource.URI)
+		rr, err = u.ReadResource(ctx, t.Resource.URI, nil)
 		if err == nil {
 			res = content.FromResource(rr)
 		}

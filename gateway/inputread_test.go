@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
+)
+
+// An upstream's input_required result for resources/read reaches a
+// 2026-07-28 client as it is, and the client's answer reaches the upstream
+// with its retry, the upstream's sealed requestState untouched (the
+// upstream refuses a changed one). A 2025 client that declared elicitation
+// is asked by request; one that did not gets an error saying so, and the
+// upstream is never answered for it.
+func TestReadResourceInputRequired(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.ConformanceServer()
+	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer uts.Close()
+	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeDirect}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	defer gw.Close()
+	gw.Start()
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	for _, tc := range []struct {
+		version string
+		elicit  bool
+		want    string // the text read, or what the error says
+	}{
+		{sessionless, true, "decision: " + sessionless},
+		{"2025-11-25", true, "decision: 2025-11-25"},
+		{"2025-11-25", false, "does not support elicitation"},
+	} {
+		var asked []string
+		var opts mcp.ClientOptions
+		if tc.elicit {
+			opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.version}}, nil
+			}
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &opts)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: fakeupstream.InputRequiredResource})
+		cs.Close()
+		if !tc.elicit {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s without elicitation: read %v, error %v; want an error saying %q", tc.version, res, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: reading %s: %v", tc.version, fakeupstream.InputRequiredResource, err)
+			continue
+		}
+		if len(res.Contents) != 1 || res.Contents[0].Text != tc.want || len(asked) != 1 {
+			t.Errorf("%s: read %+v after %d questions (%q), want %q after one", tc.version, res.Contents, len(asked), asked, tc.want)
+		}
+	}
+}
