@@ -366,20 +366,6 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 	return res, err
 }
 
-// Subscribe asks the upstream for notifications/resources/updated about uri.
-func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("subscribing to %s", uri), func(ctx context.Context, s *session) error {
-		return s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-	})
-}
-
-// Unsubscribe ends a Subscribe.
-func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("unsubscribing from %s", uri), func(ctx context.Context, s *session) error {
-		return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	})
-}
-
 // ReadResource reads the resource at uri, as Call does for tools; in, if
 // set, is the caller's round of the input_required exchange (see
 // CallOptions.Input).
