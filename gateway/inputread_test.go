@@ -73,3 +73,50 @@ func TestReadResourceInputRequired(t *testing.T) {
 		}
 	}
 }
+
+// Through the mcp tool, a 2026-07-28 client's read of a resource (its
+// read_ tool) and get of a prompt relay the upstream's input_required as
+// the mcp tool's answer; the client's retry of the same mcp call brings
+// its answers, and the upstream's requestState, back to the upstream.
+func TestMCPToolInputRequiredReadAndPrompt(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.ConformanceServer()
+	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer uts.Close()
+	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeProxy}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	defer gw.Close()
+	gw.Start()
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "through mcp", "context": "the mcp tool"}}, nil
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: sessionless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, tc := range []struct {
+		args     map[string]any
+		want     string
+		question string
+	}{
+		{map[string]any{"tool": "read_input_required"}, "decision: through mcp", "Which decision should the resource show?"},
+		{map[string]any{"prompt": "test_input_required_result_prompt"}, "Answer with this context in mind: the mcp tool", "What context should the prompt use?"},
+	} {
+		asked = nil
+		text, isErr := callText(t, cs, "mcp", tc.args)
+		if isErr || !strings.Contains(text, tc.want) || len(asked) != 1 || asked[0] != tc.question {
+			t.Errorf("mcp(%v) = %q (error %v) after questions %q; want %q after %q", tc.args, text, isErr, asked, tc.want, tc.question)
+		}
+	}
+}
