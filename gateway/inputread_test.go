@@ -13,6 +13,28 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
+// fixturesGateway serves, over HTTP, a gateway in mode whose one upstream
+// (fix, connected) is the conformance server with its input_required
+// fixtures, over Streamable HTTP, its tools and prompts under their own
+// names.
+func fixturesGateway(t *testing.T, mode registry.Mode) *httptest.Server {
+	t.Helper()
+	up := fakeupstream.ConformanceServer()
+	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(uts.Close)
+	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: mode}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
+	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gw.Handler(nil))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 // An upstream's input_required result for resources/read reaches a
 // 2026-07-28 client as it is, and the client's answer reaches the upstream
 // with its retry, the upstream's sealed requestState untouched (the
@@ -21,19 +43,7 @@ import (
 // upstream is never answered for it.
 func TestReadResourceInputRequired(t *testing.T) {
 	t.Parallel()
-	up := fakeupstream.ConformanceServer()
-	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	defer uts.Close()
-	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeDirect}}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	defer gw.Close()
-	gw.Start()
-	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
+	ts := fixturesGateway(t, ModeDirect)
 	for _, tc := range []struct {
 		version string
 		elicit  bool
@@ -80,19 +90,7 @@ func TestReadResourceInputRequired(t *testing.T) {
 // its answers, and the upstream's requestState, back to the upstream.
 func TestMCPToolInputRequiredReadAndPrompt(t *testing.T) {
 	t.Parallel()
-	up := fakeupstream.ConformanceServer()
-	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	defer uts.Close()
-	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeProxy}}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	defer gw.Close()
-	gw.Start()
-	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
+	ts := fixturesGateway(t, ModeProxy)
 	var asked []string
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
