@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // sessionless is the first protocol version without sessions.
@@ -349,19 +348,7 @@ func TestConversationKeepsNothingPrivate(t *testing.T) {
 // 2025 client of the same upstream is asked the old way, by a request.
 func TestSessionlessRelaysInputRequired(t *testing.T) {
 	t.Parallel()
-	up := fakeupstream.ConformanceServer()
-	uts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	defer uts.Close()
-	srv := &registry.Server{Name: "fix", URL: uts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "fix-hash"}
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"fix": srv}, Settings: registry.Settings{ToolPrefix: registry.PrefixNone, Mode: ModeDirect}}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	defer gw.Close()
-	gw.Start()
-	if _, err := gw.Pool().Upstream(gw.Catalog().View().Config.Servers["fix"]).Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
+	ts := fixturesGateway(t, ModeDirect)
 	for _, version := range []string{sessionless, "2025-11-25"} {
 		var asked []string
 		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{

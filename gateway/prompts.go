@@ -125,15 +125,26 @@ func addTemplate(s *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) 
 
 func (ss *session) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		var in *upstream.InputRound
-		if sessionProtocol(req) >= transport.FirstSessionless {
-			// As for a tool (sdkToolCall): the client answers the
-			// upstream's input requests itself.
-			in = &upstream.InputRound{Responses: req.Params.InputResponses, State: req.Params.RequestState,
-				Capabilities: req.Params.GetMeta()[mcp.MetaKeyClientCapabilities]}
-		}
+		in := clientRound(req, req.Params.InputResponses, req.Params.RequestState)
 		return ss.promptGet(ctx, ss.View(), name, req.Params.Arguments, in)
 	}
+}
+
+// clientRound is the round of protocol 2026-07-28's input_required
+// exchange that req, a prompt get or a resource read, is: as for a tool
+// (sdkToolCall), a client of that protocol answers the upstream's input
+// requests itself, and retries its request with the answers and the
+// upstream's requestState (SEP-2322); its capabilities go with it, so
+// that the upstream asks for nothing the client did not declare. Nil for
+// an older client, whose session is asked by request (elicitation,
+// sampling, roots) as it declared it can be, and which gets an error
+// naming what it did not declare.
+func clientRound(req mcp.Request, responses mcp.InputResponseMap, state string) *upstream.InputRound {
+	if sessionProtocol(req) < transport.FirstSessionless {
+		return nil
+	}
+	return &upstream.InputRound{Responses: responses, State: state,
+		Capabilities: req.GetParams().GetMeta()[mcp.MetaKeyClientCapabilities]}
 }
 
 // promptGet gets prompt name of v with args, through the dispatcher; in is
@@ -163,7 +174,12 @@ func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceReques
 		ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, r.Def.Name, true)
+	return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, r.Def.Name, true, readRound(req))
+}
+
+// readRound is the input_required round a resources/read is (clientRound).
+func readRound(req *mcp.ReadResourceRequest) *upstream.InputRound {
+	return clientRound(req, req.Params.InputResponses, req.Params.RequestState)
 }
 
 func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
@@ -174,7 +190,7 @@ func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
 			ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		return ss.read(ctx, v, t.Server, uri, req.Params.URI, t.Original, t.Def.Name, true)
+		return ss.read(ctx, v, t.Server, uri, req.Params.URI, t.Original, t.Def.Name, true, readRound(req))
 	}
 }
 
@@ -182,8 +198,10 @@ func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
 // is what the server lists (the resource's URI or the template), name
 // the resource's or template's name; gate says whether the read passes
 // the approval gate (an app's UI resource, which its host reads to show
-// a tool's result, does not).
-func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwURI, listed, name string, gate bool) (*mcp.ReadResourceResult, error) {
+// a tool's result, does not); in is the caller's round of the
+// input_required exchange, if it answers input requests itself (a result
+// that asks for input is then returned as the upstream wrote it).
+func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwURI, listed, name string, gate bool, in *upstream.InputRound) (*mcp.ReadResourceResult, error) {
 	args, _ := json.Marshal(map[string]string{"uri": uri})
 	r := &dispatch.Request{Caller: ss, Method: dispatch.MethodReadResource, Server: server, Name: listed, Args: args}
 	if gate {
@@ -191,7 +209,7 @@ func (ss *session) read(ctx context.Context, v *registry.View, server, uri, gwUR
 	}
 	var res *mcp.ReadResourceResult
 	err := ss.gw.calls.Forward(ctx, r, func(ctx context.Context, u *upstream.Upstream) (err error) {
-		res, err = u.ReadResource(ctx, uri)
+		res, err = u.ReadResource(ctx, uri, in)
 		return err
 	})
 	if err != nil {

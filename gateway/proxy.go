@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream"
 )
 
 // The mcp tool's handler: it reads the arguments, acts (calls through the
@@ -39,7 +40,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 		return gw.readResult(ss, a.Read, a.Offset, a.Limit), nil
 	case a.Prompt != "":
 		v := gw.awaitDiscovery(ctx, ss.overlay.Load())
-		return ss.getPromptText(ctx, v, a.Prompt, a.Args), nil
+		return ss.getPromptText(ctx, v, a.Prompt, a.Args, clientRound(req, req.Params.InputResponses, req.Params.RequestState)), nil
 	case len(a.Args) > 0 && !surface.IsEmptyJSON(a.Args):
 		return surface.ArgsWithoutTool(), nil
 	case a.Connect != "":
@@ -105,8 +106,12 @@ func (s *Server) listServer(ctx context.Context, v *registry.View, name string) 
 }
 
 // getPromptText answers mcp({prompt, args}): the prompt's messages, each
-// under its role, images kept, other content as text.
-func (ss *session) getPromptText(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage) *mcp.CallToolResult {
+// under its role, images kept, other content as text. in is the caller's
+// round of the input_required exchange, if it answers input requests
+// itself: an upstream's request for input is then the mcp tool's answer,
+// as the upstream wrote it, and the caller's retry of the same mcp call
+// brings the answers back.
+func (ss *session) getPromptText(ctx context.Context, v *registry.View, name string, rawArgs json.RawMessage, in *upstream.InputRound) *mcp.CallToolResult {
 	p, ok := v.Prompt(name)
 	if !ok {
 		return surface.UnknownPrompt(v, name)
@@ -126,9 +131,12 @@ func (ss *session) getPromptText(ctx context.Context, v *registry.View, name str
 			}
 		}
 	}
-	res, err := ss.promptGet(ctx, v, p.Name, args, nil)
+	res, err := ss.promptGet(ctx, v, p.Name, args, in)
 	if err != nil {
 		return surface.PromptFailed(name, err)
+	}
+	if res.NeedsInput() {
+		return &mcp.CallToolResult{InputRequests: res.InputRequests, RequestState: res.RequestState}
 	}
 	return surface.PromptMessages(res)
 }

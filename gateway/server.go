@@ -140,7 +140,7 @@ type Server struct {
 	// subMu guards subs: the sessions subscribed to each upstream
 	// resource, with the URI each knows it by (see subscribe.go).
 	subMu sync.Mutex
-	subs  map[subKey]map[*session]string
+	subs  map[subKey]map[*session]*subscriber
 
 	// overrideMu guards what the status page changed until the daemon
 	// stops: servers disabled by name, and projects refused trust (not
@@ -160,7 +160,7 @@ func New(cfg *registry.Config, opts *Options) *Server {
 		sessions:    make(map[*session]struct{}),
 		byHTTPID:    make(map[string]*session),
 		discoveries: make(map[string]*discovery),
-		subs:        make(map[subKey]map[*session]string),
+		subs:        make(map[subKey]map[*session]*subscriber),
 		discoverSem: make(chan struct{}, discoveryConcurrency),
 		started:     time.Now(),
 	}

@@ -452,7 +452,7 @@ func (ss *session) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
 				v := ss.View()
 				if r, ok := v.Resource(rr.Params.URI); ok && r.Unlisted {
-					return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, "", false)
+					return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, "", false, readRound(rr))
 				}
 			}
 		}

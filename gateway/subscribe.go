@@ -14,12 +14,31 @@ import (
 // Resource subscriptions: a session subscribes to a resource under the URI
 // the gateway offers; the upstream is subscribed while at least one session
 // wants that resource, and its notifications/resources/updated reach the
-// sessions that subscribed, under their URI, and no other.
+// sessions that subscribed, under their URI, and no other. Within a
+// session, the go-sdk sends an update to each downstream connection that
+// subscribed: a 2025 session's one, or each subscriptions/listen stream of
+// a 2026-07-28 client that names the resource, tagged with the stream's
+// subscription ID (SEP-2575). A conversation (conversation.go) has one
+// stream per listening request, of one client or several: the session
+// wants the resource while one of them does.
+
+// unsubscribeTimeout bounds ending an upstream's subscription that
+// outlived the request that asked for its end.
+const unsubscribeTimeout = 10 * time.Second
 
 // subKey names a resource on an upstream: identity hash and upstream URI.
 type subKey struct{ hash, uri string }
 
-// subscribe is the session's resources/subscribe.
+// subscriber is one session's subscription to a resource: the URI it
+// knows the resource by, and the downstream connections that asked for it
+// (a 2025 session's one; a conversation's listen streams).
+type subscriber struct {
+	uri string
+	by  map[mcp.Session]bool
+}
+
+// subscribe is the session's resources/subscribe, or one resource of a
+// subscriptions/listen stream.
 func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
@@ -30,28 +49,34 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	return ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodSubscribe, Server: r.Server, Name: r.Original},
 		func(ctx context.Context, _ *upstream.Upstream) error {
 			sv, _ := v.Server(r.Server) // Forward found it usable
-			return ss.subscribeUpstream(ctx, sv.Server, r)
+			return ss.subscribeUpstream(ctx, sv.Server, r, req.Session)
 		})
 }
 
-// subscribeUpstream adds the session to r's subscribers, subscribing the
-// upstream (shared by every session: one subscription) if it is the first.
-func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, r *registry.Resource) error {
+// subscribeUpstream adds by, a downstream connection of the session, to
+// r's subscribers, subscribing the upstream (shared by every session: one
+// subscription) if it is the first.
+func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, r *registry.Resource, by mcp.Session) error {
 	gw := ss.gw
 	key := subKey{srv.Hash, r.Original}
 	gw.subMu.Lock()
 	subs := gw.subs[key]
 	first := len(subs) == 0
 	if subs == nil {
-		subs = map[*session]string{}
+		subs = map[*session]*subscriber{}
 		gw.subs[key] = subs
 	}
-	subs[ss] = r.URI
+	sub := subs[ss]
+	if sub == nil {
+		sub = &subscriber{uri: r.URI, by: map[mcp.Session]bool{}}
+		subs[ss] = sub
+	}
+	sub.by[by] = true
 	gw.subMu.Unlock()
 	if first {
 		if err := gw.pool.Upstream(srv).Subscribe(ctx, r.Original); err != nil {
 			gw.subMu.Lock()
-			delete(gw.subs[key], ss)
+			gw.forgetLocked(key, ss, by)
 			gw.subMu.Unlock()
 			return err
 		}
@@ -59,7 +84,28 @@ func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, 
 	return nil
 }
 
-// unsubscribe is the session's resources/unsubscribe.
+// forgetLocked removes by's subscription to key for ss (ss's whole
+// subscription when by is nil), and reports whether no session wants key
+// any more. s.subMu is held.
+func (s *Server) forgetLocked(key subKey, ss *session, by mcp.Session) (last bool) {
+	subs := s.subs[key]
+	sub, had := subs[ss]
+	if had && by != nil {
+		delete(sub.by, by)
+	}
+	if had && (by == nil || len(sub.by) == 0) {
+		delete(subs, ss)
+	} else {
+		had = false
+	}
+	if len(subs) == 0 {
+		delete(s.subs, key)
+	}
+	return had && len(subs) == 0
+}
+
+// unsubscribe is the session's resources/unsubscribe, or the end of a
+// subscriptions/listen stream that named the resource.
 func (ss *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	v := ss.View()
 	r, ok := v.Resource(req.Params.URI)
@@ -70,21 +116,19 @@ func (ss *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 	if !ok {
 		return nil
 	}
-	ss.gw.dropSubscription(ctx, sv.Server, subKey{sv.Server.Hash, r.Original}, ss)
+	// A listen stream ends when its request does: its context is done,
+	// and the upstream's subscription may still have to end.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+	defer cancel()
+	ss.gw.dropSubscription(ctx, sv.Server, subKey{sv.Server.Hash, r.Original}, ss, req.Session)
 	return nil
 }
 
-// dropSubscription removes ss's subscription and the upstream's when no
-// session wants the resource any more.
-func (s *Server) dropSubscription(ctx context.Context, srv *registry.Server, key subKey, ss *session) {
+// dropSubscription removes by's subscription for ss (all of ss's when by
+// is nil), and the upstream's when no session wants the resource any more.
+func (s *Server) dropSubscription(ctx context.Context, srv *registry.Server, key subKey, ss *session, by mcp.Session) {
 	s.subMu.Lock()
-	subs := s.subs[key]
-	_, had := subs[ss]
-	delete(subs, ss)
-	last := had && len(subs) == 0
-	if len(subs) == 0 {
-		delete(s.subs, key)
-	}
+	last := s.forgetLocked(key, ss, by)
 	s.subMu.Unlock()
 	if last && srv != nil {
 		if err := s.pool.Upstream(srv).Unsubscribe(ctx, key.uri); err != nil {
@@ -112,8 +156,8 @@ func (s *Server) dropSessionSubscriptions(ss *session) {
 				break
 			}
 		}
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		s.dropSubscription(ctx, srv, key, ss)
+		ctx, cancel := context.WithTimeout(s.ctx, unsubscribeTimeout)
+		s.dropSubscription(ctx, srv, key, ss, nil)
 		cancel()
 	}
 }
@@ -122,8 +166,8 @@ func (s *Server) dropSessionSubscriptions(ss *session) {
 func (s *Server) onResourceUpdated(srv *registry.Server, uri string) {
 	s.subMu.Lock()
 	targets := make(map[*session]string, len(s.subs[subKey{srv.Hash, uri}]))
-	for ss, gwURI := range s.subs[subKey{srv.Hash, uri}] {
-		targets[ss] = gwURI
+	for ss, sub := range s.subs[subKey{srv.Hash, uri}] {
+		targets[ss] = sub.uri
 	}
 	s.subMu.Unlock()
 	for ss, gwURI := range targets {

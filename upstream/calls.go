@@ -47,6 +47,15 @@ type InputRound struct {
 	Capabilities any
 }
 
+// meta is the _meta of a relayed round of a request that carries none of
+// the caller's otherwise: its capabilities, if it declared any.
+func (in *InputRound) meta() mcp.Meta {
+	if in.Capabilities == nil {
+		return nil
+	}
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: in.Capabilities}
+}
+
 // Call calls tool with args (any value that marshals to a JSON object),
 // connecting first if needed (single-flight: concurrent callers share one
 // connect). The call is bounded by the server's RequestTimeout (and ctx); a
@@ -324,10 +333,7 @@ func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]s
 		params := &mcp.GetPromptParams{Name: name, Arguments: args}
 		var err error
 		if in != nil { // see CallOptions.Input
-			params.InputResponses, params.RequestState = in.Responses, in.State
-			if in.Capabilities != nil {
-				params.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: in.Capabilities}
-			}
+			params.Meta, params.InputResponses, params.RequestState = in.meta(), in.Responses, in.State
 			res, err = s.cs.GetPrompt(ctx, params)
 			return err
 		}
@@ -360,26 +366,19 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 	return res, err
 }
 
-// Subscribe asks the upstream for notifications/resources/updated about uri.
-func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("subscribing to %s", uri), func(ctx context.Context, s *session) error {
-		return s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-	})
-}
-
-// Unsubscribe ends a Subscribe.
-func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("unsubscribing from %s", uri), func(ctx context.Context, s *session) error {
-		return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	})
-}
-
-// ReadResource reads the resource at uri, as Call does for tools.
-func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+// ReadResource reads the resource at uri, as Call does for tools; in, if
+// set, is the caller's round of the input_required exchange (see
+// CallOptions.Input).
+func (u *Upstream) ReadResource(ctx context.Context, uri string, in *InputRound) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
 	err := u.do(ctx, fmt.Sprintf("reading resource %q", uri), func(ctx context.Context, s *session) error {
 		params := &mcp.ReadResourceParams{URI: uri}
 		var err error
+		if in != nil {
+			params.Meta, params.InputResponses, params.RequestState = in.meta(), in.Responses, in.State
+			res, err = s.cs.ReadResource(ctx, params)
+			return err
+		}
 		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 			params.InputResponses, params.RequestState = in, state
 			return s.cs.ReadResource(ctx, params)

@@ -113,7 +113,7 @@ func TestCallResultsCarryNoServerInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := u.ReadResource(context.Background(), "test://hello")
+	rr, err := u.ReadResource(context.Background(), "test://hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -496,7 +496,7 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 	}
 	p.clientHandlers(u, opts)
 	c := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, opts)
-	c.AddReceivingMiddleware(p.rootsMiddleware(u))
+	c.AddReceivingMiddleware(p.rootsMiddleware(u), u.acks.middleware)
 	return c
 }
 

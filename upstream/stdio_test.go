@@ -58,7 +58,7 @@ func TestCallStdio(t *testing.T) {
 	if !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, fakeupstream.TinyPNG) {
 		t.Errorf("image = %#v, want the test PNG", res.Content[0])
 	}
-	rr, err := u.ReadResource(context.Background(), "test://hello")
+	rr, err := u.ReadResource(context.Background(), "test://hello", nil)
 	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "hello, world" {
 		t.Errorf("ReadResource = %+v, %v; want hello, world", rr, err)
 	}

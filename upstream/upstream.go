@@ -38,6 +38,8 @@ type Upstream struct {
 	lastPeerID   int64
 	elicitations map[string]Peer // URL elicitations in progress, by ID
 
+	acks subscriptionAcks // Subscribes waiting for the upstream to acknowledge them
+
 	mu        sync.Mutex
 	srv       *registry.Server // latest config under the upstream's name
 	aliases   []string         // other names of the same identity, sorted

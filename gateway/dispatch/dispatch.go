@@ -237,8 +237,13 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	switch {
 	case t.Resource != nil:
 		var rr *mcp.ReadResourceResult
-		rr, err = u.ReadResource(ctx, t.Resource.URI)
-		if err == nil {
+		rr, err = u.ReadResource(ctx, t.Resource.URI, opts.Input)
+		switch {
+		case err == nil && rr.NeedsInput():
+			// Relayed (Opts.Input) as a tool's request for input is: the
+			// caller's retry of the call brings the answers to the read.
+			res = &mcp.CallToolResult{InputRequests: rr.InputRequests, RequestState: rr.RequestState}
+		case err == nil:
 			res = content.FromResource(rr)
 		}
 	case c.Relay:
@@ -252,7 +257,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		res, err = u.Call(ctx, t.Original, args, opts)
 	}
 	elapsed := time.Since(start)
-	if c.inputApproval != "" && (err != nil || !(res != nil && res.NeedsInput() || raw != nil && rawNeedsInput(raw))) {
+	if c.inputApproval != "" && (err != nil || !(needsInput(res) || raw != nil && rawNeedsInput(raw))) {
 		d.inputs.remove(c.inputApproval) // the call is over: its approval with it
 	}
 	outcome := callOutcome(ctx, res, err)
@@ -274,7 +279,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 		// As DecodeResult does: the client's protocol has no resultType.
 		return nil, jsonwire.Without(raw, "resultType")
 	}
-	if res.NeedsInput() {
+	if needsInput(res) {
 		// An upstream's input_required relayed to the caller (Opts.Input):
 		// its requests and state go back as the upstream wrote them, on
 		// every route.
@@ -357,6 +362,13 @@ func Untrusted(srv *registry.Server) error {
 type refusal string
 
 func (r refusal) Error() string { return string(r) }
+
+// needsInput reports whether res asks the caller for input: an
+// upstream's result that says so, or a resource read's request for input
+// made a tool's.
+func needsInput(res *mcp.CallToolResult) bool {
+	return res != nil && (res.NeedsInput() || len(res.InputRequests) > 0)
+}
 
 // rawNeedsInput reports whether the result bytes raw ask the client for
 // input (resultType input_required) instead of ending the call.

@@ -107,7 +107,8 @@ func addStatelessFixtures(s *mcp.Server) {
 // naming its questions, and a call that carries the answers with its
 // result. A call that misses an answer is asked again. The state of a
 // call of several rounds travels in requestState, sealed so that a
-// changed state is refused.
+// changed state is refused. One resource, InputRequiredResource, does the
+// same for resources/read, which the revision allows as well.
 func addInputRequiredFixtures(s *mcp.Server) {
 	seal := newStateSeal()
 	name := &mcp.ElicitParams{Message: "What is your name?",
@@ -248,6 +249,7 @@ func addInputRequiredFixtures(s *mcp.Server) {
 			}
 			return &mcp.CallToolResult{InputRequests: asks}, nil
 		})
+	addInputRequiredResource(s, seal)
 	s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "Asks the user what the prompt is about, then returns it."},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			r, ok := req.Params.InputResponses["user_context"].(*mcp.ElicitResult)
@@ -259,6 +261,36 @@ func addInputRequiredFixtures(s *mcp.Server) {
 			}
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
 				Content: &mcp.TextContent{Text: fmt.Sprintf("Answer with this context in mind: %v", r.Content["context"])}}}}, nil
+		})
+}
+
+// InputRequiredResource is the URI of the conformance server's resource
+// whose read asks the user for a decision (an elicitation form with one
+// string, "decision"), in an input_required result with a sealed
+// requestState, and whose retry with the answer and that state untouched
+// reads "decision: " and the answer.
+const InputRequiredResource = "test://input-required"
+
+// addInputRequiredResource adds InputRequiredResource to s.
+func addInputRequiredResource(s *mcp.Server, seal *stateSeal) {
+	ask := &mcp.ElicitParams{Message: "Which decision should the resource show?",
+		RequestedSchema: objectSchema(map[string]any{"decision": map[string]any{"type": "string"}}, "decision")}
+	s.AddResource(&mcp.Resource{URI: InputRequiredResource, Name: "input-required", MIMEType: "text/plain",
+		Description: "Asks the user for a decision, then shows it."},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			r, ok := req.Params.InputResponses["decision"].(*mcp.ElicitResult)
+			if !ok || req.Params.RequestState == "" {
+				return &mcp.ReadResourceResult{RequestState: seal.seal(InputRequiredResource, "decision"),
+					InputRequests: mcp.InputRequestMap{"decision": ask}}, nil
+			}
+			if _, err := seal.open(req.Params.RequestState, InputRequiredResource, "decision"); err != nil {
+				return nil, err
+			}
+			text := "declined"
+			if r.Action == "accept" {
+				text = fmt.Sprintf("decision: %v", r.Content["decision"])
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: InputRequiredResource, MIMEType: "text/plain", Text: text}}}, nil
 		})
 }
 

@@ -8,13 +8,24 @@
 //   node client2026.mjs [--sample TEXT] --stdio -- COMMAND [ARG]...
 //
 // --sample TEXT declares the sampling capability and answers every
-// sampling request with TEXT. A server asks through an input_required
-// result, which the client answers and retries the call with itself.
+// sampling request with TEXT. --elicit ACTION[:DECISION] declares the
+// elicitation capability (form) and answers every elicitation request with
+// ACTION (accept, decline, cancel), with content {"decision": DECISION}
+// when given; each is recorded as a notification of method
+// "elicitation/create". A server asks through an input_required result,
+// which the client answers and retries the request with itself.
 //
 // Steps, a JSON array on stdin:
 //   {"op":"serverInfo"}     negotiated version, era, server info, capabilities, instructions
 //   {"op":"listTools"}
 //   {"op":"callTool","name":"mcp","arguments":{...}}
+//   {"op":"getPrompt","name":"p","arguments":{"k":"v"}}
+//   {"op":"readResource","uri":"test://x"}
+//   {"op":"listen","uri":"test://x"}   opens a subscriptions/listen stream for
+//                           the resource; the result is the filter the server honoured
+//   {"op":"unlisten","uri":"test://x"} closes it
+//   {"op":"waitNotification","method":"notifications/resources/updated","timeoutMs":5000}
+//                           the earliest notification of the method not yet taken
 //
 // Output: one JSON line per step on stdout,
 //   {"step":N,"op":OP,"ok":true,"result":...}
@@ -35,11 +46,17 @@ const argv = process.argv.slice(2);
 let url;
 let stdio;
 let sample;
+let elicit;
 const headers = {};
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--url") url = argv[++i];
   else if (a === "--sample") sample = argv[++i];
+  else if (a === "--elicit") {
+    const [action, decision] = (argv[++i] ?? "").split(/:(.*)/s);
+    if (!["accept", "decline", "cancel"].includes(action)) usage(`bad --elicit action ${JSON.stringify(action)}`);
+    elicit = { action, decision };
+  }
   else if (a === "--header") {
     const h = argv[++i] ?? "";
     const c = h.indexOf(":");
@@ -68,10 +85,52 @@ const out = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const transport = url
   ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
   : new StdioClientTransport({ command: stdio[0], args: stdio.slice(1), env: process.env, cwd: process.cwd() });
+// Notifications received, each taken once by waitNotification.
+const notifications = [];
+const waiters = [];
+function record(n) {
+  notifications.push(n);
+  for (const w of [...waiters]) w();
+}
+function waitNotification(method, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const i = notifications.findIndex((n) => n.method === method);
+      if (i < 0) return false;
+      const [n] = notifications.splice(i, 1);
+      finish();
+      resolve(n);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`timed out after ${timeoutMs}ms waiting for ${method}`));
+    }, timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      const i = waiters.indexOf(check);
+      if (i >= 0) waiters.splice(i, 1);
+    };
+    if (!check()) waiters.push(check);
+  });
+}
+
+const capabilities = {};
+if (sample !== undefined) capabilities.sampling = {};
+if (elicit !== undefined) capabilities.elicitation = { form: {} };
 const client = new Client(
   { name: "client2026", version: "1.0.0" },
-  { capabilities: sample === undefined ? {} : { sampling: {} }, versionNegotiation: { mode: { pin: VERSION } } },
+  { capabilities, versionNegotiation: { mode: { pin: VERSION } } },
 );
+client.setNotificationHandler("notifications/resources/updated", (n) => record(n));
+if (elicit !== undefined) {
+  client.setRequestHandler("elicitation/create", async (req) => {
+    record({ method: "elicitation/create", params: req.params });
+    const res = { action: elicit.action };
+    if (elicit.action === "accept") res.content = elicit.decision === undefined ? {} : { decision: elicit.decision };
+    return res;
+  });
+}
 if (sample !== undefined) {
   client.setRequestHandler("sampling/createMessage", async () => ({
     role: "assistant",
@@ -86,6 +145,7 @@ try {
   process.exit(3);
 }
 
+const subscriptions = new Map(); // open listen streams, by URI
 for (let n = 0; n < steps.length; n++) {
   const s = steps[n];
   try {
@@ -105,6 +165,26 @@ for (let n = 0; n < steps.length; n++) {
         break;
       case "callTool":
         result = await client.callTool({ name: s.name, arguments: s.arguments ?? {} });
+        break;
+      case "getPrompt":
+        result = await client.getPrompt({ name: s.name, arguments: s.arguments ?? {} });
+        break;
+      case "readResource":
+        result = await client.readResource({ uri: s.uri }, { cacheMode: "bypass" });
+        break;
+      case "listen": {
+        const sub = await client.listen({ resourceSubscriptions: [s.uri] });
+        subscriptions.set(s.uri, sub);
+        result = { honoredFilter: sub.honoredFilter };
+        break;
+      }
+      case "unlisten":
+        await subscriptions.get(s.uri)?.close();
+        subscriptions.delete(s.uri);
+        result = {};
+        break;
+      case "waitNotification":
+        result = await waitNotification(s.method, s.timeoutMs ?? 5000);
         break;
       default:
         usage(`unknown op ${JSON.stringify(s.op)}`);
