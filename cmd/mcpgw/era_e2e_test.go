@@ -4,14 +4,16 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
 // need2026Client skips when the TypeScript SDK 2.x client is not installed.
 func need2026Client(t *testing.T) {
 	t.Helper()
-	needNode(t)
-	if _, err := os.Stat(e2ePath("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, npmInstallHint)
+	e2e.NeedNode(t)
+	if _, err := os.Stat(e2e.Path("node_modules/@modelcontextprotocol/client/package.json")); err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed (%v); install with: %s", err, e2e.NPMInstallHint)
 	}
 }
 
@@ -25,26 +27,26 @@ func need2026Client(t *testing.T) {
 func TestClient2026InputRequiredReadAndPrompt(t *testing.T) {
 	t.Parallel()
 	need2026Client(t)
-	bin := buildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"fixtures": map[string]any{"command": testServerBin, "args": []string{"conformance-upstream"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"fixtures": map[string]any{"command": e2e.TestServerBin, "args": []string{"conformance-upstream"}},
 	}, map[string]any{"toolPrefix": "none", "mode": "direct"})
-	d := startDaemonProc(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	const resource = "test://input-required"
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target e2e.Target
 	}{
-		{"http", Target{URL: d.mcpURL(), Driver: "client2026.mjs"}},
-		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}, Driver: "client2026.mjs"}},
-		{"2025 http", Target{URL: d.mcpURL()}},
-		{"2025 shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}},
+		{"http", e2e.Target{URL: d.MCPURL(), Driver: "client2026.mjs"}},
+		{"shim", e2e.Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}, Driver: "client2026.mjs"}},
+		{"2025 http", e2e.Target{URL: d.MCPURL()}},
+		{"2025 shim", e2e.Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Elicit = "accept:" + strings.ReplaceAll(tc.name, " ", "-")
-			steps := []Step{
+			steps := []e2e.Step{
 				{Op: "listTools"}, // waits for the upstream's discovery
 				{Op: "readResource", URI: resource},
 				{Op: "waitNotification", Method: "elicitation/create"},
@@ -54,11 +56,11 @@ func TestClient2026InputRequiredReadAndPrompt(t *testing.T) {
 				// The prompt's form asks for a "context", which client.mjs
 				// does not answer (its answer is a "decision"): a 2025
 				// client's answer is checked against the form on its way.
-				steps = append(steps, Step{Op: "getPrompt", Name: "test_input_required_result_prompt"},
-					Step{Op: "waitNotification", Method: "elicitation/create"})
+				steps = append(steps, e2e.Step{Op: "getPrompt", Name: "test_input_required_result_prompt"},
+					e2e.Step{Op: "waitNotification", Method: "elicitation/create"})
 				questions = append(questions, "What context should the prompt use?")
 			}
-			res := runClient(t, tc.target, steps)
+			res := e2e.RunClient(t, tc.target, steps)
 			if len(res) != len(steps) {
 				t.Fatalf("%d results for %d steps: %v", len(res), len(steps), res)
 			}
@@ -84,7 +86,7 @@ func TestClient2026InputRequiredReadAndPrompt(t *testing.T) {
 	}
 	t.Run("2025 without elicitation", func(t *testing.T) {
 		t.Parallel()
-		res := runClient(t, Target{URL: d.mcpURL()}, []Step{{Op: "listTools"}, {Op: "readResource", URI: resource}})
+		res := e2e.RunClient(t, e2e.Target{URL: d.MCPURL()}, []e2e.Step{{Op: "listTools"}, {Op: "readResource", URI: resource}})
 		if len(res) != 2 || res[1].OK || !strings.Contains(res[1].Error, "does not support elicitation") {
 			t.Errorf("reading %s without elicitation: %v, want an error saying the client does not support elicitation", resource, res)
 		}
@@ -99,24 +101,24 @@ func TestClient2026InputRequiredReadAndPrompt(t *testing.T) {
 func TestClient2026ResourceUpdates(t *testing.T) {
 	t.Parallel()
 	need2026Client(t)
-	bin := buildMcpgw(t)
+	bin := e2e.BuildMcpgw(t)
 	dir := t.TempDir()
-	config := writeConfig(t, dir, map[string]any{
-		"go": map[string]any{"command": testServerBin, "args": []string{"testserver"}},
+	config := e2e.WriteConfig(t, dir, map[string]any{
+		"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}},
 	}, map[string]any{"mode": "direct"})
-	d := startDaemonProc(t, dir, config)
+	d := e2e.StartDaemon(t, dir, config)
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target e2e.Target
 	}{
-		{"http", Target{URL: d.mcpURL()}},
-		{"shim", Target{Command: []string{bin, "stdio", "--socket", d.socket, "--no-start"}}},
+		{"http", e2e.Target{URL: d.MCPURL()}},
+		{"shim", e2e.Target{Command: []string{bin, "stdio", "--socket", d.Socket, "--no-start"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Driver = "client2026.mjs"
-			touch := call("go_touch", map[string]any{"uri": "test://hello"})
-			res := runClient(t, tc.target, []Step{
+			touch := e2e.Call("go_touch", map[string]any{"uri": "test://hello"})
+			res := e2e.RunClient(t, tc.target, []e2e.Step{
 				{Op: "listTools"}, // waits for the upstream's discovery
 				{Op: "listen", URI: "test://hello"},
 				touch,

@@ -45,6 +45,22 @@ func TestConformanceClient(t *testing.T) {
 	})
 }
 
+// conformanceClient2026Scenarios are the client scenarios of the suite's
+// 2026-07-28 requirements that need no more of a client than a pool
+// calling a tool: the revision's request metadata, on every request.
+var conformanceClient2026Scenarios = []string{"tools_call", "request-metadata"}
+
+// TestConformanceClient2026 runs those scenarios with the suite's 0.2
+// release at --spec-version 2026-07-28, the pool speaking that revision.
+func TestConformanceClient2026(t *testing.T) {
+	t.Parallel()
+	node22, cli := needConformanceNext(t)
+	runConformanceScenarios(t, conformanceRun{}, conformanceClient2026Scenarios, func(sc string) []string {
+		return []string{node22, cli, "client", "--command", e2e.TestServerBin + " conformance-client", "--scenario", sc,
+			"--spec-version", "2026-07-28", "--timeout", conformanceClientTimeout}
+	})
+}
+
 // conformanceClientMain is the client program of TestConformanceClient:
 // it connects to url with an upstream.Pool and does what the scenario in
 // MCP_CONFORMANCE_SCENARIO asks. Elicitation is accepted with no fields
@@ -65,7 +81,7 @@ func conformanceClientMain(url string) error {
 	var tool string
 	var args map[string]any
 	switch scenario {
-	case "initialize":
+	case "initialize", "request-metadata":
 		return nil
 	case "tools_call":
 		tool, args = "add_numbers", map[string]any{"a": 5, "b": 3}
