@@ -65,21 +65,21 @@ func TestPerUserProcessE2E(t *testing.T) {
 		t.Errorf("alice's two sessions reached processes %d and %d, want one", alicePID, alicePID2)
 	}
 	if alicePID == bobPID {
-		t.Fatalf("alice and bob share e2e.Process %d", alicePID)
+		t.Fatalf("alice and bob share process %d", alicePID)
 	}
 	for _, pid := range []int{alicePID, bobPID} {
 		if !proctest.Alive(pid) {
-			t.Errorf("e2e.Process %d does not run", pid)
+			t.Errorf("process %d does not run", pid)
 		}
 	}
 	if got := a[3].Text(); got != "2" {
 		t.Errorf("alice's deletes counted by her process: %q, want 2", got)
 	}
 	if got := a2[1].Text(); got != "2" {
-		t.Errorf("alice's e2e.Process seen from her second session: %q, want 2", got)
+		t.Errorf("alice's process seen from her second session: %q, want 2", got)
 	}
 	if got := b[1].Text(); got != "0" {
-		t.Errorf("bob's e2e.Process counted %q deletes, want 0: alice's calls reached it", got)
+		t.Errorf("bob's process counted %q deletes, want 0: alice's calls reached it", got)
 	}
 
 	for _, who := range []struct {

@@ -119,11 +119,11 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		if out, err := mcpgw(bob, "status"); err != nil || leaks(out) || !strings.Contains(out, "alpha") {
 			t.Errorf("mcpgw status as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(bob, "e2e.Call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
-			t.Errorf("mcpgw e2e.Call hush_echo as bob: %v\n%s", err, out)
+		if out, err := mcpgw(bob, "call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
+			t.Errorf("mcpgw call hush_echo as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(alice, "e2e.Call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
-			t.Errorf("mcpgw e2e.Call hush_echo as alice: %v\n%s", err, out)
+		if out, err := mcpgw(alice, "call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
+			t.Errorf("mcpgw call hush_echo as alice: %v\n%s", err, out)
 		}
 	})
 
@@ -232,7 +232,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		// alice's group is asked nothing: her call completes with no
 		// one to approve it.
 		if r := e2e.RunClient(t, as(alice, "proxy"), []e2e.Step{add}); r[0].IsError() || !strings.HasPrefix(r[0].Text(), "5") {
-			t.Errorf("alice's e2e.Call of alpha_add: %s", r[0])
+			t.Errorf("alice's call of alpha_add: %s", r[0])
 		}
 		waiting := e2e.GoClient(t, as(bob, "proxy"), []e2e.Step{add})
 		var pending api.PendingApproval
@@ -246,7 +246,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			return true
 		})
 		if pending.User != "bob" || pending.Tool != "add" || !strings.Contains(pending.Rule, `approveToolsFor."group:contractors"`) {
-			t.Errorf("pending approval %+v, want bob's e2e.Call of add under approveToolsFor", pending)
+			t.Errorf("pending approval %+v, want bob's call of add under approveToolsFor", pending)
 		}
 		req, _ := http.NewRequest(http.MethodPost, d.URL+"/-/approve?id="+pending.ID+"&decision=once", nil)
 		req.Header.Set("Authorization", "Bearer "+bob)
@@ -282,7 +282,7 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 			}
 		}
 		if strings.Contains(string(body), `server="hush",user="bob"`) {
-			t.Error("/metrics counts a e2e.Call of bob's to the eng server")
+			t.Error("/metrics counts a call of bob's to the eng server")
 		}
 	})
 }

@@ -282,7 +282,7 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 		e2e.ModelStep{Text: "done"},
 	)
 	env.Store(e)
-	e.runPi("e2e.Call a tool, then another.")
+	e.runPi("Call a tool, then another.")
 	reqs := e.model.Requests()
 	for i, r := range reqs {
 		t.Logf("request %d last tool result: %s", i, r.LastToolResult())
@@ -379,7 +379,7 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 		e2e.ModelStep{Text: "done"},
 	)
 	env.Store(e)
-	e.runPi("e2e.Call two tools.")
+	e.runPi("Call two tools.")
 	reqs := e.model.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("the model was asked %d times, want 3", len(reqs))
