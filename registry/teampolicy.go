@@ -12,7 +12,7 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// Policy by user and group, in team mode (issue 43). Two server fields name
+// Policy by user and group, in team mode. Two server fields name
 // the users and groups the team block's tokens carry:
 //
 //	"github": {
