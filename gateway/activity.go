@@ -2,8 +2,8 @@ package gateway
 
 // busy notes a request: the run loop gives memory back once the daemon
 // has gone quiet (Activity).
-func (s *Server) busy() { s.activity.Add(1) }
+func (s *Hub) busy() { s.activity.Add(1) }
 
 // Activity counts the requests the hub has seen since it was made. Safe
 // for concurrent use; the count only grows.
-func (s *Server) Activity() uint64 { return s.activity.Load() }
+func (s *Hub) Activity() uint64 { return s.activity.Load() }

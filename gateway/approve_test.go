@@ -17,14 +17,14 @@ import (
 
 // newPolicyGateway is a gateway with one server, "p", running the test
 // server with its policy tools, under settings.
-func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir string) *Server {
+func newPolicyGateway(t *testing.T, settings registry.Settings, sessionDir string) *Hub {
 	t.Helper()
 	return newPolicyGatewayKeyed(t, settings, sessionDir, nil)
 }
 
 // newPolicyGatewayKeyed is newPolicyGateway with the key of its session
 // states.
-func newPolicyGatewayKeyed(t *testing.T, settings registry.Settings, sessionDir string, key []byte) *Server {
+func newPolicyGatewayKeyed(t *testing.T, settings registry.Settings, sessionDir string, key []byte) *Hub {
 	t.Helper()
 	if settings.ToolPrefix == "" {
 		settings.ToolPrefix = registry.PrefixServer
@@ -42,7 +42,7 @@ func newPolicyGatewayKeyed(t *testing.T, settings registry.Settings, sessionDir 
 var destructive = registry.Approval{Set: true, Destructive: true, Field: "settings.approveTools"}
 
 // waitApproval waits for a call to wait for approval and returns it.
-func waitApproval(t *testing.T, gw *Server) api.PendingApproval {
+func waitApproval(t *testing.T, gw *Hub) api.PendingApproval {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

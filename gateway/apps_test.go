@@ -14,7 +14,7 @@ import (
 )
 
 // connectUI connects a client that declares MCP Apps.
-func connectUI(t *testing.T, gw *Server, opts SessionOptions) *mcp.ClientSession {
+func connectUI(t *testing.T, gw *Hub, opts SessionOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

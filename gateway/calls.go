@@ -23,7 +23,7 @@ import (
 
 var (
 	_ dispatch.Caller   = (*session)(nil)
-	_ dispatch.Observer = (*Server)(nil)
+	_ dispatch.Observer = (*Hub)(nil)
 )
 
 // sdkToolCall is the Call of a request the SDK delivered for a tool the
@@ -60,18 +60,18 @@ func (ss *session) Upstream(srv *registry.Server) *upstream.Upstream {
 }
 
 // Called implements dispatch.Observer.
-func (s *Server) Called(server, user, outcome string, d time.Duration) {
+func (s *Hub) Called(server, user, outcome string, d time.Duration) {
 	s.metrics.call(server, user, outcome, d)
 	s.latency.add(server, d)
 }
 
 // Decided implements dispatch.Observer.
-func (s *Server) Decided(server, approval string) { s.metrics.approval(server, approval) }
+func (s *Hub) Decided(server, approval string) { s.metrics.approval(server, approval) }
 
 // upstreamFor returns the upstream that serves srv for ss: its own, for a
 // server with "isolation": "session"; its user's, for one with
 // "isolation": "user" in team mode; else the shared one.
-func (s *Server) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
+func (s *Hub) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
 	switch {
 	case ss == nil:
 	case srv.Isolation == registry.IsolationSession:
@@ -163,7 +163,7 @@ func (ss *session) Grant(key string) {
 // findTool looks up the tool behind a gateway name, waiting for servers
 // being discovered and connecting those whose tools are not known yet if
 // it has to; failed is the answer when there is no such tool.
-func (s *Server) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
+func (s *Hub) findTool(ctx context.Context, v *registry.View, name string) (t *registry.Tool, _ *registry.View, failed *mcp.CallToolResult) {
 	t, ok := v.Lookup(name)
 	if !ok {
 		// Servers being discovered may have it.
@@ -211,7 +211,7 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 // connectNow connects srv (bypassing any backoff). What it lists is in
 // the catalogue when it returns (through onUpdate, the one way listings
 // arrive), so the caller's next lookup sees it.
-func (s *Server) connectNow(ctx context.Context, srv *registry.Server) error {
+func (s *Hub) connectNow(ctx context.Context, srv *registry.Server) error {
 	_, err := s.pool.Upstream(srv).Connect(ctx)
 	return err
 }
@@ -239,7 +239,7 @@ func serversFor(v *registry.View, name string) (cands []*registry.Server, untrus
 
 // connectAll connects servers at once, for a call of tool that needs one
 // of them.
-func (s *Server) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
+func (s *Hub) connectAll(ctx context.Context, servers []*registry.Server, tool string) {
 	var wg sync.WaitGroup
 	for _, srv := range servers {
 		wg.Add(1)
@@ -255,11 +255,11 @@ func (s *Server) connectAll(ctx context.Context, servers []*registry.Server, too
 
 // Approvals lists the calls waiting for a decision from the status page
 // or `mcpgw approve`.
-func (s *Server) Approvals() []api.PendingApproval { return s.calls.Approvals() }
+func (s *Hub) Approvals() []api.PendingApproval { return s.calls.Approvals() }
 
 // Decide allows (grant once, tool or server) or denies the pending
 // approval id; by says who: "page" or "cli".
-func (s *Server) Decide(id, grant, by string) (api.PendingApproval, error) {
+func (s *Hub) Decide(id, grant, by string) (api.PendingApproval, error) {
 	return s.calls.Decide(id, grant, by)
 }
 

@@ -46,7 +46,7 @@ func TestProxyAcceptsClientNames(t *testing.T) {
 	}
 }
 
-func connectNow(t *testing.T, gw *Server, name string) {
+func connectNow(t *testing.T, gw *Hub, name string) {
 	t.Helper()
 	if err := gw.connectNow(context.Background(), gw.Catalog().View().Config.Servers[name]); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func (ss *session) handleScriptTool(ctx context.Context, req *mcp.CallToolReques
 
 // runScript runs src for the session that req came from and renders what
 // it did as the tool's result.
-func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
+func (s *Hub) runScript(ctx context.Context, ss *session, req *mcp.CallToolRequest, src string, timeoutMs int64) *mcp.CallToolResult {
 	v := ss.View()
 	if !surface.ScriptsOn(v, ss.mode.Name()) {
 		return surface.ScriptsOff()
@@ -79,7 +79,7 @@ func (s *Server) runScript(ctx context.Context, ss *session, req *mcp.CallToolRe
 // scriptHost is the gateway as one script sees it: the calling session's
 // view of the tools, and dispatch for calls.
 type scriptHost struct {
-	gw       *Server
+	gw       *Hub
 	ss       *session
 	id       string
 	protocol string

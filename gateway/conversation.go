@@ -62,7 +62,7 @@ type conversations struct {
 
 // Conversation implements transport.Hub: the server of the conversation
 // opts describe, opened if it is not (nil once the daemon is closing).
-func (s *Server) Conversation(opts SessionOptions) *mcp.Server {
+func (s *Hub) Conversation(opts SessionOptions) *mcp.Server {
 	if ss := s.conversation(opts); ss != nil {
 		return ss.server
 	}
@@ -70,14 +70,14 @@ func (s *Server) Conversation(opts SessionOptions) *mcp.Server {
 }
 
 // ConversationSession implements transport.Hub.
-func (s *Server) ConversationSession(opts SessionOptions) (transport.Session, bool) {
+func (s *Hub) ConversationSession(opts SessionOptions) (transport.Session, bool) {
 	ss := s.conversation(opts)
 	return ss, ss != nil
 }
 
 // conversation is the session of the conversation opts describe, opened
 // if it is not; nil once the daemon is closing.
-func (s *Server) conversation(opts SessionOptions) *session {
+func (s *Hub) conversation(opts SessionOptions) *session {
 	key := conversationKey{opts.Cwd, string(opts.Mode), opts.DirectTools, opts.ClientPrefix, identity.NameOf(opts.User)}
 	s.convs.mu.Lock()
 	defer s.convs.mu.Unlock()
@@ -114,7 +114,7 @@ func (s *Server) conversation(opts SessionOptions) *session {
 
 // newConversation makes and registers the session that serves a
 // conversation; nil if the daemon is closing.
-func (s *Server) newConversation(opts SessionOptions) *session {
+func (s *Hub) newConversation(opts SessionOptions) *session {
 	ss := s.newSession(opts, nil, true)
 	ss.lastActive.Store(time.Now().UnixNano())
 	if !s.join(ss, "") {
@@ -127,7 +127,7 @@ func (s *Server) newConversation(opts SessionOptions) *session {
 // evictConversationLocked ends the conversation idle longest that has no
 // request in flight; with every one busy, none (the new one is kept all
 // the same: the bound is on idle ones). s.convs.mu is held.
-func (s *Server) evictConversationLocked() {
+func (s *Hub) evictConversationLocked() {
 	var oldest *session
 	for _, ss := range s.convs.byKey {
 		if ss.inFlight.Load() > 0 {

@@ -23,7 +23,7 @@ const sessionless = "2026-07-28"
 
 // connectHTTP connects a go-sdk client to gw's /mcp over Streamable HTTP
 // at protocol version, with query added to the endpoint.
-func connectHTTP(t *testing.T, gw *Server, version, query string, changed func()) *mcp.ClientSession {
+func connectHTTP(t *testing.T, gw *Hub, version, query string, changed func()) *mcp.ClientSession {
 	t.Helper()
 	ts := httptest.NewServer(gw.Handler(nil))
 	t.Cleanup(ts.Close)

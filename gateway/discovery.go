@@ -27,7 +27,7 @@ type discovery struct {
 // trusted server in v whose listing is not known (none, or its previous
 // configuration's) and is not being discovered already; at most discoveryConcurrency run at once. It does nothing when
 // Options.NoBootstrap is set.
-func (s *Server) discover(v *registry.View) {
+func (s *Hub) discover(v *registry.View) {
 	if s.opts.NoBootstrap {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *Server) discover(v *registry.View) {
 
 // pendingFor returns the discoveries in progress for servers of v that
 // have no listing yet.
-func (s *Server) pendingFor(v *registry.View) []*discovery {
+func (s *Hub) pendingFor(v *registry.View) []*discovery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*discovery
@@ -87,7 +87,7 @@ func (s *Server) pendingFor(v *registry.View) []*discovery {
 // at most settings.discoveryTimeoutMs or until ctx ends, and returns the
 // view as it then is. It returns at once when nothing is pending, so a
 // warm catalogue costs nothing.
-func (s *Server) awaitDiscovery(ctx context.Context, cfg *registry.Config) *registry.View {
+func (s *Hub) awaitDiscovery(ctx context.Context, cfg *registry.Config) *registry.View {
 	v := s.catalog.ViewFor(cfg)
 	pending := s.pendingFor(v)
 	if len(pending) == 0 {
@@ -118,7 +118,7 @@ func (s *Server) awaitDiscovery(ctx context.Context, cfg *registry.Config) *regi
 // starting, failed (with the upstream's reason) or waiting for a login.
 // "" when every enabled server's tools are known. Answers about tools end
 // with it, so that the model knows the answer may be incomplete.
-func (s *Server) discoveryNote(v *registry.View) string {
+func (s *Hub) discoveryNote(v *registry.View) string {
 	var starting []surface.ServerWait
 	var failed []surface.ServerFailure
 	for _, sv := range v.Servers {

@@ -20,7 +20,7 @@ import (
 // coldGateway starts a gateway with an empty cache and discovery on: each
 // server named in delays starts after that many milliseconds; failing
 // servers exit at once with the given stderr line.
-func coldGateway(t *testing.T, settings registry.Settings, delays map[string]int, failing map[string]string) *Server {
+func coldGateway(t *testing.T, settings registry.Settings, delays map[string]int, failing map[string]string) *Hub {
 	t.Helper()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: settings}
 	if cfg.Settings.ToolPrefix == "" {

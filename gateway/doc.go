@@ -1,4 +1,4 @@
-// Package gateway is the daemon's hub: Server holds the catalogue, the
+// Package gateway is the daemon's hub: Hub holds the catalogue, the
 // upstream pool and the sessions, and ties the sub-packages together.
 // A session is one downstream MCP session (or, at protocol 2026-07-28 over
 // HTTP, one conversation): its go-sdk Server carries the wire, and what it
@@ -41,7 +41,7 @@
 //   - The daemon's run loop is package runloop, which imports gateway:
 //     the listeners, reloads (file changes, SIGHUP, POST /-/reload),
 //     shutdown, the HTTP connection limit, sd_notify and the memory the
-//     daemon hands back when idle. It sees the Server as runloop.Hub.
+//     daemon hands back when idle. It sees the Hub as runloop.Hub.
 //
 // Other sub-packages: api (the control API's types), script (code mode's
 // sandbox), spill (big results kept whole). What runs in the CLI's

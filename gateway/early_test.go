@@ -51,7 +51,7 @@ func (s *rawHTTPSession) listen() <-chan map[string]any {
 
 // startRaw serves gw over HTTP and initializes a session that can answer
 // elicitation, without opening its GET stream.
-func startRaw(t *testing.T, gw *Server, query string) *rawHTTPSession {
+func startRaw(t *testing.T, gw *Hub, query string) *rawHTTPSession {
 	t.Helper()
 	ts := httptest.NewServer(gw.Handler(nil))
 	t.Cleanup(ts.Close)
@@ -59,11 +59,11 @@ func startRaw(t *testing.T, gw *Server, query string) *rawHTTPSession {
 }
 
 // kept is how many messages gw keeps for session id's stream.
-func kept(gw *Server, id string) int { return gw.transports.Events().Kept(id) }
+func kept(gw *Hub, id string) int { return gw.transports.Events().Kept(id) }
 
 // elicitingGateway is a gateway whose server "conf" elicits (over
 // Streamable HTTP, on protocol 2026-07-28).
-func elicitingGateway(t *testing.T) *Server {
+func elicitingGateway(t *testing.T) *Hub {
 	t.Helper()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		return fakeupstream.ConformanceServer()

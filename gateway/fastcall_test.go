@@ -80,7 +80,7 @@ func (s *rawHTTPSession) send(body string) (int, []byte, http.Header, error) {
 // openShimSession serves a session of gw as the shim's socket does, on
 // one end of a pipe, and returns a function that sends a request line and
 // returns the answer line with the same ID.
-func openShimSession(t testing.TB, gw *Server) func(string) []byte {
+func openShimSession(t testing.TB, gw *Hub) func(string) []byte {
 	t.Helper()
 	client, daemon := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

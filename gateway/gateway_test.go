@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 // newTestGateway starts a gateway whose servers run the test binary as the
 // test server, each appending its PID to its own file.
-func newTestGateway(t *testing.T, settings registry.Settings, names ...string) (*Server, map[string]string) {
+func newTestGateway(t *testing.T, settings registry.Settings, names ...string) (*Hub, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: settings}
@@ -64,13 +64,13 @@ type client struct {
 	id, secret string
 }
 
-func connect(t *testing.T, gw *Server, opts SessionOptions) *client {
+func connect(t *testing.T, gw *Hub, opts SessionOptions) *client {
 	t.Helper()
 	return connectAs(t, gw, opts, "test")
 }
 
 // connectAs is connect with the client's implementation name.
-func connectAs(t *testing.T, gw *Server, opts SessionOptions, clientName string) *client {
+func connectAs(t *testing.T, gw *Hub, opts SessionOptions, clientName string) *client {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	c := &client{notify: make(chan struct{}, 16)}

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/transport"
 )
 
-// The hub as its transports (gateway/transport) see it: Server makes and
+// The hub as its transports (gateway/transport) see it: Hub makes and
 // tracks the sessions, the transports bring their bytes.
 
 // SessionOptions describe a session as its client asked for it.
@@ -34,41 +34,41 @@ const (
 )
 
 var (
-	_ transport.Hub     = (*Server)(nil)
+	_ transport.Hub     = (*Hub)(nil)
 	_ transport.Session = (*session)(nil)
 )
 
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp,
 // the control endpoints and the status page, /metrics and /healthz.
-func (s *Server) Handler(opts *HTTPOptions) http.Handler {
+func (s *Hub) Handler(opts *HTTPOptions) http.Handler {
 	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageHub{s}})
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is
 // closed, serving each as its own MCP session. It returns after every
 // connection it accepted has ended.
-func (s *Server) ServeSocket(ctx context.Context, ln net.Listener) error {
+func (s *Hub) ServeSocket(ctx context.Context, ln net.Listener) error {
 	return s.transports.ServeSocket(ctx, ln)
 }
 
 // SocketHTTP is the listener of the HTTP connections the unix socket
 // receives (the CLI's): serve it with the daemon's HTTP server.
-func (s *Server) SocketHTTP() net.Listener { return s.transports.SocketHTTP() }
+func (s *Hub) SocketHTTP() net.Listener { return s.transports.SocketHTTP() }
 
 // ConnContext is for http.Server.ConnContext: it finds the owner of a TCP
 // connection's other end once per connection, rather than per request.
-func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+func (s *Hub) ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return transport.ConnContext(ctx, c)
 }
 
 // ServeTransport serves one downstream session on t (a unix-socket
 // connection from the stdio shim, or stdin/stdout) until it ends.
-func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
+func (s *Hub) ServeTransport(ctx context.Context, t mcp.Transport, opts SessionOptions) error {
 	return s.ServeSession(ctx, t, opts, nil)
 }
 
 // ServeSession implements transport.Hub.
-func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session) error) error {
+func (s *Hub) ServeSession(ctx context.Context, t mcp.Transport, opts SessionOptions, ready func(transport.Session) error) error {
 	opts, st := s.claimShim(opts)
 	defer s.releaseShim(opts.ID)
 	ss := s.newSession(opts, st, false)
@@ -100,7 +100,7 @@ func (s *Server) ServeSession(ctx context.Context, t mcp.Transport, opts Session
 }
 
 // OpenHTTPSession implements transport.Hub.
-func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
+func (s *Hub) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 	opts.ID, opts.Resume, opts.Secret = "", false, "" // HTTP sessions are not kept
 	ss := s.newSession(opts, nil, false)
 	// The timer holds the session weakly: one its client closed before
@@ -124,7 +124,7 @@ func (s *Server) OpenHTTPSession(opts SessionOptions) *mcp.Server {
 var initTimeout = 30 * time.Second
 
 // HTTPSession implements transport.Hub.
-func (s *Server) HTTPSession(id string) (transport.Session, bool) {
+func (s *Hub) HTTPSession(id string) (transport.Session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss, ok := s.byHTTPID[id]
@@ -134,7 +134,7 @@ func (s *Server) HTTPSession(id string) (transport.Session, bool) {
 // HTTPSessionClosed implements transport.Hub: the session leaves the
 // daemon. (A session that ended before its client initialized it never
 // joined.)
-func (s *Server) HTTPSessionClosed(id string) {
+func (s *Hub) HTTPSessionClosed(id string) {
 	s.mu.Lock()
 	ss, ok := s.byHTTPID[id]
 	s.mu.Unlock()
@@ -145,7 +145,7 @@ func (s *Server) HTTPSessionClosed(id string) {
 
 // CancelHTTPSession implements transport.Hub: it ends the requests of the
 // session whose Streamable HTTP session ID is id.
-func (s *Server) CancelHTTPSession(id string) {
+func (s *Hub) CancelHTTPSession(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss := range s.sessions {

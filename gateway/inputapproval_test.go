@@ -101,7 +101,7 @@ func TestApprovalByInputRequired(t *testing.T) {
 
 // shimClient connects a client with opts to gw as a 2026-07-28 shim
 // session.
-func shimClient(t *testing.T, gw *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+func shimClient(t *testing.T, gw *Hub, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -39,7 +39,7 @@ func (ss *session) logMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // updateLogLevel asks upstreams for the most verbose level any session set.
-func (s *Server) updateLogLevel() {
+func (s *Hub) updateLogLevel() {
 	best := -1
 	for _, ss := range s.sessionList() {
 		ss.conn.mu.Lock()
@@ -56,7 +56,7 @@ func (s *Server) updateLogLevel() {
 
 // onLog is the pool's OnLog: the message goes to the sessions that have
 // the server, named after it when the upstream gave no logger name.
-func (s *Server) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
+func (s *Hub) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 	msg := *p
 	if msg.Logger == "" {
 		msg.Logger = srv.Name

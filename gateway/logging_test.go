@@ -23,7 +23,7 @@ type logClient struct {
 	got  []string
 }
 
-func connectLogClient(t *testing.T, gw *Server) *logClient {
+func connectLogClient(t *testing.T, gw *Hub) *logClient {
 	t.Helper()
 	lc := &logClient{}
 	ct, st := mcp.NewInMemoryTransports()
@@ -95,7 +95,7 @@ func TestOutboxBounds(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ss := &session{gw: &Server{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil, false)}, ctx: ctx, key: "t"}
+	ss := &session{gw: &Hub{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil, false)}, ctx: ctx, key: "t"}
 	release := make(chan struct{})
 	started := make(chan struct{})
 	// The first message blocks, as a write to a client that does not read.

@@ -206,7 +206,7 @@ func (m *metrics) relistHold(d time.Duration) { m.relist.Observe(d.Seconds()) }
 
 // registerCatalog exports the catalogue's size and the cache file's
 // counters, read at scrape time.
-func registerCatalog(reg prometheus.Registerer, s *Server) {
+func registerCatalog(reg prometheus.Registerer, s *Hub) {
 	if reg == nil {
 		return
 	}

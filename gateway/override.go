@@ -18,7 +18,7 @@ import (
 // Disabling closes its upstream (unless another enabled name shares it)
 // and takes its tools from every session; enabling restores what the
 // config says.
-func (s *Server) SetEnabled(name string, on bool) error {
+func (s *Hub) SetEnabled(name string, on bool) error {
 	if base := s.base.Load(); base.Servers[name] == nil || base.Settings.Hidden(base.Servers[name]) {
 		return fmt.Errorf("no server %q", name)
 	}
@@ -42,7 +42,7 @@ func (s *Server) SetEnabled(name string, on bool) error {
 }
 
 // disabledHere reports whether name was disabled with SetEnabled.
-func (s *Server) disabledHere(name string) bool {
+func (s *Hub) disabledHere(name string) bool {
 	s.overrideMu.Lock()
 	defer s.overrideMu.Unlock()
 	return s.disabled[name]
@@ -51,7 +51,7 @@ func (s *Server) disabledHere(name string) bool {
 // withOverrides returns cfg with the servers disabled by SetEnabled turned
 // off (cfg itself when there are none). The copy's hash says which, so
 // that views of it are not confused with views of cfg.
-func (s *Server) withOverrides(cfg *registry.Config) *registry.Config {
+func (s *Hub) withOverrides(cfg *registry.Config) *registry.Config {
 	s.overrideMu.Lock()
 	defer s.overrideMu.Unlock()
 	if cfg == nil || len(s.disabled) == 0 {

@@ -24,19 +24,19 @@ import (
 // pageHub is the hub as the status page sees it (statuspage.Hub): it
 // gives facts, copied out of the catalogue, the pool and the sessions, and
 // carries out the page's actions; the page shapes and words them.
-type pageHub struct{ s *Server }
+type pageHub struct{ s *Hub }
 
 var _ statuspage.Hub = pageHub{}
 
 // Status reports the daemon's current state.
-func (s *Server) Status() *api.Report { return statuspage.Report(context.Background(), pageHub{s}) }
+func (s *Hub) Status() *api.Report { return statuspage.Report(context.Background(), pageHub{s}) }
 
-func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Hub) serveStatus(w http.ResponseWriter, r *http.Request) {
 	statuspage.ServeStatus(pageHub{s})(w, r)
 }
 
 // serverState is the state shown in status and lists.
-func (s *Server) serverState(sv *registry.ServerView) string {
+func (s *Hub) serverState(sv *registry.ServerView) string {
 	return surface.ServerState(sv, statuspage.ServerReport(pageHub{s}.serverFacts(context.Background(), sv), time.Now()))
 }
 
@@ -76,7 +76,7 @@ func (p pageHub) Servers(ctx context.Context) []statuspage.ServerFacts {
 // viewOf is the catalogue as the user ctx carries sees it in team mode
 // (registry.Config.ForUser: the servers they may not see are not in it);
 // the daemon's outside team mode.
-func (s *Server) viewOf(ctx context.Context) *registry.View {
+func (s *Hub) viewOf(ctx context.Context) *registry.View {
 	v := s.catalog.View()
 	u := identity.FromContext(ctx)
 	if u == nil {
@@ -87,7 +87,7 @@ func (s *Server) viewOf(ctx context.Context) *registry.View {
 
 // policyOf describes the policy of the server name as configured, not as
 // one user's view has it (with their approvals added).
-func (s *Server) policyOf(name string) []registry.PolicyItem {
+func (s *Hub) policyOf(name string) []registry.PolicyItem {
 	cfg := s.catalog.View().Config
 	srv := cfg.Servers[name]
 	if srv == nil {
@@ -160,7 +160,7 @@ func (p pageHub) serverFacts(ctx context.Context, sv *registry.ServerView) statu
 }
 
 // login describes srv's stored OAuth login, never its tokens.
-func (s *Server) login(srv *registry.Server) statuspage.LoginFacts {
+func (s *Hub) login(srv *registry.Server) statuspage.LoginFacts {
 	if s.opts.OAuthStore == nil {
 		return statuspage.LoginFacts{}
 	}
@@ -241,7 +241,7 @@ func (p pageHub) sessionFacts(ss *session) statuspage.SessionFacts {
 
 // projectFacts are the servers of ss's project that wait for trust, with
 // the commands they would run (secrets masked); nil when there are none.
-func (s *Server) projectFacts(ss *session) *statuspage.ProjectFacts {
+func (s *Hub) projectFacts(ss *session) *statuspage.ProjectFacts {
 	ov := ss.overlay.Load()
 	if ov == nil || ss.opts.Cwd == "" {
 		return nil
@@ -374,7 +374,7 @@ func (p pageHub) Decide(ctx context.Context, id, decision, by string) (api.Pendi
 }
 
 // refused reports whether dir was refused from the page (Refuse).
-func (s *Server) refused(dir string) bool {
+func (s *Hub) refused(dir string) bool {
 	s.overrideMu.Lock()
 	defer s.overrideMu.Unlock()
 	return s.refusedDirs[dir]

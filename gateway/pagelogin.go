@@ -30,7 +30,7 @@ var errClosing = errors.New("mcpgw is stopping")
 // track counts background work in wg, under mu, unless Close has begun
 // (then it reports false and nothing is counted): no Add races Close's
 // Wait.
-func (s *Server) track() bool {
+func (s *Hub) track() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -44,7 +44,7 @@ func (s *Server) track() bool {
 const loginTimeout = 5 * time.Minute
 
 // startLogin returns the login of srv in progress, starting one if none is.
-func (s *Server) startLogin(srv *registry.Server) *pageLogin {
+func (s *Hub) startLogin(srv *registry.Server) *pageLogin {
 	s.loginMu.Lock()
 	defer s.loginMu.Unlock()
 	if l := s.logins[srv.Name]; l != nil {

@@ -125,7 +125,7 @@ func (ss *session) bound(ctx context.Context) (context.Context, func()) {
 // rootsFor answers an upstream's roots/list that is not for one session:
 // the roots of the sessions that can use srv (for a project's server, the
 // sessions of that project), without duplicates.
-func (s *Server) rootsFor(ctx context.Context, srv *registry.Server) []*mcp.Root {
+func (s *Hub) rootsFor(ctx context.Context, srv *registry.Server) []*mcp.Root {
 	s.mu.Lock()
 	sessions := make([]*session, 0, len(s.sessions))
 	for ss := range s.sessions {

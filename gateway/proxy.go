@@ -72,7 +72,7 @@ func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*
 }
 
 // connect answers mcp({connect}): the server reconnected, and its tools.
-func (s *Server) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+func (s *Hub) connect(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
 	sv, ok := v.Server(name)
 	if !ok {
 		return surface.UnknownServer(v, name)
@@ -88,7 +88,7 @@ func (s *Server) connect(ctx context.Context, v *registry.View, name string) *mc
 
 // listServer answers mcp({server}), connecting the server first when
 // nothing is known of its tools.
-func (s *Server) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
+func (s *Hub) listServer(ctx context.Context, v *registry.View, name string) *mcp.CallToolResult {
 	sv, ok := v.Server(name)
 	if !ok {
 		return surface.UnknownServer(v, name)

@@ -80,7 +80,7 @@ func (ss *session) saveResult(data []byte, mimeType string) (string, string, err
 
 // saveResult saves a result too big to show. The age and size limits are
 // the daemon's settings as they are now.
-func (s *Server) saveResult(data []byte, mimeType string) (string, string, error) {
+func (s *Hub) saveResult(data []byte, mimeType string) (string, string, error) {
 	st := s.catalog.View().Config.Settings
 	s.results.SetLimits(st.SavedResultsMaxAge, st.SavedResultsMaxBytes)
 	saved, err := s.results.Save(data, mimeType)
@@ -94,7 +94,7 @@ func (s *Server) saveResult(data []byte, mimeType string) (string, string, error
 // readResult is mcp({read: id, offset, limit}) in the session ss: a
 // range of a saved result ss was given, at most the output limit, saying
 // where the next one starts.
-func (s *Server) readResult(ss *session, id string, offset, limit int) *mcp.CallToolResult {
+func (s *Hub) readResult(ss *session, id string, offset, limit int) *mcp.CallToolResult {
 	if s.results == nil {
 		return surface.NoSavedResults()
 	}

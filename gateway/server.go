@@ -28,7 +28,7 @@ import (
 
 var pid = os.Getpid()
 
-// Options configure a Server. The zero value is usable.
+// Options configure a Hub. The zero value is usable.
 type Options struct {
 	Logger     *slog.Logger          // nil = discard
 	Registerer prometheus.Registerer // nil = no metrics
@@ -69,7 +69,7 @@ type Options struct {
 	ResultsDir string
 	// Audit is where each tool call and approval decision is recorded
 	// (settings.audit false turns it off); nil records nothing. The
-	// caller closes it after the Server.
+	// caller closes it after the Hub.
 	Audit *audit.Log
 	// Pending keeps the calls waiting for approval from the page or the
 	// CLI, and Sessions the HTTP sessions, where every replica finds
@@ -78,14 +78,14 @@ type Options struct {
 	Sessions SessionStore
 }
 
-// Server is the gateway daemon's core. Create it with New, call Start once,
+// Hub is the gateway daemon's core. Create it with New, call Start once,
 // serve sessions through Handler or ServeTransport, and Close it.
 //
 // Its state is grouped by job, each group with its guard. Lock order:
 // reconcileMu, then mu, then a session's own mu (session.mu); loginMu is
 // taken before mu (startLogin counts its work); subMu, overrideMu and
 // shims.mu are leaves, held while nothing else is taken.
-type Server struct {
+type Hub struct {
 	// Fixed at creation (New), read without a lock.
 	log         *slog.Logger
 	opts        Options
@@ -155,8 +155,8 @@ type Server struct {
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.
-func New(cfg *registry.Config, opts *Options) *Server {
-	s := &Server{
+func New(cfg *registry.Config, opts *Options) *Hub {
+	s := &Hub{
 		sessions:    make(map[*session]struct{}),
 		byHTTPID:    make(map[string]*session),
 		discoveries: make(map[string]*discovery),
@@ -216,17 +216,17 @@ func New(cfg *registry.Config, opts *Options) *Server {
 }
 
 // Catalog returns the live catalogue.
-func (s *Server) Catalog() *registry.Catalog { return s.catalog }
+func (s *Hub) Catalog() *registry.Catalog { return s.catalog }
 
 // Pool returns the upstream pool.
-func (s *Server) Pool() *upstream.Pool { return s.pool }
+func (s *Hub) Pool() *upstream.Pool { return s.pool }
 
 // Start loads cached listings into the catalogue (no upstream is contacted
 // for those), reconciles the pool (eager and keep-alive servers connect)
 // and, unless disabled, connects once each enabled server that has no
 // valid cache entry so that search and describe can answer next time
 // without it.
-func (s *Server) Start() {
+func (s *Hub) Start() {
 	v := s.catalog.View()
 	s.pruneSessionStates()
 	s.loadCache(v.Config)
@@ -235,7 +235,7 @@ func (s *Server) Start() {
 }
 
 // loadCache puts the cached listings of cfg's servers in the catalogue.
-func (s *Server) loadCache(cfg *registry.Config) {
+func (s *Hub) loadCache(cfg *registry.Config) {
 	if v, found := s.catalog.LoadCached(cfg); len(found) > 0 {
 		s.warnRejected(v, found)
 	}
@@ -243,7 +243,7 @@ func (s *Server) loadCache(cfg *registry.Config) {
 
 // warnRejected logs, once per listing stored, the tools the catalogue left
 // out of the listings in set because clients could not be offered them.
-func (s *Server) warnRejected(v *registry.View, set map[string]*registry.Listing) {
+func (s *Hub) warnRejected(v *registry.View, set map[string]*registry.Listing) {
 	for _, sv := range v.Servers {
 		l := sv.Listing
 		if l == nil || len(l.Rejected) == 0 || set[sv.Server.Hash] == nil {
@@ -259,7 +259,7 @@ func (s *Server) warnRejected(v *registry.View, set map[string]*registry.Listing
 // and the project overlays of open sessions. Upstreams no configuration
 // names are closed (after their in-flight calls), and the catalogue
 // forgets their listings.
-func (s *Server) reconcile() {
+func (s *Hub) reconcile() {
 	s.reconcileMu.Lock()
 	defer s.reconcileMu.Unlock()
 	// Every name goes to the pool, the daemon's first: servers that share
@@ -297,7 +297,7 @@ func (s *Server) reconcile() {
 // error (a trusted project file that does not parse) leaves the caller's
 // previous choice; the configuration returned with it is the daemon's as
 // u sees it, for a caller that has none.
-func (s *Server) overlayFor(cwd string, u *identity.User) (*registry.Config, error) {
+func (s *Hub) overlayFor(cwd string, u *identity.User) (*registry.Config, error) {
 	base := s.catalog.View().Config
 	ov := base
 	if cwd != "" && s.opts.Trust != nil {
@@ -342,7 +342,7 @@ func differing(base, ov *registry.Config) *registry.Config {
 
 // onUpdate is the pool's OnUpdate: fresh lists from a live upstream go into
 // the catalogue and the cache, and sessions hear about the change.
-func (s *Server) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
+func (s *Hub) onUpdate(srv *registry.Server, snap *upstream.Snapshot) {
 	l := liveListing(snap, time.Now())
 	after, err := s.catalog.Publish(srv, l)
 	if err != nil {
@@ -366,13 +366,13 @@ func liveListing(snap *upstream.Snapshot, at time.Time) *registry.Listing {
 
 // toolsChanged brings every session's tool list in line with the
 // catalogue; sessions whose list changed are told so.
-func (s *Server) toolsChanged() {
+func (s *Hub) toolsChanged() {
 	for _, ss := range s.sessionList() {
 		ss.syncTools(ss.View())
 	}
 }
 
-func (s *Server) sessionList() []*session {
+func (s *Hub) sessionList() []*session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Collect(maps.Keys(s.sessions))
@@ -381,7 +381,7 @@ func (s *Server) sessionList() []*session {
 // Reload applies a new configuration: the catalogue switches to it (cached
 // listings are looked up for new servers), the pool restarts only servers
 // whose identity changed, and sessions whose tools changed are notified.
-func (s *Server) Reload(cfg *registry.Config) {
+func (s *Hub) Reload(cfg *registry.Config) {
 	s.base.Store(cfg)
 	s.metrics.approvalServers(cfg)
 	s.catalog.SetConfig(s.withOverrides(cfg))
@@ -398,7 +398,7 @@ func (s *Server) Reload(cfg *registry.Config) {
 // the pool with every configuration in use. A project file that no longer
 // parses keeps that session's previous overlay, as a broken main config
 // keeps the last good one.
-func (s *Server) RefreshProjects() {
+func (s *Hub) RefreshProjects() {
 	changed := false
 	for _, ss := range s.sessionList() {
 		if ss.opts.Cwd == "" && ss.opts.User == nil {
@@ -424,7 +424,7 @@ func (s *Server) RefreshProjects() {
 
 // ProjectFiles lists the project files open sessions' overlays depend on,
 // for the config watcher.
-func (s *Server) ProjectFiles() []string {
+func (s *Hub) ProjectFiles() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ss := range s.sessionList() {
@@ -442,8 +442,8 @@ func (s *Server) ProjectFiles() []string {
 }
 
 // Close ends every session, closes every upstream and waits for all
-// goroutines the Server started. Safe to call twice.
-func (s *Server) Close() error {
+// goroutines the Hub started. Safe to call twice.
+func (s *Hub) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -22,7 +22,7 @@ import (
 // mode, activated tools, direct tools).
 type session struct {
 	// Fixed before the session starts, read without a lock.
-	gw   *Server
+	gw   *Hub
 	key  string         // names its private upstreams (Pool.SessionUpstream)
 	opts SessionOptions // Secret cleared: see secret
 	// secret resumes a shim's session (claimShim); "" for a session
@@ -49,7 +49,7 @@ type session struct {
 	saver content.Saver
 
 	// httpID is its Streamable HTTP session ID, once registered: guarded
-	// by the Server's mu, which registers it.
+	// by the Hub's mu, which registers it.
 	httpID string
 
 	// Each safe for concurrent use on its own.
@@ -61,7 +61,7 @@ type session struct {
 	tools      atomic.Pointer[toolTable]       // what it lists, and the handlers of its own tools: replaced under mu (syncTools)
 
 	// The session's parts, by job, each with its guard. Lock order: the
-	// Server's mu, then the session's mu, then the leaves (conn.mu,
+	// Hub's mu, then the session's mu, then the leaves (conn.mu,
 	// relist.mu, fast.mu, roots.mu), which take nothing after them.
 	conn   clientConn  // the client's connection, as the SDK negotiated it
 	relist relistState // how the client has re-listed its tools (holdForRelist)
@@ -154,7 +154,7 @@ type clientRoots struct {
 // newSession makes the session of opts, with st (nil: none) restored;
 // a shim's session is claimed first (claimShim). A sessionless one serves
 // a conversation (see conversation.go).
-func (s *Server) newSession(opts SessionOptions, st *sessionState, sessionless bool) *session {
+func (s *Hub) newSession(opts SessionOptions, st *sessionState, sessionless bool) *session {
 	ov, _ := s.overlayFor(opts.Cwd, opts.User) // a broken project file: the daemon's config as the user sees it, and a warning logged
 	if ov != nil {
 		s.loadCache(ov)
@@ -291,7 +291,7 @@ func (ss *session) ResolveName(v *registry.View, name string) string {
 func (ss *session) View() *registry.View { return ss.gw.catalog.ViewFor(ss.overlay.Load()) }
 
 // register tracks an initialised session until it ends.
-func (s *Server) register(ss *session, sess *mcp.ServerSession) {
+func (s *Hub) register(ss *session, sess *mcp.ServerSession) {
 	ss.conn.mu.Lock()
 	already := ss.conn.ss != nil
 	ss.conn.ss = sess
@@ -316,7 +316,7 @@ func (s *Server) register(ss *session, sess *mcp.ServerSession) {
 
 // join makes ss one of the daemon's sessions, known by httpID if it has
 // one; false if the daemon is closing.
-func (s *Server) join(ss *session, httpID string) bool {
+func (s *Hub) join(ss *session, httpID string) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -343,7 +343,7 @@ func (s *Server) join(ss *session, httpID string) bool {
 // (ServeSession once the session's Wait returns, HTTPSessionClosed for
 // HTTP sessions), so that no goroutine waits on each session for it. A
 // session not registered, or already gone, is left alone.
-func (s *Server) unregister(ss *session) {
+func (s *Hub) unregister(ss *session) {
 	s.mu.Lock()
 	if _, ok := s.sessions[ss]; !ok {
 		s.mu.Unlock()

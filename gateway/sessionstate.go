@@ -63,7 +63,7 @@ type shimClaims struct {
 // when nothing is kept under it, else under a new one, so that it neither
 // reads nor overwrites another session's state; a refused resume, or a
 // fresh session naming another's ID, is logged at warn.
-func (s *Server) claimShim(opts SessionOptions) (SessionOptions, *sessionState) {
+func (s *Hub) claimShim(opts SessionOptions) (SessionOptions, *sessionState) {
 	if opts.ID == "" {
 		opts.Resume, opts.Secret = false, ""
 		return opts, nil
@@ -102,7 +102,7 @@ func (s *Server) claimShim(opts SessionOptions) (SessionOptions, *sessionState) 
 }
 
 // releaseShim frees a shim session's ID: its session has ended.
-func (s *Server) releaseShim(id string) {
+func (s *Hub) releaseShim(id string) {
 	if id == "" {
 		return
 	}
@@ -124,7 +124,7 @@ func secretDigest(secret string) string {
 }
 
 // stateMAC is the HMAC of the state data kept under id.
-func (s *Server) stateMAC(id string, data []byte) []byte {
+func (s *Hub) stateMAC(id string, data []byte) []byte {
 	m := hmac.New(sha256.New, s.stateKey)
 	m.Write([]byte("mcpgw session state\x00"))
 	m.Write([]byte(id))
@@ -135,7 +135,7 @@ func (s *Server) stateMAC(id string, data []byte) []byte {
 
 // statePath is where the session with id keeps its state; "" when states
 // are not kept or id is not a plain token.
-func (s *Server) statePath(id string) string {
+func (s *Hub) statePath(id string) string {
 	if s.opts.SessionDir == "" || id == "" || len(id) > 64 || filepath.Base(id) != id || id[0] == '.' {
 		return ""
 	}
@@ -145,7 +145,7 @@ func (s *Server) statePath(id string) string {
 // loadSessionState reads the state kept under id for a resume presenting
 // secret. It returns nil and "" when none is kept, nil and why when the
 // state is not the resume's to have.
-func (s *Server) loadSessionState(id, secret string) (*sessionState, string) {
+func (s *Hub) loadSessionState(id, secret string) (*sessionState, string) {
 	path := s.statePath(id)
 	if path == "" {
 		return nil, ""
@@ -179,7 +179,7 @@ func (s *Server) loadSessionState(id, secret string) (*sessionState, string) {
 
 // saveSessionState writes ss's state (temp file and rename: a reader sees
 // the old state or the new one).
-func (s *Server) saveSessionState(ss *session) {
+func (s *Hub) saveSessionState(ss *session) {
 	if s.saveShared(ss) {
 		return // an HTTP session in team.store (teamsessions.go)
 	}
@@ -218,7 +218,7 @@ func (s *Server) saveSessionState(ss *session) {
 }
 
 // dropSessionState forgets the state of a session that has ended.
-func (s *Server) dropSessionState(id string) {
+func (s *Hub) dropSessionState(id string) {
 	if path := s.statePath(id); path != "" {
 		os.Remove(path)
 	}
@@ -226,7 +226,7 @@ func (s *Server) dropSessionState(id string) {
 
 // pruneSessionStates removes states older than sessionStateMaxAge: their
 // sessions ended while no daemon ran.
-func (s *Server) pruneSessionStates() {
+func (s *Hub) pruneSessionStates() {
 	if s.opts.SessionDir == "" {
 		return
 	}

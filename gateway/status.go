@@ -11,14 +11,14 @@ import (
 
 // RecordReload notes the outcome of a reload attempt for status, metrics
 // and mcp({}).
-func (s *Server) RecordReload(err error) { s.recordReload(err, false) }
+func (s *Hub) RecordReload(err error) { s.recordReload(err, false) }
 
 // RecordNoConfig notes a load that failed while no configuration has
 // loaded since the daemon started: it serves no servers, and there is no
 // last good configuration to speak of.
-func (s *Server) RecordNoConfig(err error) { s.recordReload(err, true) }
+func (s *Hub) RecordNoConfig(err error) { s.recordReload(err, true) }
 
-func (s *Server) recordReload(err error, none bool) {
+func (s *Hub) recordReload(err error, none bool) {
 	info := &api.ReloadInfo{At: time.Now(), OK: err == nil, NoConfig: err != nil && none}
 	if err != nil {
 		info.Error = err.Error()
@@ -36,7 +36,7 @@ type httpListener struct{ addr, err string }
 // address it was asked to serve (listen) is not served (err), for the
 // status report: the CLI, which reaches the daemon through its socket
 // too, tells the user why the page is not there.
-func (s *Server) SetHTTP(addr, listen string, err error) {
+func (s *Hub) SetHTTP(addr, listen string, err error) {
 	l := httpListener{addr: addr}
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
@@ -49,13 +49,13 @@ func (s *Server) SetHTTP(addr, listen string, err error) {
 	s.mu.Unlock()
 }
 
-func (s *Server) httpListener() httpListener {
+func (s *Hub) httpListener() httpListener {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.http
 }
 
-func (s *Server) reloadInfo() *api.ReloadInfo {
+func (s *Hub) reloadInfo() *api.ReloadInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastReload

@@ -87,7 +87,7 @@ func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, 
 // forgetLocked removes by's subscription to key for ss (ss's whole
 // subscription when by is nil), and reports whether no session wants key
 // any more. s.subMu is held.
-func (s *Server) forgetLocked(key subKey, ss *session, by mcp.Session) (last bool) {
+func (s *Hub) forgetLocked(key subKey, ss *session, by mcp.Session) (last bool) {
 	subs := s.subs[key]
 	sub, had := subs[ss]
 	if had && by != nil {
@@ -126,7 +126,7 @@ func (ss *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 
 // dropSubscription removes by's subscription for ss (all of ss's when by
 // is nil), and the upstream's when no session wants the resource any more.
-func (s *Server) dropSubscription(ctx context.Context, srv *registry.Server, key subKey, ss *session, by mcp.Session) {
+func (s *Hub) dropSubscription(ctx context.Context, srv *registry.Server, key subKey, ss *session, by mcp.Session) {
 	s.subMu.Lock()
 	last := s.forgetLocked(key, ss, by)
 	s.subMu.Unlock()
@@ -138,7 +138,7 @@ func (s *Server) dropSubscription(ctx context.Context, srv *registry.Server, key
 }
 
 // dropSessionSubscriptions forgets an ended session's subscriptions.
-func (s *Server) dropSessionSubscriptions(ss *session) {
+func (s *Hub) dropSessionSubscriptions(ss *session) {
 	s.subMu.Lock()
 	var keys []subKey
 	for key, subs := range s.subs {
@@ -163,7 +163,7 @@ func (s *Server) dropSessionSubscriptions(ss *session) {
 }
 
 // onResourceUpdated is the pool's OnResourceUpdated.
-func (s *Server) onResourceUpdated(srv *registry.Server, uri string) {
+func (s *Hub) onResourceUpdated(srv *registry.Server, uri string) {
 	s.subMu.Lock()
 	targets := make(map[*session]string, len(s.subs[subKey{srv.Hash, uri}]))
 	for ss, sub := range s.subs[subKey{srv.Hash, uri}] {

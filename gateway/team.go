@@ -17,7 +17,7 @@ import (
 // teamAuthority says who is calling under the team block in force: it
 // reads the configuration as loaded for every request, so that a reload
 // that changes the block takes effect for the next one.
-func (s *Server) teamAuthority() *identity.Authority {
+func (s *Hub) teamAuthority() *identity.Authority {
 	return identity.NewAuthority(func() *identity.Config {
 		cfg := s.base.Load()
 		if cfg == nil || cfg.Team == nil {

@@ -66,7 +66,7 @@ type sharedRecord struct {
 // sharedSessions is the hub's side of sessions kept in the store
 // (transport.SharedSessions).
 type sharedSessions struct {
-	s     *Server
+	s     *Hub
 	store SessionStore
 
 	// mu guards revs: the revision of the kept state each copy on this
@@ -79,7 +79,7 @@ var _ transport.SharedSessions = (*sharedSessions)(nil)
 
 // sharedSessions returns the hub's side of sessions kept in
 // Options.Sessions, nil without it.
-func (s *Server) sharedSessions() transport.SharedSessions {
+func (s *Hub) sharedSessions() transport.SharedSessions {
 	if s.opts.Sessions == nil {
 		return nil
 	}
@@ -224,7 +224,7 @@ func (c *sharedSessions) Ping(ctx context.Context) error { return c.store.Ping(c
 // saveShared writes what ss, an HTTP session kept in the store, has
 // activated and been granted, merged with what the other replicas wrote
 // (which ss then has too). It reports whether ss is kept there.
-func (s *Server) saveShared(ss *session) bool {
+func (s *Hub) saveShared(ss *session) bool {
 	c := s.shared
 	if c == nil {
 		return false

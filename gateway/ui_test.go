@@ -200,7 +200,7 @@ func BenchmarkStatusPage100(b *testing.B) {
 
 // pageHandler serves the status page of gw without the control API's
 // protection (tested in hostile_page_test.go).
-func pageHandler(gw *Server) http.Handler {
+func pageHandler(gw *Hub) http.Handler {
 	mux := http.NewServeMux()
 	statuspage.Register(mux, pageHub{gw}, func(h http.HandlerFunc) http.Handler { return h })
 	return mux

@@ -169,7 +169,7 @@ type wiring struct {
 	loadErr   error
 	reg       *prometheus.Registry
 	cachePath string
-	gw        *gateway.Server
+	gw        *gateway.Hub
 	audit     *audit.Log
 	store     *teamstore.Store // team.store; nil without
 }

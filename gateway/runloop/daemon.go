@@ -3,7 +3,7 @@
 // watching, the CPU and memory it settles on), and Daemon serves them and
 // reloads the configuration, one reload at a time, until its context ends.
 //
-// It imports gateway and sees the hub as Hub (a *gateway.Server); gateway
+// It imports gateway and sees the hub as Hub (a *gateway.Hub); gateway
 // does not import it.
 package runloop
 
@@ -25,7 +25,7 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// Hub is what the run loop asks of the session hub (*gateway.Server).
+// Hub is what the run loop asks of the session hub (*gateway.Hub).
 //
 // Which goroutine calls what: Start, Handler and SocketHTTP are called
 // once each by Run before it serves; ServeSocket runs in a goroutine of
@@ -65,7 +65,7 @@ type Hub interface {
 	Close() error
 }
 
-var _ Hub = (*gateway.Server)(nil)
+var _ Hub = (*gateway.Hub)(nil)
 
 // Notifier is told what the daemon is doing (sd_notify: READY, RELOADING,
 // STOPPING). *deploy.Notifier implements it, nil included.
@@ -91,7 +91,7 @@ type DaemonOptions struct {
 	// HTTPOptions for the HTTP handler; Reload is set by the daemon.
 	HTTPOptions gateway.HTTPOptions
 	// ConnContext, when set, is the HTTP server's (see
-	// gateway.Server.ConnContext).
+	// gateway.Hub.ConnContext).
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
 	// Reloads triggers a reload per value (SIGHUP).
 	Reloads <-chan struct{}

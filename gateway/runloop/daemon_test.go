@@ -323,7 +323,7 @@ func TestStopCutsOffAStuckEventStream(t *testing.T) {
 // loadDaemonParts loads the config at path (home dir) and returns what
 // NewDaemon needs: the load options, the config, its hub and an HTTP
 // listener on a free loopback port.
-func loadDaemonParts(t *testing.T, dir, path string) (*registry.LoadOptions, *registry.Config, *gateway.Server, net.Listener) {
+func loadDaemonParts(t *testing.T, dir, path string) (*registry.LoadOptions, *registry.Config, *gateway.Hub, net.Listener) {
 	t.Helper()
 	opts := &registry.LoadOptions{Home: dir}
 	cfg, err := registry.Load(path, opts)

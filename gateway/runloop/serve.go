@@ -43,7 +43,7 @@ type ServeOptions struct {
 // ends its sessions and upstreams) and the HTTP listener, runs the Daemon
 // with SIGHUP reloads, sd_notify and config watching until ctx ends, and
 // closes gw. It returns after every goroutine it started has exited.
-func Serve(ctx context.Context, gw *gateway.Server, o ServeOptions) error {
+func Serve(ctx context.Context, gw *gateway.Hub, o ServeOptions) error {
 	log := o.Logger
 	defer gw.Close()
 	var sockLn net.Listener
