@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
@@ -165,6 +166,30 @@ func TestTokenExchangeE2E(t *testing.T) {
 		t.Errorf("alice's call after carol's refusal: %s", r[0])
 	}
 
+	// The status report shows each user their own upstream: carol's
+	// refusal to her, alice's connection to alice.
+	for _, who := range []struct{ user, state, err string }{
+		{"carol", "failed", "the issuer refused to exchange carol's token"},
+		{"alice", "connected", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/status", nil)
+		req.Header.Set("Authorization", "Bearer "+iss.Token(who.user, "mcpgw"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r api.Report
+		err = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if err != nil || len(r.Servers) != 1 {
+			t.Fatalf("status as %s: %v, %+v", who.user, err, r.Servers)
+		}
+		s := r.Servers[0]
+		if !s.PerUser || s.YourState != who.state || (who.err == "") != (s.YourError == "") || !strings.Contains(s.YourError, who.err) {
+			t.Errorf("status as %s: per user %v, yours %q %q; want %q %q", who.user, s.PerUser, s.YourState, s.YourError, who.state, who.err)
+		}
+	}
+
 	// What the upstream saw: each of its sessions carried one user's
 	// tokens only, and alice's and bob's both came.
 	var subjects []string
@@ -175,7 +200,7 @@ func TestTokenExchangeE2E(t *testing.T) {
 		subjects = append(subjects, subs...)
 	}
 	slices.Sort(subjects)
-	if !slices.Equal(slices.Compact(subjects), []string{"alice", "bob"}) {
+	if !slices.Equal(slices.Compact(slices.Clone(subjects)), []string{"alice", "bob"}) {
 		t.Errorf("the upstream was reached as %q, want alice and bob", subjects)
 	}
 	up.mu.Lock()
