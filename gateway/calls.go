@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -211,8 +212,18 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 // connectNow connects srv (bypassing any backoff). What it lists is in
 // the catalogue when it returns (through onUpdate, the one way listings
 // arrive), so the caller's next lookup sees it.
+// A server with a tokenExchange block is connected as the user of ctx,
+// whose token it needs.
 func (s *Hub) connectNow(ctx context.Context, srv *registry.Server) error {
-	_, err := s.pool.Upstream(srv).Connect(ctx)
+	up := s.pool.Upstream(srv)
+	if srv.TokenExchange != nil {
+		user := userOf(ctx)
+		if user == "" {
+			return fmt.Errorf("connecting to %q: %w", srv.Name, errNoUser)
+		}
+		up = s.pool.SessionUpstream(srv, userUpstreamKey(user))
+	}
+	_, err := up.Connect(ctx)
 	return err
 }
 

@@ -33,7 +33,9 @@ func (s *Hub) discover(v *registry.View) {
 	}
 	for _, sv := range v.Servers {
 		srv := sv.Server
-		if !srv.Enabled || srv.Untrusted || sv.Known() {
+		if !srv.Enabled || srv.Untrusted || sv.Known() || srv.TokenExchange != nil {
+			// A server reached with each user's own token is
+			// discovered by the first user who needs its tools.
 			continue
 		}
 		s.mu.Lock()

@@ -94,6 +94,8 @@ type Hub struct {
 	started     time.Time
 	catalog     *registry.Catalog     // the listings: safe for concurrent use
 	pool        *upstream.Pool        // the upstreams: safe for concurrent use
+	team        *identity.Authority   // who is calling, in team mode; the users' tokens to exchange
+	exchanger   *identity.Exchanger   // each user's tokens for servers with a tokenExchange block
 	calls       *dispatch.Dispatcher  // the one dispatcher; it keeps the calls waiting for the page or the CLI
 	transports  *transport.Transports // where requests enter
 	results     *spill.Store          // nil: results are cut, not saved
@@ -190,6 +192,8 @@ func New(cfg *registry.Config, opts *Options) *Hub {
 	if s.opts.Cache != nil {
 		s.catalog.UseCache(s.opts.Cache)
 	}
+	s.team = s.teamAuthority()
+	s.exchanger = identity.NewExchanger(&identity.ExchangerOptions{Endpoint: s.team.TokenEndpoint})
 	s.pool = upstream.New(&upstream.Options{
 		Logger:            s.log,
 		Registerer:        s.opts.Registerer,
@@ -200,6 +204,7 @@ func New(cfg *registry.Config, opts *Options) *Hub {
 		OnResourceUpdated: s.onResourceUpdated,
 		Roots:             s.rootsFor,
 		OAuthStore:        s.opts.OAuthStore,
+		Exchange:          s.exchangeToken,
 	})
 	if s.opts.ResultsDir != "" {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)
@@ -209,7 +214,7 @@ func New(cfg *registry.Config, opts *Options) *Hub {
 	})
 	s.transports = transport.New(s, transport.Options{
 		Logger: s.log, Version: s.version, Protocols: sessionProtocols, NoFastPath: s.opts.NoFastPath,
-		Team: s.teamAuthority(), Shared: s.sharedSessions(),
+		Team: s.team, Shared: s.sharedSessions(),
 	})
 	registerCatalog(s.opts.Registerer, s)
 	return s

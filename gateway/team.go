@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/mcpgw/mcpgw/gateway/identity"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Team mode (the config's team block, DESIGN decision 16): who is calling
@@ -26,6 +30,33 @@ func (s *Hub) teamAuthority() *identity.Authority {
 		t := cfg.Team
 		return &identity.Config{Issuer: t.Issuer, Audience: t.Audience, UserClaim: t.UserClaim, GroupsClaim: t.GroupsClaim}
 	}, &identity.Options{Logger: s.log.With("component", "identity")})
+}
+
+// errNoUser: a server reached with each user's own token (tokenExchange)
+// was asked for without a user, which only team mode's requests carry.
+var errNoUser = errors.New("its upstream is reached with each user's own token (tokenExchange), and no user is calling")
+
+// exchangeToken implements upstream.Options.Exchange: the token of the
+// user whose upstream key is (userUpstreamKey) for srv, got by token
+// exchange of that user's bearer token (the one verified last that
+// expires last, identity.Authority.Subject). Another user's token is
+// never at hand here: the key names whose upstream asks, and the
+// exchanger keeps tokens by user.
+func (s *Hub) exchangeToken(ctx context.Context, srv *registry.Server, key string) (string, error) {
+	user, ok := strings.CutPrefix(key, userUpstreamKey(""))
+	if !ok || user == "" {
+		return "", errNoUser
+	}
+	subject, ok := s.team.Subject(user)
+	if !ok {
+		return "", fmt.Errorf("%s has no unexpired token to exchange; their next request brings one", user)
+	}
+	x := srv.TokenExchange
+	return s.exchanger.Token(ctx, user, subject, identity.Exchange{
+		TokenEndpoint: x.TokenEndpoint, ClientID: x.ClientID, ClientSecret: x.ClientSecret,
+		Audience: x.Audience, Resource: x.Resource, Scope: x.Scope,
+		SubjectTokenType: identity.TokenTypePrefix + x.SubjectTokenType,
+	})
 }
 
 // User implements dispatch.Caller and transport.Session: who opened the

@@ -302,7 +302,7 @@ var (
 		"requestTimeoutMs", "startupTimeoutMs", "exposeResources", "includeTools",
 		"excludeTools", "toolPrefix", "description", "directTools", "isolation", "oauth", "maxConcurrency",
 		"approveTools", "autoApprove", "inheritEnv", "searchKeywords",
-		"visibleTo", "approveToolsFor",
+		"visibleTo", "approveToolsFor", "tokenExchange",
 	}
 	serverFieldsForeign = []string{
 		"socket", "caFile", "requestHeadersCommand", "bearerTokenStore",

@@ -53,6 +53,7 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 		return nil
 	}
 	p.resolveTransport(st)
+	p.checkTokenExchange(st)
 	p.resolveLifecycle(st, settings)
 	if st.s.InheritEnv == nil && settings != nil {
 		st.s.InheritEnv = settings.InheritEnv
@@ -63,6 +64,9 @@ func (p *configParser) server(sm jsonMember, field string, settings *Settings) *
 	st.s.Hash = p.identityHash(sm, field)
 	if st.s.Hash == "" {
 		return nil
+	}
+	if st.s.TokenExchange != nil {
+		st.s.Hash = exchangeHash(st.s.Hash, st.s.TokenExchange)
 	}
 	return st.s
 }
@@ -75,6 +79,7 @@ type serverParse struct {
 	nerr                    int // errors before this server
 	commandV, urlV, socketV *hujson.Value
 	bearerEnvV              *hujson.Value
+	exchangeV               *hujson.Value // the tokenExchange block
 	cwd, url, bearer        *jsonMember
 	idle                    *time.Duration
 	idleV                   *hujson.Value
@@ -127,6 +132,8 @@ func (p *configParser) transportMember(st *serverParse, m jsonMember, f string) 
 		p.auth(st, m, f)
 	case "oauth":
 		p.oauth(st, m, f)
+	case "tokenExchange":
+		p.tokenExchange(st, m, f)
 	case "bearerToken":
 		if _, ok := p.str(v, f); ok {
 			st.bearer = &m

@@ -229,6 +229,10 @@ type Server struct {
 	ExposeResources *bool
 	IncludeTools    []string
 	ExcludeTools    []string
+	// TokenExchange is the "tokenExchange" block (tokenexchange.go); nil
+	// when absent. Not in the cache's identity (pi-mcp-adapter has no
+	// such field) but mixed into Hash.
+	TokenExchange *TokenExchange
 
 	// Behaviour fields: changing them does not change the identity.
 	Enabled        bool          // default true

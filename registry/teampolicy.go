@@ -156,6 +156,9 @@ type teamRule struct {
 	field  string
 	groups bool  // it names a group
 	off    error // what it does without a team block; nil: ErrTeamOff
+	// required makes off an error, not a warning: the server cannot
+	// work outside team mode.
+	required bool
 }
 
 // visibleTo reads a visibleTo list.
@@ -225,6 +228,8 @@ func (p *configParser) approveToolsFor(v *hujson.Value, field string) []Principa
 func (p *configParser) checkTeamRules(cfg *Config) {
 	for _, r := range p.teamRules {
 		switch {
+		case cfg.Team == nil && r.required:
+			p.failf(r.v, r.field, "%v", r.off)
 		case cfg.Team == nil && r.off != nil:
 			p.warnf(r.v, r.field, "%v", r.off)
 		case cfg.Team == nil:

@@ -82,6 +82,20 @@ func (e *AuthError) Error() string {
 // Is makes errors.Is(err, ErrNeedsAuth) true.
 func (e *AuthError) Is(target error) bool { return target == ErrNeedsAuth }
 
+// An ExchangeError reports that the token a server with a tokenExchange
+// block needs could not be had for the calling user: refused by the
+// issuer, or the issuer not reached. Err says which.
+type ExchangeError struct {
+	Server string
+	Err    error
+}
+
+func (e *ExchangeError) Error() string {
+	return fmt.Sprintf("upstream %q gets each user's own token by token exchange: %v", e.Server, e.Err)
+}
+
+func (e *ExchangeError) Unwrap() error { return e.Err }
+
 // An ExitError reports that a stdio upstream's process exited, with the last
 // lines it wrote to stderr.
 type ExitError struct {

@@ -38,6 +38,9 @@ type headerTransport struct {
 	tokens    *oauth.Source
 	server    string
 	authorize func(ctx context.Context, challenge *http.Response) error
+	// exchange gives the token of a server with a tokenExchange block
+	// (Options.Exchange, for this upstream's key).
+	exchange func(ctx context.Context) (string, error)
 	// wanted records the scopes a 403 with insufficient_scope asks for,
 	// so that the next `mcpgw login` asks for them too (a step-up).
 	wanted func(scopes []string)
@@ -125,6 +128,13 @@ func (t *headerTransport) send(req *http.Request) (*http.Response, error) {
 	}
 	if t.bearer != "" {
 		r.Header.Set("Authorization", "Bearer "+t.bearer)
+	}
+	if t.exchange != nil {
+		tok, err := t.exchange(req.Context())
+		if err != nil {
+			return nil, &ExchangeError{Server: t.server, Err: err}
+		}
+		r.Header.Set("Authorization", "Bearer "+tok)
 	}
 	if t.tokens != nil {
 		tok, err := t.tokens.Token()
@@ -247,6 +257,18 @@ func (t *headerTransport) unauthorized() (string, bool) {
 // resolved (resolveSecrets).
 func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTransport {
 	t := &headerTransport{up: u, base: p.httpBase, headers: srv.Headers, bearer: srv.BearerToken, server: srv.Name}
+	if srv.TokenExchange != nil {
+		var key string
+		if u != nil {
+			key = u.session
+		}
+		t.exchange = func(ctx context.Context) (string, error) {
+			if p.opts.Exchange == nil {
+				return "", errors.New("token exchange is not available in this process")
+			}
+			return p.opts.Exchange(ctx, srv, key)
+		}
+	}
 	if srv.Auth == registry.AuthOAuth {
 		t.tokens = p.oauthSource(srv)
 		if store := p.opts.OAuthStore; store != nil && u != nil {
@@ -309,6 +331,9 @@ func (p *Pool) dialHTTP(ctx context.Context, u *Upstream, srv *registry.Server, 
 		}
 		if reason, ok := ht.unauthorized(); ok {
 			return nil, &AuthError{Server: srv.Name, Reason: reason}
+		}
+		if xe := (*ExchangeError)(nil); errors.As(err, &xe) {
+			return nil, xe // the user's token, not the transport, is what failed
 		}
 		what := try.httpKind
 		if o.pinned && !try.pinned {

@@ -73,6 +73,13 @@ type Options struct {
 	// credentials are stored; the request is then sent again. The daemon
 	// leaves it nil: it never opens a browser; `mcpgw login` does.
 	Authorize func(ctx context.Context, srv *registry.Server, challenge *http.Response) error
+	// Exchange gives the bearer token that the upstream private to key
+	// (SessionUpstream) sends to srv, a server with a tokenExchange
+	// block; "" for the shared upstream. It is called before every
+	// request to srv, with the request's context, so it should keep the
+	// tokens it gives. Its error fails the request (a connect fails and
+	// backs off), and says why. Nil: such servers cannot connect.
+	Exchange func(ctx context.Context, srv *registry.Server, key string) (string, error)
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are

@@ -63,6 +63,13 @@ func (p *Pool) resolveSecrets(ctx context.Context, srv *registry.Server) (*regis
 	if out.Headers, err = resolveMap(srv.Headers, "headers", resolve); err != nil {
 		return nil, err
 	}
+	if x := srv.TokenExchange; x != nil && strings.HasPrefix(x.ClientSecret, "!") {
+		cp := *x
+		if cp.ClientSecret, err = resolve("tokenExchange.clientSecret", x.ClientSecret); err != nil {
+			return nil, err
+		}
+		out.TokenExchange = &cp
+	}
 	if srv.BearerToken != "" {
 		if out.BearerToken, err = resolve("bearerToken", srv.BearerToken); err != nil {
 			return nil, err

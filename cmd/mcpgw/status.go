@@ -75,6 +75,9 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 			if s.YourPID != 0 {
 				state += fmt.Sprintf(", yours pid %d", s.YourPID)
 			}
+			if s.YourError != "" && s.YourState != "connected" {
+				state += ", yours " + s.YourState + ": " + s.YourError
+			}
 		}
 		switch {
 		case s.Login == "none":

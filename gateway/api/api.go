@@ -108,11 +108,13 @@ type ServerReport struct {
 	// PerUser: the server runs an upstream per user ("isolation": "user",
 	// team mode), beside the shared one the row's state and PID are of
 	// (which lists its tools); UserProcesses of them are connected now,
-	// and YourState and YourPID are the asking user's own.
+	// and YourState, YourPID and YourError (its last connect error, such
+	// as a refused token exchange) are the asking user's own.
 	PerUser       bool   `json:"perUser,omitempty"`
 	UserProcesses int    `json:"userProcesses,omitempty"`
 	YourState     string `json:"yourState,omitempty"`
 	YourPID       int    `json:"yourPid,omitempty"`
+	YourError     string `json:"yourError,omitempty"`
 }
 
 // PendingApproval is a call waiting for a decision from the status page

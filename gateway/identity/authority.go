@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Authority is the daemon's answer to "who is calling": the Verifier of
@@ -18,13 +19,25 @@ type Authority struct {
 	mu  sync.Mutex
 	v   *Verifier
 	cfg Config
+
+	// subjectsMu guards subjects, each user's bearer token that expires
+	// last among those verified (for token exchange), and sweepAt, the
+	// size past which expired ones are dropped.
+	subjectsMu sync.Mutex
+	subjects   map[string]subject
+	sweepAt    int
+}
+
+type subject struct {
+	token  string
+	expiry time.Time
 }
 
 // NewAuthority returns the authority of the configurations current
 // returns, each time it is asked (nil: team mode is off); o are its
 // verifiers' options (nil: the defaults).
 func NewAuthority(current func() *Config, o *Options) *Authority {
-	a := &Authority{current: current}
+	a := &Authority{current: current, subjects: map[string]subject{}, sweepAt: 64}
 	if o != nil {
 		a.o = *o
 	}
@@ -42,13 +55,69 @@ func (a *Authority) Issuer() string {
 	return ""
 }
 
-// Authenticate verifies the JWT raw against the configuration in force.
+// Authenticate verifies the JWT raw against the configuration in force,
+// and keeps it as the user's token to exchange (Subject) if it expires
+// later than the one kept.
 func (a *Authority) Authenticate(ctx context.Context, raw string) (*User, error) {
 	v, err := a.verifier()
 	if err != nil {
 		return nil, err
 	}
-	return v.Verify(ctx, raw)
+	u, err := v.Verify(ctx, raw)
+	if err == nil {
+		a.keepSubject(u)
+	}
+	return u, err
+}
+
+func (a *Authority) keepSubject(u *User) {
+	now := a.now()
+	a.subjectsMu.Lock()
+	defer a.subjectsMu.Unlock()
+	if old, ok := a.subjects[u.Name]; ok && !u.Expiry.After(old.expiry) {
+		return
+	}
+	a.subjects[u.Name] = subject{u.Token, u.Expiry}
+	if len(a.subjects) >= a.sweepAt {
+		for name, s := range a.subjects {
+			if !now.Before(s.expiry) {
+				delete(a.subjects, name)
+			}
+		}
+		a.sweepAt = max(64, 2*len(a.subjects))
+	}
+}
+
+// Subject is the bearer token of user that expires last among those the
+// authority verified, while it has not expired: what token exchange
+// exchanges for their upstreams' tokens, including for requests (a
+// connect, a stream) that carry no token of theirs. Any token of theirs
+// does: the upstream learns from it only who they are.
+func (a *Authority) Subject(user string) (string, bool) {
+	a.subjectsMu.Lock()
+	defer a.subjectsMu.Unlock()
+	s, ok := a.subjects[user]
+	if !ok || !a.now().Before(s.expiry) {
+		return "", false
+	}
+	return s.token, true
+}
+
+// TokenEndpoint is the token endpoint of the issuer in force, from its
+// discovery document.
+func (a *Authority) TokenEndpoint(ctx context.Context) (string, error) {
+	v, err := a.verifier()
+	if err != nil {
+		return "", err
+	}
+	return v.TokenEndpoint(ctx)
+}
+
+func (a *Authority) now() time.Time {
+	if a.o.Now != nil {
+		return a.o.Now()
+	}
+	return time.Now()
 }
 
 func (a *Authority) verifier() (*Verifier, error) {

@@ -15,6 +15,7 @@ package identity
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // User is who a verified token names.
@@ -23,6 +24,11 @@ type User struct {
 	Name string
 	// Groups are the values of the configured groups claim, if any.
 	Groups []string
+	// Token is the bearer token that named the user, and Expiry its exp:
+	// what token exchange exchanges (Exchanger). Kept in memory only,
+	// never logged or stored.
+	Token  string
+	Expiry time.Time
 }
 
 // InGroup reports whether u is in group.

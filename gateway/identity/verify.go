@@ -81,6 +81,7 @@ type Verifier struct {
 	// tried.
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
+	tokenURL string // the document's token_endpoint
 	tried    time.Time
 	triedErr error
 }
@@ -164,7 +165,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*User, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: no %q claim naming the user", ErrToken, v.cfg.UserClaim)
 	}
-	u := &User{Name: name}
+	u := &User{Name: name, Token: raw, Expiry: tok.Expiry}
 	if v.cfg.GroupsClaim != "" {
 		switch g := claims[v.cfg.GroupsClaim].(type) {
 		case string:
@@ -178,6 +179,20 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*User, error) {
 		}
 	}
 	return u, nil
+}
+
+// TokenEndpoint is the issuer's token endpoint, from its discovery
+// document (read first if it has not been).
+func (v *Verifier) TokenEndpoint(ctx context.Context) (string, error) {
+	if _, err := v.discovered(ctx); err != nil {
+		return "", err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.tokenURL == "" {
+		return "", fmt.Errorf("%w: %s: the discovery document names no token_endpoint", ErrIssuer, v.cfg.Issuer)
+	}
+	return v.tokenURL, nil
 }
 
 // checkTimes checks exp (required) and nbf with the leeway: go-oidc's own
@@ -215,7 +230,8 @@ func (v *Verifier) discovered(ctx context.Context) (*oidc.IDTokenVerifier, error
 	// that the document names the same issuer.
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, v.client), v.cfg.Issuer)
 	var meta struct {
-		JWKS string `json:"jwks_uri"`
+		JWKS  string `json:"jwks_uri"`
+		Token string `json:"token_endpoint"`
 	}
 	if err == nil {
 		err = p.Claims(&meta)
@@ -228,6 +244,7 @@ func (v *Verifier) discovered(ctx context.Context) (*oidc.IDTokenVerifier, error
 		v.log.Warn("reading the issuer's discovery document", "issuer", v.cfg.Issuer, "err", err)
 		return nil, v.triedErr
 	}
+	v.tokenURL = meta.Token
 	keys := &keySet{url: meta.JWKS, client: v.client, every: v.every, now: v.now, log: v.log}
 	v.verifier = oidc.NewVerifier(v.cfg.Issuer, keys, &oidc.Config{
 		ClientID:             v.cfg.Audience,

@@ -108,7 +108,7 @@ func ServerReport(f ServerFacts, now time.Time) api.ServerReport {
 	if f.PerUser {
 		sr.PerUser, sr.UserProcesses = true, f.UserUpstreams
 		if y := f.Yours; y != nil {
-			sr.YourState, sr.YourPID = y.State, y.PID
+			sr.YourState, sr.YourPID, sr.YourError = y.State, y.PID, y.LastError
 		}
 	}
 	switch up.State {

@@ -33,6 +33,11 @@ type Issuer struct {
 	mu   sync.Mutex
 	keys []Key // published; the first signs
 	n    int
+	// token exchange (exchange.go)
+	clients   map[string]string // client ID → secret
+	refused   map[string]bool   // subjects refused an exchange
+	lifetime  time.Duration     // of the tokens it gives; 0: an hour
+	exchanges []Exchange
 }
 
 // Key is a signing key.
@@ -69,6 +74,7 @@ func New() *Issuer {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(set)
 	})
+	mux.HandleFunc("POST /token", i.serveToken)
 	i.srv = httptest.NewServer(mux)
 	i.URL = i.srv.URL
 	i.Rotate(jose.RS256)
