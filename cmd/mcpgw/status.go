@@ -71,7 +71,11 @@ func writeStatus(w io.Writer, r *api.Report, now time.Time) {
 			state += ", same as " + s.Upstream
 		}
 		if s.PerUser {
-			state += fmt.Sprintf(", a process per user: %d connected", s.UserProcesses)
+			each := "a process"
+			if s.Transport == "http" {
+				each = "a connection"
+			}
+			state += fmt.Sprintf(", %s per user: %d connected", each, s.UserProcesses)
 			if s.YourPID != 0 {
 				state += fmt.Sprintf(", yours pid %d", s.YourPID)
 			}

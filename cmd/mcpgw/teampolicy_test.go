@@ -41,10 +41,12 @@ func TestStatusPerUser(t *testing.T) {
 	writeStatus(&b, &api.Report{Version: "v", Servers: []api.ServerReport{
 		{Name: "mine", State: "connected", PID: 7, PerUser: true, UserProcesses: 2, YourState: "connected", YourPID: 9},
 		{Name: "later", State: "idle-closed", PerUser: true},
+		{Name: "tickets", State: "idle-closed", Transport: "http", PerUser: true, UserProcesses: 1},
 	}}, now)
 	for _, want := range []string{
 		"connected (pid 7), a process per user: 2 connected, yours pid 9",
 		"idle-closed, a process per user: 0 connected ",
+		"idle-closed, a connection per user: 1 connected",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status without %q:\n%s", want, b.String())
