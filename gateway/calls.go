@@ -73,14 +73,24 @@ func (s *Hub) Decided(server, approval string) { s.metrics.approval(server, appr
 // server with "isolation": "session"; its user's, for one with
 // "isolation": "user" in team mode; else the shared one.
 func (s *Hub) upstreamFor(ss *session, srv *registry.Server) *upstream.Upstream {
+	if key := privateKey(ss, srv); key != "" {
+		return s.pool.SessionUpstream(srv, key)
+	}
+	return s.pool.Upstream(srv)
+}
+
+// privateKey is the pool's key of the upstream private to ss that serves
+// srv (Pool.SessionUpstream): the session's own key, or its user's; ""
+// when the shared upstream serves it.
+func privateKey(ss *session, srv *registry.Server) string {
 	switch {
 	case ss == nil:
 	case srv.Isolation == registry.IsolationSession:
-		return s.pool.SessionUpstream(srv, ss.key)
+		return ss.key
 	case srv.Isolation == registry.IsolationUser && ss.User() != "":
-		return s.pool.SessionUpstream(srv, userUpstreamKey(ss.User()))
+		return userUpstreamKey(ss.User())
 	}
-	return s.pool.Upstream(srv)
+	return ""
 }
 
 // userUpstreamKey is the pool's key of a user's own upstreams

@@ -21,13 +21,22 @@ import (
 // subscription ID (SEP-2575). A conversation (conversation.go) has one
 // stream per listening request, of one client or several: the session
 // wants the resource while one of them does.
+//
+// A server whose upstream is private ("isolation": "session", or "user" in
+// team mode) is subscribed on the caller's own upstream, the one its calls
+// reach, and an update from that upstream reaches only the sessions that
+// subscribed through it: the session itself, or the user's sessions.
+// Another session's or user's process never hears of the subscription,
+// and its updates never reach this one.
 
 // unsubscribeTimeout bounds ending an upstream's subscription that
 // outlived the request that asked for its end.
 const unsubscribeTimeout = 10 * time.Second
 
-// subKey names a resource on an upstream: identity hash and upstream URI.
-type subKey struct{ hash, uri string }
+// subKey names a resource on an upstream: the upstream's identity hash
+// and private key ("" for the shared one; see privateKey), and the
+// upstream's URI.
+type subKey struct{ hash, private, uri string }
 
 // subscriber is one session's subscription to a resource: the URI it
 // knows the resource by, and the downstream connections that asked for it
@@ -47,18 +56,18 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	return ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodSubscribe, Server: r.Server, Name: r.Original},
-		func(ctx context.Context, _ *upstream.Upstream) error {
+		func(ctx context.Context, u *upstream.Upstream) error {
 			sv, _ := v.Server(r.Server) // Forward found it usable
-			return ss.subscribeUpstream(ctx, sv.Server, r, req.Session)
+			return ss.subscribeUpstream(ctx, u, subKey{sv.Server.Hash, privateKey(ss, sv.Server), r.Original}, r.URI, req.Session)
 		})
 }
 
 // subscribeUpstream adds by, a downstream connection of the session, to
-// r's subscribers, subscribing the upstream (shared by every session: one
-// subscription) if it is the first.
-func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, r *registry.Resource, by mcp.Session) error {
+// the subscribers of key, which the session knows as uri, subscribing u
+// (the session's upstream for key's server) if it is the first: one
+// subscription per upstream, however many sessions share it.
+func (ss *session) subscribeUpstream(ctx context.Context, u *upstream.Upstream, key subKey, uri string, by mcp.Session) error {
 	gw := ss.gw
-	key := subKey{srv.Hash, r.Original}
 	gw.subMu.Lock()
 	subs := gw.subs[key]
 	first := len(subs) == 0
@@ -68,13 +77,13 @@ func (ss *session) subscribeUpstream(ctx context.Context, srv *registry.Server, 
 	}
 	sub := subs[ss]
 	if sub == nil {
-		sub = &subscriber{uri: r.URI, by: map[mcp.Session]bool{}}
+		sub = &subscriber{uri: uri, by: map[mcp.Session]bool{}}
 		subs[ss] = sub
 	}
 	sub.by[by] = true
 	gw.subMu.Unlock()
 	if first {
-		if err := gw.pool.Upstream(srv).Subscribe(ctx, r.Original); err != nil {
+		if err := u.Subscribe(ctx, key.uri); err != nil {
 			gw.subMu.Lock()
 			gw.forgetLocked(key, ss, by)
 			gw.subMu.Unlock()
@@ -120,20 +129,29 @@ func (ss *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 	// and the upstream's subscription may still have to end.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
 	defer cancel()
-	ss.gw.dropSubscription(ctx, sv.Server, subKey{sv.Server.Hash, r.Original}, ss, req.Session)
+	ss.gw.dropSubscription(ctx, sv.Server, subKey{sv.Server.Hash, privateKey(ss, sv.Server), r.Original}, ss, req.Session)
 	return nil
 }
 
 // dropSubscription removes by's subscription for ss (all of ss's when by
 // is nil), and the upstream's when no session wants the resource any more.
+// A private upstream that has gone (its session ended) is not made again
+// to be told.
 func (s *Hub) dropSubscription(ctx context.Context, srv *registry.Server, key subKey, ss *session, by mcp.Session) {
 	s.subMu.Lock()
 	last := s.forgetLocked(key, ss, by)
 	s.subMu.Unlock()
-	if last && srv != nil {
-		if err := s.pool.Upstream(srv).Unsubscribe(ctx, key.uri); err != nil {
-			s.log.Debug("unsubscribing upstream resource", "server", srv.Name, "uri", key.uri, "err", err)
-		}
+	if !last || srv == nil {
+		return
+	}
+	var u *upstream.Upstream
+	if key.private == "" {
+		u = s.pool.Upstream(srv)
+	} else if u = s.pool.Private(srv, key.private); u == nil {
+		return
+	}
+	if err := u.Unsubscribe(ctx, key.uri); err != nil {
+		s.log.Debug("unsubscribing upstream resource", "server", srv.Name, "uri", key.uri, "err", err)
 	}
 }
 
@@ -162,11 +180,14 @@ func (s *Hub) dropSessionSubscriptions(ss *session) {
 	}
 }
 
-// onResourceUpdated is the pool's OnResourceUpdated.
-func (s *Hub) onResourceUpdated(srv *registry.Server, uri string) {
+// onResourceUpdated is the pool's OnResourceUpdated: the update of the
+// upstream named by srv and private reaches the sessions subscribed
+// through that upstream.
+func (s *Hub) onResourceUpdated(srv *registry.Server, private, uri string) {
+	key := subKey{srv.Hash, private, uri}
 	s.subMu.Lock()
-	targets := make(map[*session]string, len(s.subs[subKey{srv.Hash, uri}]))
-	for ss, sub := range s.subs[subKey{srv.Hash, uri}] {
+	targets := make(map[*session]string, len(s.subs[key]))
+	for ss, sub := range s.subs[key] {
 		targets[ss] = sub.uri
 	}
 	s.subMu.Unlock()

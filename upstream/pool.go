@@ -55,8 +55,11 @@ type Options struct {
 	// os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// OnResourceUpdated receives the upstreams' notifications/resources/updated
-	// (for subscribed URIs), on the upstream's reading goroutine.
-	OnResourceUpdated func(srv *registry.Server, uri string)
+	// (for subscribed URIs), on the upstream's reading goroutine. private
+	// names the upstream that sent it: "" for the shared one (Upstream),
+	// else the key of the private one (SessionUpstream), whose updates
+	// concern only whoever that key stands for.
+	OnResourceUpdated func(srv *registry.Server, private, uri string)
 	// OnLog receives the upstreams' notifications/message, on the
 	// upstream's reading goroutine: it must not block for long.
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
@@ -482,7 +485,7 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 				u.mu.Lock()
 				srv := u.srv
 				u.mu.Unlock()
-				p.opts.OnResourceUpdated(srv, req.Params.URI)
+				p.opts.OnResourceUpdated(srv, u.session, req.Params.URI)
 			}
 		},
 		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {

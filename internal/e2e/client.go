@@ -89,7 +89,8 @@ type Step struct {
 	Method    string `json:"method,omitempty"`    // waitNotification
 	TimeoutMs int    `json:"timeoutMs,omitempty"` // request or wait timeout
 	Ms        int    `json:"ms,omitempty"`        // sleep
-	URI       string `json:"uri,omitempty"`       // readResource, subscribe
+	URI       string `json:"uri,omitempty"`       // readResource, subscribe; waitNotification: only of this URI
+	Path      string `json:"path,omitempty"`      // signal, waitSignal
 	Ref       any    `json:"ref,omitempty"`       // complete
 	Argument  any    `json:"argument,omitempty"`  // complete
 	Level     string `json:"level,omitempty"`     // setLoggingLevel

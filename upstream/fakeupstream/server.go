@@ -112,7 +112,7 @@ var TinyPNG, _ = base64.StdEncoding.DecodeString(
 	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
 // ToolNames lists the tools NewServer registers, in registration order.
-var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch", "meta"}
+var ToolNames = []string{"echo", "add", "sleep", "fail", "crash", "pid", "stderr", "image", "env", "cwd", "spawn", "add_tool", "log", "freeze", "touch", "subscriptions", "meta"}
 
 // PolicyToolNames lists the tools Options.Policy adds.
 var PolicyToolNames = []string{"delete_thing", "read_thing", "delete_count", "environ"}
@@ -177,13 +177,29 @@ func NewServer(opts *Options) *mcp.Server {
 	if exit == nil {
 		exit = os.Exit
 	}
+	// subs counts the resource subscriptions this server holds, by URI,
+	// for the subscriptions tool.
+	var subsMu sync.Mutex
+	subs := map[string]int{}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions:              o.Instructions,
 		SupportedProtocolVersions: o.Protocols,
 		PageSize:                  o.PageSize,
 		Logger:                    o.Logger,
-		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			subsMu.Lock()
+			subs[req.Params.URI]++
+			subsMu.Unlock()
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			subsMu.Lock()
+			if subs[req.Params.URI]--; subs[req.Params.URI] <= 0 {
+				delete(subs, req.Params.URI)
+			}
+			subsMu.Unlock()
+			return nil
+		},
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			// Names for greet's "name" and item ids for test://item/{id}.
 			values := []string{}
@@ -322,6 +338,22 @@ func NewServer(opts *Options) *mcp.Server {
 				return nil, nil, err
 			}
 			return text("touched"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "subscriptions", Description: "Lists the resource subscriptions this server holds: each subscribed URI, once per subscription, sorted and space-separated (\"none\" for none)."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			subsMu.Lock()
+			var uris []string
+			for uri, n := range subs {
+				for range n {
+					uris = append(uris, uri)
+				}
+			}
+			subsMu.Unlock()
+			if len(uris) == 0 {
+				return text("none"), nil, nil
+			}
+			slices.Sort(uris)
+			return text(strings.Join(uris, " ")), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "Returns the request's _meta as JSON."},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

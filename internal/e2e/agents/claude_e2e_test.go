@@ -85,7 +85,7 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 	want := []string{"mcp__mcpgw__go_add", "mcp__mcpgw__go_add_tool", "mcp__mcpgw__go_crash", "mcp__mcpgw__go_cwd",
 		"mcp__mcpgw__go_echo", "mcp__mcpgw__go_env", "mcp__mcpgw__go_fail", "mcp__mcpgw__go_freeze",
 		"mcp__mcpgw__go_image", "mcp__mcpgw__go_log", "mcp__mcpgw__go_meta", "mcp__mcpgw__go_pid",
-		"mcp__mcpgw__go_sleep", "mcp__mcpgw__go_spawn", "mcp__mcpgw__go_stderr", "mcp__mcpgw__go_touch"}
+		"mcp__mcpgw__go_sleep", "mcp__mcpgw__go_spawn", "mcp__mcpgw__go_stderr", "mcp__mcpgw__go_subscriptions", "mcp__mcpgw__go_touch"}
 	if cold := claudeDeferred(reqs[0]); !slices.Equal(cold, want) {
 		t.Errorf("first start: the first request names %v, want %v", cold, want)
 	}

@@ -22,6 +22,8 @@
 //   {"op":"listTools"}
 //   {"op":"callTool","name":"mcp","arguments":{...},"timeoutMs":60000,"progress":false}
 //   {"op":"waitNotification","method":"notifications/tools/list_changed","timeoutMs":5000}
+//   {"op":"waitNotification","method":"notifications/resources/updated","uri":"test://x"}
+//                                 only a notification whose params.uri is uri
 //   {"op":"notifications"}        every notification received so far
 //   {"op":"sleep","ms":100}
 //   {"op":"ping"}
@@ -35,6 +37,9 @@
 //   {"op":"setLoggingLevel","level":"debug"}
 //   {"op":"parallel","steps":[...]} the steps at once in this session; the
 //                                 result is [{ok, result} | {ok, error}] in order
+//   {"op":"signal","path":"/tmp/x"}   creates the file, for another client's
+//   {"op":"waitSignal","path":"/tmp/x","timeoutMs":30000}  which waits until
+//                                 it exists: the order of two clients' steps
 //
 // Output: one JSON line per step on stdout,
 //   {"step":N,"op":OP,"ok":true,"result":...}
@@ -53,6 +58,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import fs from "node:fs";
+import path from "node:path";
 
 const EXIT_USAGE = 2;
 const EXIT_TRANSPORT = 3;
@@ -138,9 +145,9 @@ function record(n) {
   for (const w of [...waiters]) w();
 }
 
-function takeNotification(method) {
+function takeNotification(method, uri) {
   for (let i = 0; i < notifications.length; i++) {
-    if (!consumed.has(i) && notifications[i].method === method) {
+    if (!consumed.has(i) && notifications[i].method === method && (uri === undefined || notifications[i].params?.uri === uri)) {
       consumed.add(i);
       return notifications[i];
     }
@@ -148,13 +155,13 @@ function takeNotification(method) {
   return undefined;
 }
 
-function waitNotification(method, timeoutMs) {
-  const now = takeNotification(method);
+function waitNotification(method, timeoutMs, uri) {
+  const now = takeNotification(method, uri);
   if (now) return Promise.resolve(now);
   return new Promise((resolve, reject) => {
     const check = () => {
       if (closed) return finish(() => reject(new Error(`connection closed while waiting for ${method}`)));
-      const n = takeNotification(method);
+      const n = takeNotification(method, uri);
       if (n) finish(() => resolve(n));
     };
     const timer = setTimeout(
@@ -168,6 +175,25 @@ function waitNotification(method, timeoutMs) {
       f();
     };
     waiters.push(check);
+  });
+}
+
+// waitSignal resolves once the file at p exists (see the signal op),
+// watching its directory.
+function waitSignal(p, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const watcher = fs.watch(path.dirname(p), () => check());
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(new StepError(`timed out after ${timeoutMs}ms waiting for ${p}`));
+    }, timeoutMs);
+    const check = () => {
+      if (!fs.existsSync(p)) return;
+      clearTimeout(timer);
+      watcher.close();
+      resolve({});
+    };
+    check();
   });
 }
 
@@ -190,9 +216,16 @@ async function runStep(client, transport, step) {
     }
     case "waitNotification":
       if (typeof step.method !== "string") throw new UsageError("waitNotification needs a string method");
-      return waitNotification(step.method, step.timeoutMs ?? 5000);
+      return waitNotification(step.method, step.timeoutMs ?? 5000, step.uri);
     case "notifications":
       return notifications;
+    case "signal":
+      if (typeof step.path !== "string") throw new UsageError("signal needs a string path");
+      fs.writeFileSync(step.path, "");
+      return {};
+    case "waitSignal":
+      if (typeof step.path !== "string") throw new UsageError("waitSignal needs a string path");
+      return waitSignal(step.path, step.timeoutMs ?? 30000);
     case "sleep":
       await new Promise((r) => setTimeout(r, step.ms ?? 0));
       return {};
