@@ -46,7 +46,7 @@ func TestHiddenServerSaysNothing(t *testing.T) {
 	}
 	// A message under the hidden server's identity (as a shared or eager
 	// upstream would send it) goes nowhere.
-	gw.onLog(hush, &mcp.LoggingMessageParams{Level: "error", Data: "from hush"})
+	gw.onLog(hush, "", &mcp.LoggingMessageParams{Level: "error", Data: "from hush"})
 	if _, err := lc.sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "alpha_greet", Arguments: map[string]string{"name": "Ada"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,10 @@ func (s *Hub) updateLogLevel() {
 }
 
 // onLog is the pool's OnLog: the message goes to the sessions that have
-// the server, named after it when the upstream gave no logger name.
-func (s *Hub) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
+// the server, named after it when the upstream gave no logger name. A
+// private upstream's ("isolation" session or user) goes only to the
+// sessions it serves: what one session's or user's process logs is theirs.
+func (s *Hub) onLog(srv *registry.Server, private string, p *mcp.LoggingMessageParams) {
 	msg := *p
 	if msg.Logger == "" {
 		msg.Logger = srv.Name
@@ -64,7 +66,7 @@ func (s *Hub) onLog(srv *registry.Server, p *mcp.LoggingMessageParams) {
 	data, _ := json.Marshal(msg.Data)
 	size := len(data) + len(msg.Logger) + 64
 	for _, ss := range s.sessionList() {
-		if !hasServer(ss.View(), srv.Hash) {
+		if !hasServer(ss.View(), srv.Hash) || privateKey(ss, srv) != private {
 			continue
 		}
 		sess := ss.conn.session()

@@ -61,9 +61,10 @@ type Options struct {
 	// concern only whoever that key stands for.
 	OnResourceUpdated func(srv *registry.Server, private, uri string)
 	// OnLog receives the upstreams' notifications/message, on the
-	// upstream's reading goroutine: it must not block for long.
+	// upstream's reading goroutine: it must not block for long. private
+	// names the upstream that sent it, as for OnResourceUpdated.
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
-	OnLog func(srv *registry.Server, p *mcp.LoggingMessageParams)
+	OnLog func(srv *registry.Server, private string, p *mcp.LoggingMessageParams)
 	// Roots answers an upstream's roots/list that is not for one peer (see
 	// Peer): the roots of the sessions that use srv. Nil answers none.
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but still in use; a gateway forwards them
@@ -500,7 +501,7 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 				u.mu.Lock()
 				srv := u.srv
 				u.mu.Unlock()
-				p.opts.OnLog(srv, req.Params)
+				p.opts.OnLog(srv, u.session, req.Params)
 			}
 		},
 	}
