@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
+	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // foreignPage is what another program on mcpgw's port answers.
@@ -94,7 +95,9 @@ func TestDaemonWithoutHTTPReachable(t *testing.T) {
 		!strings.Contains(out, "http:   none, "+addr+" is taken by another program") {
 		t.Errorf("mcpgw status: %v\n%s", err, out)
 	}
-	if out, err = cli("tools"); err != nil || !strings.Contains(out, "- g: connected, 19 tools") {
+	// Its tools, and a read_ tool for each resource.
+	want := fmt.Sprintf("- g: connected, %d tools", len(fakeupstream.ToolNames)+len(fakeupstream.ResourceURIs))
+	if out, err = cli("tools"); err != nil || !strings.Contains(out, want) {
 		t.Errorf("mcpgw tools: %v\n%s", err, out)
 	}
 	if out, err = cli("logs", "g"); err != nil || !strings.Contains(out, "upstream connected") {
