@@ -413,7 +413,7 @@ func (c *callBench) httpSessions(url string, n int) ([]*mcp.ClientSession, error
 func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession, int, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = benchEnv(c.b.serverEnv())
-	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: c.b.o.ClientProtocol})
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting %s: %w", strings.Join(args, " "), err)
 	}
