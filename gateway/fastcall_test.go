@@ -367,3 +367,59 @@ func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
 		t.Errorf("reading after the hang-up: %v", err)
 	}
 }
+
+// A client that goes away in the middle of a fast call over HTTP ends
+// the call: the upstream's tool is not left running for nobody.
+func TestFastCallEndsWhenTheClientGoesAway(t *testing.T) {
+	t.Parallel()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+	gw := New(cfg, &Options{})
+	gw.Start()
+	defer gw.Close()
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	s := openRawSession(t, ts.URL+"/mcp")
+	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	gw.mu.Lock()
+	ss := gw.byHTTPID[s.id]
+	gw.mu.Unlock()
+	inFlight := func() int {
+		ss.fast.mu.Lock()
+		defer ss.fast.mu.Unlock()
+		return len(ss.fast.calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_sleep","arguments":{"ms":600000}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for inFlight() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started")
+		}
+		time.Sleep(time.Millisecond) // until the call is in flight
+	}
+	cancel()
+	<-done
+	for inFlight() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call still runs a minute after its client went away")
+		}
+		time.Sleep(time.Millisecond) // until the call ends
+	}
+	if n := gw.fastCalls.Load(); n != 1 {
+		t.Errorf("%d fast calls, want 1", n)
+	}
+}

@@ -310,7 +310,10 @@ func readBodies(fast func(http.ResponseWriter, *http.Request, []byte) bool, next
 // into a buffer of the length the client announced, when it did (as
 // clients do for a JSON-RPC message), else growing as io.ReadAll does.
 // Either way a body is one allocation the size of the message, not a
-// 512-byte one for a call of 150.
+// 512-byte one for a call of 150. net/http sees the body's end with its
+// last byte, and watches from then on for the client going away, which
+// cancels the request's context and so a fast call (see gateway's
+// TestFastCallEndsWhenTheClientGoesAway).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if n := r.ContentLength; n > 0 && n <= maxRequestBody {
 		body := make([]byte, n)
