@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,9 +36,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	protocol := ss.conn.protocol
 	ss.conn.mu.Unlock()
 	meta, hasMeta := jsonwire.Member(params, "_meta")
-	if ss.sessionless {
-		// A conversation's requests each say their version.
-		protocol, _ = jsonwire.String(member(meta, mcp.MetaKeyProtocolVersion))
+	switch pv, _ := jsonwire.String(member(meta, mcp.MetaKeyProtocolVersion)); {
+	case pv >= transport.FirstSessionless:
+		// A request of protocol 2026-07-28 or later says its version,
+		// on a session too (a client of that protocol on the shim sends
+		// no initialize), and the go-sdk takes it as that version's: so
+		// does the fast path. One the go-sdk would refuse is its to
+		// refuse (validateRequestMeta).
+		if !slices.Contains(sessionProtocols, pv) || !requestMetaValid(meta) {
+			return nil, false
+		}
+		protocol = pv
+	case ss.sessionless:
+		protocol = pv // a conversation's requests each say their version
 	}
 	if protocol == "" {
 		return nil, false // not initialized yet
@@ -132,6 +143,19 @@ func (ss *session) CancelFast(id []byte) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// requestMetaValid reports whether the _meta of a request of protocol
+// 2026-07-28 or later has what the go-sdk requires of it: the client's
+// capabilities, an object, and its description, if there, an object too
+// (null is not one).
+func requestMetaValid(meta []byte) bool {
+	caps, ok := jsonwire.Member(meta, mcp.MetaKeyClientCapabilities)
+	if !ok || len(caps) == 0 || caps[0] != '{' {
+		return false
+	}
+	info, ok := jsonwire.Member(meta, mcp.MetaKeyClientInfo)
+	return !ok || len(info) > 0 && info[0] == '{'
 }
 
 // member is jsonwire.Member without the flag.

@@ -82,6 +82,17 @@ func (s *rawHTTPSession) send(body string) (int, []byte, http.Header, error) {
 // returns the answer line with the same ID.
 func openShimSession(t testing.TB, gw *Hub) func(string) []byte {
 	t.Helper()
+	send := openShimConn(t, gw)
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send
+}
+
+// openShimConn is openShimSession without the initialize, as a client of
+// protocol 2026-07-28 starts; its function returns nil for a line without
+// an ID (a notification), which gets no answer.
+func openShimConn(t testing.TB, gw *Hub) func(string) []byte {
+	t.Helper()
 	client, daemon := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -103,6 +114,9 @@ func openShimSession(t testing.TB, gw *Hub) func(string) []byte {
 		}
 		_ = json.Unmarshal([]byte(msg), &req)
 		write(msg)
+		if req.ID == nil {
+			return nil
+		}
 		for {
 			line, err := br.ReadBytes('\n')
 			if err != nil {
@@ -116,9 +130,32 @@ func openShimSession(t testing.TB, gw *Hub) func(string) []byte {
 			}
 		}
 	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return send
+}
+
+// with2026Meta returns the request msg as a client of protocol 2026-07-28
+// sends it: its params' _meta names the version, the client and its
+// capabilities.
+func with2026Meta(t testing.TB, msg string) string {
+	t.Helper()
+	var req map[string]any
+	if err := json.Unmarshal([]byte(msg), &req); err != nil {
+		t.Fatal(err)
+	}
+	params, _ := req["params"].(map[string]any)
+	if params == nil {
+		params = map[string]any{}
+	}
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
+	meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "raw", "version": "1"}
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
+	params["_meta"], req["params"] = meta, params
+	out, _ := json.Marshal(req)
+	return string(out)
 }
 
 // canonical re-encodes a JSON value with sorted keys.
@@ -170,8 +207,20 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 	for _, tc := range []struct {
 		mode      Mode
 		transport string
-	}{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"}} {
+	}{{ModeDirect, "http"}, {ModeProxy, "http"}, {ModeDirect, "socket"}, {ModeProxy, "socket"},
+		// A client of protocol 2026-07-28 on the shim: no initialize, and
+		// each request says its version; one whose _meta lacks the
+		// client's capabilities is the go-sdk's to refuse.
+		{ModeDirect, "socket-2026"}, {ModeProxy, "socket-2026"}} {
 		mode := tc.mode
+		msgs := calls[mode]
+		if tc.transport == "socket-2026" {
+			msgs = nil
+			for _, c := range calls[mode] {
+				msgs = append(msgs, with2026Meta(t, c))
+			}
+			msgs = append(msgs, `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"a_echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+		}
 		t.Run(string(mode)+"/"+tc.transport, func(t *testing.T) {
 			t.Parallel()
 			var answers [2][]string
@@ -189,17 +238,23 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 					defer ts.Close()
 					s := openRawSession(t, ts.URL+"/mcp")
 					send = func(msg string) []byte { body, _ := s.post(msg); return body }
-				} else {
+				} else if tc.transport == "socket" {
 					send = openShimSession(t, gw)
+				} else {
+					send = openShimConn(t, gw)
 				}
-				send(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
-				for _, c := range calls[mode] {
+				list := `{"jsonrpc":"2.0","id":100,"method":"tools/list"}`
+				if tc.transport == "socket-2026" {
+					list = with2026Meta(t, list)
+				}
+				send(list)
+				for _, c := range msgs {
 					answers[i] = append(answers[i], canonical(t, send(c)))
 				}
 				fast[i], relayed[i] = gw.fastCalls.Load(), gw.relayedCalls.Load()
 				gw.Close()
 			}
-			for j, c := range calls[mode] {
+			for j, c := range msgs {
 				if answers[0][j] != answers[1][j] {
 					t.Errorf("%s\nfast path: %s\nSDK path:  %s", c, answers[0][j], answers[1][j])
 				}
@@ -310,5 +365,61 @@ func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
 	// The client sees the connection end.
 	if _, err := io.Copy(io.Discard, br); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
 		t.Errorf("reading after the hang-up: %v", err)
+	}
+}
+
+// A client that goes away in the middle of a fast call over HTTP ends
+// the call: the upstream's tool is not left running for nobody.
+func TestFastCallEndsWhenTheClientGoesAway(t *testing.T) {
+	t.Parallel()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+	gw := New(cfg, &Options{})
+	gw.Start()
+	defer gw.Close()
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	s := openRawSession(t, ts.URL+"/mcp")
+	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	gw.mu.Lock()
+	ss := gw.byHTTPID[s.id]
+	gw.mu.Unlock()
+	inFlight := func() int {
+		ss.fast.mu.Lock()
+		defer ss.fast.mu.Unlock()
+		return len(ss.fast.calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_sleep","arguments":{"ms":600000}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for inFlight() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started")
+		}
+		time.Sleep(time.Millisecond) // until the call is in flight
+	}
+	cancel()
+	<-done
+	for inFlight() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call still runs a minute after its client went away")
+		}
+		time.Sleep(time.Millisecond) // until the call ends
+	}
+	if n := gw.fastCalls.Load(); n != 1 {
+		t.Errorf("%d fast calls, want 1", n)
 	}
 }

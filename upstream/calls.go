@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -99,7 +100,7 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 	if opts != nil {
 		timeout = opts.Timeout
 	}
-	err = u.doWithin(ctx, fmt.Sprintf("calling tool %q", tool), timeout, func(ctx context.Context, s *session) error {
+	err = u.doWithin(ctx, operation{"calling tool %q", tool}, timeout, func(ctx context.Context, s *session) error {
 		var first *mcp.CallToolResult // a raw call's result that needs input
 		relay := opts != nil && opts.Input != nil
 		// The raw path sends no input responses: a relayed call takes it
@@ -329,7 +330,7 @@ func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationPa
 // CallOptions.Input).
 func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string, in *InputRound) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
-	err := u.do(ctx, fmt.Sprintf("getting prompt %q", name), func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{"getting prompt %q", name}, func(ctx context.Context, s *session) error {
 		params := &mcp.GetPromptParams{Name: name, Arguments: args}
 		var err error
 		if in != nil { // see CallOptions.Input
@@ -355,7 +356,7 @@ func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]s
 // resource template, as Call does for tools.
 func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	var res *mcp.CompleteResult
-	err := u.do(ctx, "completing an argument", func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{format: "completing an argument"}, func(ctx context.Context, s *session) error {
 		var err error
 		res, err = s.cs.Complete(ctx, params)
 		return err
@@ -371,7 +372,7 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 // CallOptions.Input).
 func (u *Upstream) ReadResource(ctx context.Context, uri string, in *InputRound) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
-	err := u.do(ctx, fmt.Sprintf("reading resource %q", uri), func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{"reading resource %q", uri}, func(ctx context.Context, s *session) error {
 		params := &mcp.ReadResourceParams{URI: uri}
 		var err error
 		if in != nil {
@@ -393,15 +394,27 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string, in *InputRound)
 	return res, err
 }
 
+// operation says what a request was doing, in its errors: format with
+// arg, if format has a verb. It is written only for an error, not for
+// every call.
+type operation struct{ format, arg string }
+
+func (o operation) String() string {
+	if !strings.Contains(o.format, "%") {
+		return o.format
+	}
+	return fmt.Sprintf(o.format, o.arg)
+}
+
 // do runs f on a session, with the request timeout, accounting and error
 // translation shared by Call and ReadResource.
-func (u *Upstream) do(ctx context.Context, op string, f func(context.Context, *session) error) error {
+func (u *Upstream) do(ctx context.Context, op operation, f func(context.Context, *session) error) error {
 	return u.doWithin(ctx, op, 0, f)
 }
 
 // doWithin is do bounded by limit instead of the server's request
 // timeout, unless limit is 0.
-func (u *Upstream) doWithin(ctx context.Context, op string, limit time.Duration, f func(context.Context, *session) error) (err error) {
+func (u *Upstream) doWithin(ctx context.Context, op operation, limit time.Duration, f func(context.Context, *session) error) (err error) {
 	name := nameFrom(ctx)
 	u.mu.Lock()
 	if name == "" {
@@ -455,7 +468,7 @@ func (u *Upstream) doWithin(ctx context.Context, op string, limit time.Duration,
 		switch {
 		case timedOut:
 			u.checkAfterTimeout(s)
-			return &TimeoutError{Server: srv.Name, Op: op, After: timeout}
+			return &TimeoutError{Server: srv.Name, Op: op.String(), After: timeout}
 		case ctx.Err() != nil:
 			return err
 		case errors.Is(err, mcp.ErrSessionMissing) && try == 0:

@@ -22,7 +22,7 @@ import (
 // Subscribe asks the upstream for notifications/resources/updated about
 // uri, and returns once the upstream holds the subscription.
 func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("subscribing to %s", uri), func(ctx context.Context, s *session) error {
+	return u.do(ctx, operation{"subscribing to %s", uri}, func(ctx context.Context, s *session) error {
 		init := s.cs.InitializeResult()
 		if init == nil || init.ProtocolVersion < sessionlessProtocol {
 			return s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
@@ -47,7 +47,7 @@ func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 
 // Unsubscribe ends a Subscribe.
 func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
-	return u.do(ctx, fmt.Sprintf("unsubscribing from %s", uri), func(ctx context.Context, s *session) error {
+	return u.do(ctx, operation{"unsubscribing from %s", uri}, func(ctx context.Context, s *session) error {
 		return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 }

@@ -80,6 +80,7 @@ type benchProxyOptions struct {
 	Rounds     int
 	Phases     []string // of benchAllPhases
 	CPUProfile string   // passed to the main daemon's serve --cpuprofile
+	MemProfile string   // passed to the main daemon's serve --memprofile
 	// Protocol, if set, is the one protocol version the test server
 	// speaks, on every path; by default it speaks every version the SDK
 	// does, so that the SDK's clients (the daemon's too) negotiate
@@ -120,6 +121,7 @@ process counts are wrong, not when a speed target is missed.
 	fs.StringVar(&o.Protocol, "protocol", "", "the one protocol `VERSION` the test server speaks, e.g. 2025-11-25 as servers of the TypeScript SDK do (default: every version the SDK speaks)")
 	fs.StringVar(&o.ClientProtocol, "client-protocol", "2025-11-25", "the protocol `VERSION` the measuring clients speak, to the test server and to mcpgw alike (2026-07-28 has no sessions)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the CPU profile of the daemon measured in the latency and throughput phases to `FILE`")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "write the allocation profile of the daemon measured in the latency and throughput phases to `FILE`")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -366,6 +368,13 @@ func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*
 		}
 		extra = append(extra, "--cpuprofile", prof)
 	}
+	if b.o.MemProfile != "" {
+		prof, err := filepath.Abs(b.o.MemProfile)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, "--memprofile", prof)
+	}
 	b.progress("starting the daemon")
 	d, err := startBenchDaemon(ctx, b.o.Mcpgw, filepath.Join(b.dir, "main"), cfg, extra...)
 	if err != nil {
@@ -404,7 +413,7 @@ func (c *callBench) httpSessions(url string, n int) ([]*mcp.ClientSession, error
 func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession, int, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = benchEnv(c.b.serverEnv())
-	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	cs, err := c.client.Connect(c.ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: c.b.o.ClientProtocol})
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting %s: %w", strings.Join(args, " "), err)
 	}

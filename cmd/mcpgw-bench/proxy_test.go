@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,12 +24,16 @@ func TestBenchProxy(t *testing.T) {
 		t.Skip("starts several daemons and upstreams")
 	}
 	mcpgw, bench := buildBinaries(t)
-	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet")
+	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd, err, stdout.String(), stderr.String())
+	}
+	// The daemon's allocation profile, written as it stopped: gzipped.
+	if prof, err := os.ReadFile(filepath.Join(cmd.Dir, "mem.prof")); err != nil || len(prof) < 100 || prof[0] != 0x1f || prof[1] != 0x8b {
+		t.Errorf("--memprofile wrote %d bytes (%v), want a gzipped profile", len(prof), err)
 	}
 	var r benchReport
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {

@@ -41,6 +41,7 @@ type serveFlags struct {
 	socket      string
 	stdio       bool
 	cpuProfile  string
+	memProfile  string
 }
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -58,6 +59,13 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	}
+	if f.memProfile != "" {
+		pf, err := os.Create(f.memProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = pprof.Lookup("allocs").WriteTo(pf, 0); pf.Close() }()
 	}
 	logOut := stderr
 	if f.logFile != "" {
@@ -144,6 +152,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve one private session on stdin/stdout instead of listening")
 	fs.StringVar(&f.mode, "mode", "", "with --stdio: the session's mode, proxy, toolsearch or direct (default: settings.mode)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` until the daemon stops (for benchmarks)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write what the daemon allocated, and where, to `FILE` when it stops (for benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

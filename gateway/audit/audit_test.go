@@ -3,6 +3,9 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -47,7 +50,7 @@ func TestRecordUser(t *testing.T) {
 	}
 }
 
-func open(t *testing.T, o *Options) (*Log, string) {
+func open(t testing.TB, o *Options) (*Log, string) {
 	t.Helper()
 	dir := t.TempDir()
 	l, err := Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), o)
@@ -224,5 +227,47 @@ func TestDigest(t *testing.T) {
 	fi, _ := os.Stat(filepath.Join(dir, "audit.key"))
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("key mode %v", fi.Mode().Perm())
+	}
+}
+
+// Digests of one log, made one after another and at once, are the keyed
+// hash of their arguments: the reused hash starts afresh each time.
+func TestDigestReused(t *testing.T) {
+	l, dir := open(t, nil)
+	key, err := os.ReadFile(filepath.Join(dir, "audit.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(args string) string {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(args))
+		return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil)[:16])
+	}
+	args := []string{`{"a":1}`, `{"path":"/secret"}`, `{}`, strings.Repeat("x", 200)}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				a := args[i%len(args)]
+				if got := l.Digest([]byte(a)); got != want(a) {
+					t.Errorf("Digest(%s) = %s, want %s", a, got, want(a))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkDigest measures the digest of a call's arguments, made for
+// every call.
+func BenchmarkDigest(b *testing.B) {
+	l, _ := open(b, nil)
+	args := []byte(`{"message":"hello through mcpgw"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Digest(args)
 	}
 }

@@ -19,9 +19,21 @@ import (
 // settleIdle is how long without a request counts as the end of a burst.
 const settleIdle = 5 * time.Second
 
-// settleWhenIdle settles memory each time the daemon goes quiet after
-// work (start-up counts as work), until ctx ends. activity counts what
-// the daemon has done so far (Daemon.activity).
+// settleStart is when the daemon first looks whether it is quiet, after
+// it starts: once it has gone down to one CPU (settleAfter), before five
+// seconds. startedMemory hands start-up's pages back as soon as the cached
+// listings are in, but what start-up does after (the listeners, the first
+// log lines, on every CPU at once) touches 7-9 MB of the executable's
+// pages again, which stayed until the first settleIdle: a daemon with a
+// warm cache of five servers had 13-14 MB of VmRSS until 5 s after its
+// start, sometimes a little past, and 6.3 MB after. Settling at 1 s
+// instead left 8 MB: going down to one CPU touches pages too.
+const settleStart = settleAfter + time.Second
+
+// settleWhenIdle calls settle each time the daemon goes quiet after work
+// (start-up counts as work), until ctx ends: first settleStart after it
+// starts, then once settleIdle has passed without a request. activity
+// counts what the daemon has done so far (Daemon.activity).
 //
 // A soft memory limit that followed the live heap (live + half of it +
 // stacks) kept the daemon's RSS under the proxy bench's 64-session load
@@ -29,8 +41,8 @@ const settleIdle = 5 * time.Second
 // CPU per call instead of 58-66 and throughput fell to 0.79-0.87× of the
 // direct path: the collector keeps Go's pace, and memory goes back once
 // the burst is over.
-func settleWhenIdle(ctx context.Context, activity func() uint64) {
-	t := time.NewTicker(settleIdle)
+func settleWhenIdle(ctx context.Context, activity func() uint64, settle func()) {
+	t := time.NewTimer(settleStart)
 	defer t.Stop()
 	last, worked := activity(), true
 	for {
@@ -39,12 +51,13 @@ func settleWhenIdle(ctx context.Context, activity func() uint64) {
 			return
 		case <-t.C:
 		}
+		t.Reset(settleIdle)
 		switch now := activity(); {
 		case now != last:
 			last, worked = now, true
 		case worked:
 			worked = false
-			settleMemory()
+			settle()
 		}
 	}
 }
@@ -66,12 +79,16 @@ func settleMemory() {
 // says otherwise. The daemon relays small messages, so its live heap is
 // small and a collection cheap. Measured with the proxy benchmark (2
 // CPUs), 64 sessions of one mode calling: the daemon's RSS peaks at
-// 23.8-24.7 MB at 30%, 25.3-26.2 MB at 50% and about 31 MB at 100%. The
-// price, in runs of 30% and 50% side by side: twice the collections and
-// about 8 µs more CPU per call at 64 sessions (79-95 µs against 71-87),
-// none at concurrency 1. Collecting four times less often (400%) saved
-// no CPU the benchmark could tell from noise and let the heap grow to
-// five times what is live.
+// 23.8-24.7 MB at 30%, 25.3-26.2 MB at 50% and about 31 MB at 100%.
+// Paired runs since sessions' tools are mcpgw's own table (three each,
+// alternated, on a machine busy with other work): at 100% the peak is
+// 28.9 MB in direct mode and 29.1 MB through the mcp tool, against 25.1
+// and 25.2 at 30%, for daemon CPU per call of 326 / 202 µs at concurrency 1 /
+// 64 sessions in direct mode (370 / 199 at 30%) and 325 / 174 through the
+// mcp tool (365 / 202): Go's pace saves CPU when few calls run at once,
+// but costs 4-7 MB the 25 MB target does not have. Collecting four times
+// less often (400%) saved no CPU the benchmark could tell from noise and
+// let the heap grow to five times what is live.
 func startedMemory() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)

@@ -109,7 +109,7 @@ func Serve(ctx context.Context, gw *gateway.Hub, o ServeOptions) error {
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
-		settleWhenIdle(idleCtx, d.activity)
+		settleWhenIdle(idleCtx, d.activity, settleMemory)
 	}()
 	defer func() { stopIdle(); <-settled }()
 	mcpURL := "(none)"

@@ -173,12 +173,24 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 		return false
 	}
 	result, err := run(r.Context())
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	jsonHeaders(w.Header())
 	_, _ = w.Write(answer(req.id, result, err))
 	return true
 }
+
+// jsonHeaders sets the headers of a fast call's answer, as the go-sdk
+// writes them. The values are shared, not made per answer: net/http
+// copies a handler's header before it writes it, and a value replaced
+// or added to later gets a slice of its own (Set, Add).
+func jsonHeaders(h http.Header) {
+	h["Cache-Control"] = noCacheValue
+	h["Content-Type"] = jsonValue
+}
+
+var (
+	noCacheValue = []string{"no-cache, no-transform"}
+	jsonValue    = []string{"application/json"}
+)
 
 // serveSessionlessFast answers a POST of protocol 2026-07-28 or later
 // that is a fast call, with the conversation its headers describe, as the
@@ -210,9 +222,7 @@ func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request
 		return false
 	}
 	result, err := run(r.Context())
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	jsonHeaders(w.Header())
 	if status := errorStatus(err); status != 0 {
 		w.WriteHeader(status)
 	}
