@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -174,23 +176,68 @@ func TestColdCallOfUnknownNameWaits(t *testing.T) {
 }
 
 // The call-duration metric counts what the caller waited for: here the
-// discovery of the server before the call itself. The server takes 3 s to
-// start, so that the call begins while it is still being discovered even
-// when the session took seconds to connect (a busy machine); the metric
-// must count at least 0.3 s of that wait.
+// discovery of the server before the call itself. The server answers
+// only once the test opens its gate, which it does a while after the call
+// is in the hub; the call waited at least from when it was seen there to
+// the gate's opening, whatever the machine's load.
 func TestCallDurationCountsTheWait(t *testing.T) {
 	t.Parallel()
-	gw := coldGateway(t, registry.Settings{Mode: ModeProxy}, map[string]int{"a": 3000}, nil)
+	gate := filepath.Join(t.TempDir(), "gate")
+	cfg := &registry.Config{
+		Servers:  map[string]*registry.Server{"a": fakeupstream.Server("a", map[string]string{fakeupstream.EnvStartGate: gate})},
+		Settings: registry.Settings{Mode: ModeProxy, ToolPrefix: registry.PrefixServer, DiscoveryTimeout: 2 * waitBound},
+	}
+	gw := New(cfg, nil)
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
 	c := connect(t, gw, SessionOptions{})
-	if got, isErr := c.call(t, "mcp", map[string]any{"tool": "a_echo", "args": map[string]any{"message": "hi"}}); isErr || got != "hi" {
-		t.Fatalf("call = %q (error %v)", got, isErr)
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := c.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp",
+			Arguments: map[string]any{"tool": "a_echo", "args": map[string]any{"message": "hi"}}})
+		done <- answer{res, err}
+	}()
+	inHub := func() bool {
+		for _, ss := range gw.sessionList() {
+			if ss.inFlight.Load() > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(waitBound)
+	for !inHub() {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the hub")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	seen := time.Now()
+	time.Sleep(300 * time.Millisecond) // a wait the call cannot have skipped: the server has not answered
+	opened := time.Now()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ans answer
+	select {
+	case ans = <-done:
+	case <-time.After(2 * waitBound):
+		t.Fatal("the call never ended")
+	}
+	if ans.err != nil || ans.res.IsError || len(ans.res.Content) == 0 || ans.res.Content[0].(*mcp.TextContent).Text != "hi" {
+		t.Fatalf("call = %+v, %v", ans.res, ans.err)
 	}
 	var m dto.Metric
 	if err := gw.metrics.callSeconds.WithLabelValues("a").(prometheus.Histogram).Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum < 0.3 {
-		t.Errorf("call duration: %d observations, %.3fs; want 1 of at least the 0.3s start-up", n, sum)
+	waited := opened.Sub(seen).Seconds()
+	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum < waited {
+		t.Errorf("call duration: %d observations, %.3fs; want 1 of at least the %.3fs the call waited", n, sum, waited)
 	}
 }
 

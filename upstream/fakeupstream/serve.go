@@ -37,6 +37,18 @@ func ServeStdio(ctx context.Context) error {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
+	if gate := os.Getenv(EnvStartGate); gate != "" {
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
 	if v := os.Getenv(EnvStartDelay); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err != nil {

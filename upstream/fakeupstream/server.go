@@ -42,6 +42,9 @@ const (
 	// EnvStartDelay makes ServeStdio wait that many milliseconds before it
 	// answers anything, like a server that is slow to start.
 	EnvStartDelay = "MCPGW_TESTSERVER_START_DELAY_MS"
+	// EnvStartGate makes ServeStdio wait until the file it names exists
+	// before it answers anything: a start that ends when a test says.
+	EnvStartGate = "MCPGW_TESTSERVER_START_GATE"
 	// EnvFailStart makes ServeStdio write its value to stderr and exit 1,
 	// like a server missing its token.
 	EnvFailStart = "MCPGW_TESTSERVER_FAIL_START"
