@@ -4,14 +4,12 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
@@ -86,17 +84,9 @@ func TestPerUserProcessE2E(t *testing.T) {
 		name, token string
 		pid         int
 	}{{"alice", alice, alicePID}, {"bob", bob, bobPID}} {
-		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/status", nil)
-		req.Header.Set("Authorization", "Bearer "+who.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r api.Report
-		err = json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		if err != nil || len(r.Servers) != 1 {
-			t.Fatalf("status as %s: %v, %+v", who.name, err, r.Servers)
+		r := e2e.DaemonStatusAs(t, d.URL, who.token)
+		if len(r.Servers) != 1 {
+			t.Fatalf("status as %s: %+v", who.name, r.Servers)
 		}
 		s := r.Servers[0]
 		if !s.PerUser || s.UserProcesses != 2 || s.YourState != "connected" || s.YourPID != who.pid {

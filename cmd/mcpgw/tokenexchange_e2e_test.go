@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway/api"
 	"github.com/mcpgw/mcpgw/gateway/identity"
 	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
@@ -172,17 +171,9 @@ func TestTokenExchangeE2E(t *testing.T) {
 		{"carol", "failed", "the issuer refused to exchange carol's token"},
 		{"alice", "connected", ""},
 	} {
-		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/status", nil)
-		req.Header.Set("Authorization", "Bearer "+iss.Token(who.user, "mcpgw"))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r api.Report
-		err = json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		if err != nil || len(r.Servers) != 1 {
-			t.Fatalf("status as %s: %v, %+v", who.user, err, r.Servers)
+		r := e2e.DaemonStatusAs(t, d.URL, iss.Token(who.user, "mcpgw"))
+		if len(r.Servers) != 1 {
+			t.Fatalf("status as %s: %+v", who.user, r.Servers)
 		}
 		s := r.Servers[0]
 		if !s.PerUser || s.YourState != who.state || (who.err == "") != (s.YourError == "") || !strings.Contains(s.YourError, who.err) {

@@ -145,7 +145,18 @@ func (d *Daemon) MetricValue(t testing.TB, name string) string {
 // daemonStatus is GET /-/status of the daemon at base.
 func DaemonStatus(t testing.TB, base string) *api.Report {
 	t.Helper()
-	resp, err := http.Get(base + "/-/status")
+	return DaemonStatusAs(t, base, "")
+}
+
+// DaemonStatusAs is DaemonStatus asked with token as a bearer token (a
+// team daemon's user); "" sends none.
+func DaemonStatusAs(t testing.TB, base, token string) *api.Report {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/-/status", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET /-/status: %v", err)
 	}
