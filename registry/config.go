@@ -318,7 +318,7 @@ var (
 		"scripts", "scriptTimeoutMs", "savedResultsMaxAge", "savedResultsMaxBytes",
 		"auditMaxBytes", "auditFiles",
 		"scriptsPerSession", "scriptsPerDaemon", "scriptArgsBytes", "scriptResultsBytes",
-		"approvalsPerSession", "approvalsPerDaemon",
+		"approvalsPerSession", "approvalsPerDaemon", "approveToolsFor",
 	}
 	settingsFieldsForeign = []string{
 		"showStatusIcon", "mcpFooterStatus", "notifyOnStartupConnect",
@@ -452,6 +452,8 @@ func (p *configParser) settings(v *hujson.Value, s *Settings) {
 			}
 		case "approveTools":
 			s.ApproveTools = p.approval(m.value, f)
+		case "approveToolsFor":
+			s.ApproveToolsFor = p.approveToolsFor(m.value, f)
 		case "excludeTools":
 			s.ExcludeTools = p.globs(m.value, f)
 		case "approvalTimeoutMs":

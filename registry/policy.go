@@ -316,6 +316,10 @@ func DescribePolicy(srv *Server, cfg *Config) []PolicyItem {
 	for _, pa := range srv.ApproveToolsFor {
 		out = append(out, PolicyItem{Rule: RuleApproveToolsFor, Principals: []string{pa.Principal}, Approval: pa.Approval, Off: off})
 	}
+	for _, pa := range st.ApproveToolsFor {
+		out = append(out, PolicyItem{Rule: RuleApproveToolsFor, Principals: []string{pa.Principal}, Approval: pa.Approval, Off: off,
+			Field: "settings.approveToolsFor", Inherited: true})
+	}
 	if len(srv.AutoApprove) > 0 {
 		out = append(out, PolicyItem{Rule: RuleAutoApprove, Tools: srv.AutoApprove})
 	}

@@ -144,6 +144,11 @@ type Settings struct {
 	ApprovalTimeout time.Duration
 	InheritEnv      *bool
 	Audit           *bool
+	// ApproveToolsFor (team mode) adds approvals for some users and groups
+	// on every server, as a server's own approveToolsFor does on it (see
+	// teampolicy.go); its globs are over the names mcpgw shows, as
+	// approveTools' here.
+	ApproveToolsFor []PrincipalApproval
 	// The audit log rotates past AuditMaxBytes (auditMaxBytes) and keeps
 	// AuditFiles files in all (auditFiles); 0: 10 MiB, 10 files. Read at
 	// start.

@@ -28,7 +28,11 @@ import (
 // and page. approveToolsFor: each entry's approveTools value is added to
 // the server's (or, when it has none, to settings.approveTools) for the
 // users and groups it names; like a project's narrowing, it asks more of
-// them and never lifts an approval the server asks for.
+// them and never lifts an approval the server asks for. The settings may
+// hold an approveToolsFor too, added to every server's as if each wrote it
+// (globs over the names mcpgw shows):
+//
+//	"settings": {"approveToolsFor": {"group:contractors": "destructive"}}
 //
 // Both apply only in team mode: without a team block no request names a
 // user, so a server is visible to everyone and the entries ask nothing
@@ -109,7 +113,7 @@ func (c *Config) ForUser(user string, groups []string) *Config {
 			continue
 		}
 		var add []PrincipalApproval
-		for _, pa := range srv.ApproveToolsFor {
+		for _, pa := range slices.Concat(srv.ApproveToolsFor, c.Settings.ApproveToolsFor) {
 			if principalMatches(pa.Principal, user, groups) && asksForSome(pa.Approval) {
 				add = append(add, pa)
 			}

@@ -70,6 +70,11 @@ func TestTeamPolicyRefused(t *testing.T) {
 			`mcpServers.a.isolation: "user" has no effect outside team mode (no team block): with one user, the server is shared`,
 		}},
 		{"per user", `{` + team + `"mcpServers": {"a": {"command": "x", "isolation": "user"}}}`, "", nil},
+		{"settings: bad principal key", `{` + team + `"settings": {"approveToolsFor": {"eng": true}}, "mcpServers": {"a": {"command": "x"}}}`,
+			`settings.approveToolsFor.eng: "eng" is neither user:NAME nor group:NAME`, nil},
+		{"settings: no team block", `{"settings": {"approveToolsFor": {"group:contractors": true}}, "mcpServers": {"a": {"command": "x"}}}`, "", []string{
+			"settings.approveToolsFor: " + ErrTeamOff.Error(),
+		}},
 		{"false lifts nothing", `{` + team + `"mcpServers": {"a": {"command": "x", "approveToolsFor": {"group:admins": false}}}}`, "", []string{
 			`mcpServers.a.approveToolsFor."group:admins": false asks for nothing: approveToolsFor adds approvals to approveTools, never lifts them; ignored`,
 		}},
@@ -247,5 +252,69 @@ func TestDescribeTeamPolicy(t *testing.T) {
 		if got := DescribePolicy(db, &c); !reflect.DeepEqual(got, want) {
 			t.Errorf("team off %v:\n%+v\nwant\n%+v", off, got, want)
 		}
+	}
+}
+
+// TestSettingsApproveToolsFor: the settings' approveToolsFor is added to
+// every server's approvals for the users and groups it names, over the
+// names mcpgw shows, beside the server's own entries; nobody else is asked
+// anything more, and the description lists it as inherited.
+func TestSettingsApproveToolsFor(t *testing.T) {
+	cfg, err := Parse([]byte(`{
+	  "team": {"issuer": "https://login.example.com", "audience": "mcpgw", "groupsClaim": "groups"},
+	  "settings": {"approveToolsFor": {"group:contractors": "destructive", "user:dave": ["*_query"]}},
+	  "mcpServers": {
+	    "db": {"command": "db-mcp", "approveTools": ["drop_*"], "approveToolsFor": {"user:dave": ["delete_*"]}},
+	    "docs": {"command": "docs-mcp"},
+	  },
+	}`), "mcp.json", testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := func(v *View) []string {
+		var out []string
+		for _, tool := range v.Tools {
+			if rule, ok := v.NeedsApproval(tool); ok {
+				out = append(out, tool.Name+" by "+rule.Field)
+			}
+		}
+		return out
+	}
+	const dave = `settings.approveToolsFor."user:dave"`
+	for _, tc := range []struct {
+		user   string
+		groups []string
+		want   []string
+	}{
+		{"alice", []string{"eng"}, []string{"db_drop_table by mcpServers.db.approveTools"}},
+		{"carol", []string{"contractors"}, []string{
+			`db_drop_table by mcpServers.db.approveTools and settings.approveToolsFor."group:contractors"`,
+			`docs_drop_table by settings.approveToolsFor."group:contractors"`,
+		}},
+		// The server's own entry first, then the settings'.
+		{"dave", nil, []string{
+			`db_delete_row by mcpServers.db.approveTools and mcpServers.db.approveToolsFor."user:dave" and ` + dave,
+			`db_drop_table by mcpServers.db.approveTools and mcpServers.db.approveToolsFor."user:dave" and ` + dave,
+			`db_query by mcpServers.db.approveTools and mcpServers.db.approveToolsFor."user:dave" and ` + dave,
+			"docs_query by " + dave,
+		}},
+	} {
+		if got := asked(teamPolicyView(t, cfg, tc.user, tc.groups...)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %q asked for\n%q\nwant\n%q", tc.user, tc.groups, got, tc.want)
+		}
+	}
+
+	docs := cfg.Servers["docs"]
+	st := cfg.Settings.ApproveToolsFor
+	if len(st) != 2 {
+		t.Fatalf("settings.approveToolsFor = %+v, want 2 entries", st)
+	}
+	want := []PolicyItem{
+		{Rule: RuleApproveToolsFor, Principals: []string{"group:contractors"}, Approval: st[0].Approval, Field: "settings.approveToolsFor", Inherited: true},
+		{Rule: RuleApproveToolsFor, Principals: []string{"user:dave"}, Approval: st[1].Approval, Field: "settings.approveToolsFor", Inherited: true},
+		{Rule: RuleInheritEnv, On: true, Inherited: true},
+	}
+	if got := DescribePolicy(docs, cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("DescribePolicy(docs) =\n%+v\nwant\n%+v", got, want)
 	}
 }

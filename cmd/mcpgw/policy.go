@@ -20,6 +20,10 @@ func writePolicy(w io.Writer, cfg *registry.Config) {
 	if st.ApproveTools.Set {
 		parts = append(parts, "approveTools "+st.ApproveTools.String())
 	}
+	for _, pa := range st.ApproveToolsFor {
+		parts = append(parts, policyLine(registry.PolicyItem{Rule: registry.RuleApproveToolsFor,
+			Principals: []string{pa.Principal}, Approval: pa.Approval, Off: cfg.Team == nil}))
+	}
 	if len(st.ExcludeTools) > 0 {
 		parts = append(parts, "excludeTools "+quoteList(st.ExcludeTools))
 	}

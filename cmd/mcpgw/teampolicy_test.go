@@ -33,6 +33,32 @@ func TestCheckWordsTeamPolicy(t *testing.T) {
 	}
 }
 
+// TestCheckWordsSettingsApproveToolsFor: the settings' approveToolsFor is
+// on check's settings line, once, and not repeated on each server's.
+func TestCheckWordsSettingsApproveToolsFor(t *testing.T) {
+	cfg := &registry.Config{
+		Team: &registry.Team{Issuer: "https://login.example.com", Audience: "mcpgw"},
+		Settings: registry.Settings{ApproveToolsFor: []registry.PrincipalApproval{
+			{Principal: "group:contractors", Approval: registry.Approval{Set: true, Destructive: true}}}},
+		Servers: map[string]*registry.Server{"db": {Name: "db", URL: "https://db.example.com/mcp"}},
+	}
+	var b strings.Builder
+	writePolicy(&b, cfg)
+	const want = `approveTools "destructive" for group:contractors (team mode; adds to approveTools)`
+	if n := strings.Count(b.String(), want); n != 1 {
+		t.Errorf("check printed %q %d times, want once:\n%s", want, n, b.String())
+	}
+	if !strings.Contains(b.String(), "  settings: "+want+"; ") {
+		t.Errorf("check's settings line does not hold %q:\n%s", want, b.String())
+	}
+	cfg.Team = nil
+	b.Reset()
+	writePolicy(&b, cfg)
+	if !strings.Contains(b.String(), "approveToolsFor group:contractors has no effect without a team block") {
+		t.Errorf("without a team block, check does not say the rule does nothing:\n%s", b.String())
+	}
+}
+
 // TestStatusPerUser: `mcpgw status` says a server runs a process per user,
 // how many are connected, and which is yours.
 func TestStatusPerUser(t *testing.T) {
