@@ -1,11 +1,17 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -163,5 +169,72 @@ func TestSubscriptionKeepsPrivateUpstreamFromIdling(t *testing.T) {
 	s.touch(t, "test://hello")
 	if got := s.waitFor(t, "test://hello"); !slices.Equal(got, []string{"test://hello"}) {
 		t.Errorf("heard %v, want test://hello", got)
+	}
+}
+
+// When an HTTP server restarts, the session mcpgw had with it is gone:
+// the session's stream breaks, the server no longer knows its ID, and the
+// go-sdk ends the connection. mcpgw connects again without waiting for a
+// call and subscribes the new session before calls reach it: the
+// restarted server's update reaches the subscribed session. The test
+// waits for the restarted server to receive the subscription. (A server
+// of 2026-07-28 over HTTP has no session to lose; its listen stream's end
+// is not told to mcpgw by the go-sdk, so it is not tested here.)
+func TestSubscriptionSurvivesHTTPServerRestart(t *testing.T) {
+	t.Parallel()
+	const protocol = "2025-11-25"
+	subscribed := make(chan struct{}, 8)
+	serve := func() http.Handler {
+		srv := fakeupstream.NewServer(&fakeupstream.Options{Protocols: []string{protocol}, Exit: func(int) {}})
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "resources/subscribe" {
+					subscribed <- struct{}{}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return fakeupstream.ConformanceHandler(srv)
+	}
+	var h atomic.Pointer[http.Handler]
+	first := serve()
+	h.Store(&first)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	web := &registry.Server{Name: "web", URL: ts.URL, Enabled: true, Lifecycle: registry.LifecycleLazy, Hash: "web-" + protocol}
+	gw := New(&registry.Config{
+		Servers:  map[string]*registry.Server{"web": web},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect},
+	}, &Options{NoBootstrap: true})
+	t.Cleanup(func() { gw.Close() })
+	gw.Start()
+	connectNow(t, gw, "web")
+
+	s := connectUpdates(t, gw, protocol, SessionOptions{})
+	s.subscribe(t, "test://hello")
+	<-subscribed
+	touch := func() {
+		t.Helper()
+		if text, isErr := callText(t, s.cs, "web_touch", map[string]any{"uri": "test://hello"}); isErr {
+			t.Fatal(text)
+		}
+	}
+	touch()
+	s.waitN(t, 1)
+
+	second := serve()
+	h.Store(&second)
+	ts.CloseClientConnections()
+	select {
+	case <-subscribed:
+	case <-time.After(waitBound):
+		t.Fatalf("the restarted server was not subscribed in %v", waitBound)
+	}
+	touch()
+	if got := s.waitN(t, 2); !slices.Equal(got, []string{"test://hello", "test://hello"}) {
+		t.Errorf("heard %v, want test://hello from the server before its restart and after", got)
+	}
+	if st := gw.Pool().Upstream(web).Status(); st.Connects != 2 {
+		t.Errorf("web connected %d times, want 2: once before its restart, once after", st.Connects)
 	}
 }
