@@ -125,18 +125,25 @@ func (u *updates) waitHeld(t *testing.T, who, want string) {
 // heard names it), and returns every update it has heard.
 func (u *updates) waitFor(t *testing.T, uri string) []string {
 	t.Helper()
+	return u.waitUntil(t, "an update of "+uri, func(got []string) bool { return len(got) > 0 && got[len(got)-1] == uri })
+}
+
+// waitUntil waits until the updates the session has heard, in order,
+// satisfy done, and returns them.
+func (u *updates) waitUntil(t *testing.T, what string, done func([]string) bool) []string {
+	t.Helper()
 	timeout := time.After(waitBound)
 	for {
 		u.mu.Lock()
 		got := slices.Clone(u.got)
 		u.mu.Unlock()
-		if len(got) > 0 && got[len(got)-1] == uri {
+		if done(got) {
 			return got
 		}
 		select {
 		case <-u.arrived:
 		case <-timeout:
-			t.Fatalf("no update of %s; heard %v", uri, got)
+			t.Fatalf("waiting for %s; heard %v", what, got)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,9 @@ type session struct {
 	connectedAt time.Time
 	closing     atomic.Bool   // closed on purpose (idle, removal, shutdown)
 	done        chan struct{} // closed by the watcher when the session has ended
+
+	subMu sync.Mutex
+	subs  map[string]bool // the resources subscribed on this connection (subscribe.go)
 }
 
 // ended reports whether the session is known to be over: the connection

@@ -202,6 +202,7 @@ func (u *Upstream) establish(ctx context.Context, srv *registry.Server, o dialOp
 	if level := u.pool.LogLevel(); level != "" {
 		setLogLevel(ctx, s.cs, level, u.logger())
 	}
+	u.resubscribe(ctx, s)
 	return s, snap, nil
 }
 
@@ -262,6 +263,7 @@ func (u *Upstream) dropSession(s *session, reason string) {
 		u.setStateLocked(StateIdle, reason)
 	}
 	u.unlock()
+	u.nudge() // a keep-alive loop connects again
 	s.closing.Store(true)
 	if !u.pool.goTracked(func() { s.close(true) }) {
 		s.close(true)
@@ -286,10 +288,10 @@ func (u *Upstream) needsAuth(s *session, ae *AuthError) {
 }
 
 // armIdleLocked (re)starts the idle timer of a connected upstream with no
-// call in flight or waiting for it (see idleCloses).
+// call in flight or waiting for it and no subscription (see idleCloses).
 func (u *Upstream) armIdleLocked() {
 	u.stopIdleLocked()
-	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !idleCloses(u.srv) {
+	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || len(u.subs) > 0 || !idleCloses(u.srv) {
 		return
 	}
 	d := u.srv.IdleTimeout - time.Since(u.lastUsed)
@@ -319,7 +321,7 @@ func (u *Upstream) idleExpired() {
 	defer u.pool.wg.Done()
 	u.mu.Lock()
 	s := u.sess
-	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || !idleCloses(u.srv) {
+	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || len(u.subs) > 0 || !idleCloses(u.srv) {
 		u.mu.Unlock()
 		return
 	}
@@ -349,6 +351,22 @@ func (u *Upstream) connectInBackground() {
 	_, _ = u.startAttemptLocked()
 }
 
+// nudge wakes the keep-alive loop, if one runs, to look at the upstream
+// again.
+func (u *Upstream) nudge() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+// keptLocked reports whether the upstream stays connected without calls:
+// a keep-alive server, or one whose resources callers are subscribed to
+// (subscribe.go).
+func (u *Upstream) keptLocked() bool {
+	return u.srv.Lifecycle == registry.LifecycleKeepAlive || len(u.subs) > 0
+}
+
 // superviseKeepAlive starts the keep-alive loop unless it is running.
 func (u *Upstream) superviseKeepAlive() {
 	u.mu.Lock()
@@ -365,16 +383,21 @@ func (u *Upstream) superviseKeepAlive() {
 	}
 }
 
-// keepAlive keeps a keep-alive upstream connected: it connects (respecting
-// backoff), pings every healthInterval, and reconnects when the connection
-// is lost or a ping fails. It returns when the upstream is retired, stops
-// being keep-alive, or the pool closes.
+// keepAlive keeps a keep-alive upstream, or one with subscriptions,
+// connected: it connects (respecting backoff), pings every healthInterval,
+// and reconnects when the connection is lost or a ping fails. It returns
+// when the upstream is retired, is neither any more (see keptLocked), or
+// the pool closes.
+//
+// It says it has stopped (supervising) under the lock under which it
+// decides to: a Subscribe that makes the upstream kept a moment later
+// starts another loop, instead of finding this one about to end.
 func (u *Upstream) keepAlive() {
-	defer func() {
+	closing := func() {
 		u.mu.Lock()
 		u.supervising = false
 		u.mu.Unlock()
-	}()
+	}
 	var (
 		quickLosses int       // consecutive losses of short-lived connections
 		holdUntil   time.Time // no reconnect before this, after quick losses
@@ -382,7 +405,8 @@ func (u *Upstream) keepAlive() {
 	)
 	for {
 		u.mu.Lock()
-		if u.retired || u.srv.Lifecycle != registry.LifecycleKeepAlive {
+		if u.retired || !u.keptLocked() {
+			u.supervising = false
 			u.mu.Unlock()
 			return
 		}
@@ -416,6 +440,7 @@ func (u *Upstream) keepAlive() {
 			select {
 			case <-att.done:
 			case <-u.pool.ctx.Done():
+				closing()
 				return
 			}
 			continue
@@ -429,6 +454,7 @@ func (u *Upstream) keepAlive() {
 		case <-u.wake:
 		case <-u.pool.ctx.Done():
 			t.Stop()
+			closing()
 			return
 		}
 		t.Stop()

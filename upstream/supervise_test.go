@@ -19,6 +19,8 @@ import (
 // memDialer connects to in-process test servers over in-memory pipes, so
 // timer-driven behaviour can run under testing/synctest.
 type memDialer struct {
+	protocols []string // the servers' (nil: every version the SDK speaks)
+
 	dials atomic.Int32
 	fail  atomic.Pointer[error] // when set, dials fail with it
 
@@ -33,7 +35,7 @@ func (d *memDialer) dial(ctx context.Context, _ *Upstream, _ *registry.Server, o
 		return nil, *err
 	}
 	ct, st := mcp.NewInMemoryTransports()
-	srv := fakeupstream.NewServer(&fakeupstream.Options{Exit: func(int) {}})
+	srv := fakeupstream.NewServer(&fakeupstream.Options{Exit: func(int) {}, Protocols: d.protocols})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if d.hang.Load() && (method == "ping" || method == "tools/list") {

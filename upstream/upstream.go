@@ -56,6 +56,7 @@ type Upstream struct {
 	waiting   int // callers waiting for a connect: the new session is theirs
 	lastUsed  time.Time
 	idle      *time.Timer
+	subs      map[string]bool // URIs callers are subscribed to (subscribe.go)
 	snap      *Snapshot
 	lastProc  *process // the most recently started process (for Stderr)
 	pinned    bool     // pin legacyProtocolVersion (learned)

@@ -3,14 +3,10 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
@@ -25,25 +21,12 @@ import (
 func TestPerUserProcessE2E(t *testing.T) {
 	t.Parallel()
 	e2e.NeedNode(t)
-	iss := testissuer.New()
-	defer iss.Close()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	data, _ := json.Marshal(map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
-		"mcpServers": map[string]any{
-			"mine": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "isolation": "user",
-				"env": map[string]any{fakeupstream.EnvPolicy: "1"}},
-		},
-	})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
-	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	as := func(token string) e2e.Target {
-		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
-	}
+	d := e2e.StartTeamDaemon(t, e2e.NewIssuer(t), e2e.Team{Servers: map[string]any{
+		"mine": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "isolation": "user",
+			"env": map[string]any{fakeupstream.EnvPolicy: "1"}},
+	}})
+	alice, bob := d.Token("alice"), d.Token("bob")
+	as := d.WithToken
 	tool := func(name string, args map[string]any) e2e.Step {
 		return e2e.MCPCall(map[string]any{"tool": "mine_" + name, "args": args})
 	}

@@ -3,13 +3,10 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 )
 
@@ -144,24 +141,13 @@ func TestPrivateSubscriptionsE2E(t *testing.T) {
 
 	t.Run("user", func(t *testing.T) {
 		t.Parallel()
-		iss := testissuer.New()
-		defer iss.Close()
-		dir := t.TempDir()
-		config := filepath.Join(dir, "mcp.json")
-		data, _ := json.Marshal(map[string]any{
-			"team":     map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
-			"settings": map[string]any{"mode": "direct"},
-			"mcpServers": map[string]any{
+		d := e2e.StartTeamDaemon(t, e2e.NewIssuer(t), e2e.Team{
+			Servers: map[string]any{
 				"mine": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "isolation": "user"},
 			},
+			Settings: map[string]any{"mode": "direct"},
 		})
-		if err := os.WriteFile(config, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		d := e2e.StartDaemon(t, dir, config, "--allow-remote")
-		as := func(user string) e2e.Target {
-			return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + iss.Token(user, "mcpgw")}}
-		}
+		as := d.As
 		updates, pids, held := runPrivateSubs(t, t.TempDir(), []subClient{
 			{"alice", as("alice"), true}, {"alice2", as("alice"), true}, {"bob", as("bob"), false},
 		})

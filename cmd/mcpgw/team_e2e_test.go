@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,27 +32,15 @@ import (
 func TestTeamModeE2E(t *testing.T) {
 	t.Parallel()
 	e2e.NeedNode(t)
-	iss := testissuer.New()
-	defer iss.Close()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	data, _ := json.Marshal(map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
-		"mcpServers": map[string]any{
+	iss := e2e.NewIssuer(t)
+	d := e2e.StartTeamDaemon(t, iss, e2e.Team{
+		Servers: map[string]any{
 			"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
-		"settings": map[string]any{"approvalTimeoutMs": 120000},
+		Settings: map[string]any{"approvalTimeoutMs": 120000},
 	})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// --allow-remote needs no token of the daemon's own in team mode:
-	// every request needs a user's.
-	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
-	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	as := func(token string) e2e.Target {
-		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
-	}
+	alice, bob := d.Token("alice"), d.Token("bob")
+	as := d.WithToken
 
 	// Both list and call.
 	for _, who := range []struct{ name, token string }{{"alice", alice}, {"bob", bob}} {
@@ -132,12 +119,6 @@ func TestTeamModeE2E(t *testing.T) {
 
 	// Alice's call of a tool that needs approval waits for her.
 	waiting := e2e.GoClient(t, as(alice), []e2e.Step{e2e.MCPCall(map[string]any{"tool": "go_add", "args": map[string]any{"a": 2, "b": 3}, "timeoutMs": 120000})})
-	approve := func(token string, args ...string) (string, error) {
-		cmd := exec.Command(e2e.BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
-		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
 	var pending api.PendingApproval
 	e2e.PollUntil(t, "alice's pending approval", func() bool {
 		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
@@ -157,19 +138,19 @@ func TestTeamModeE2E(t *testing.T) {
 	if pending.User != "alice" || pending.Tool != "add" {
 		t.Errorf("pending approval %+v, want alice's call of add", pending)
 	}
-	if out, err := approve(alice, "--list"); err != nil || !strings.Contains(out, pending.ID) {
+	if out, err := d.CLIAs(t, alice, "approve", "--list"); err != nil || !strings.Contains(out, pending.ID) {
 		t.Errorf("mcpgw approve --list as alice: %v\n%s", err, out)
 	}
-	if out, err := approve(bob, "--list"); err != nil || !strings.Contains(out, "No call waits for approval.") {
+	if out, err := d.CLIAs(t, bob, "approve", "--list"); err != nil || !strings.Contains(out, "No call waits for approval.") {
 		t.Errorf("mcpgw approve --list as bob: %v\n%s", err, out)
 	}
-	if out, err := approve(bob, pending.ID); err == nil || !strings.Contains(out, "no such pending approval") {
+	if out, err := d.CLIAs(t, bob, "approve", pending.ID); err == nil || !strings.Contains(out, "no such pending approval") {
 		t.Errorf("mcpgw approve %s as bob: %v\n%s", pending.ID, err, out)
 	}
-	if out, err := approve("", pending.ID); err == nil {
+	if out, err := d.CLIAs(t, "", "approve", pending.ID); err == nil {
 		t.Errorf("mcpgw approve %s without a token: %v\n%s", pending.ID, err, out)
 	}
-	if out, err := approve(alice, pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
+	if out, err := d.CLIAs(t, alice, "approve", pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
 		t.Fatalf("mcpgw approve %s as alice: %v\n%s", pending.ID, err, out)
 	}
 	r := (<-waiting).Check(t)
@@ -178,7 +159,7 @@ func TestTeamModeE2E(t *testing.T) {
 	}
 
 	// The audit log names who called.
-	logPath := filepath.Join(dir, "state", "mcpgw", "audit.jsonl")
+	logPath := filepath.Join(d.Dir, "state", "mcpgw", "audit.jsonl")
 	var lines []string
 	want := []string{"call alice go echo ok", "call bob go echo ok", "approval alice go add cli", "call alice go add ok"}
 	e2e.PollUntil(t, "the audit log's records", func() bool {

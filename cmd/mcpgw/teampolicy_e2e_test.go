@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,9 +29,6 @@ import (
 func TestTeamPolicyByGroupE2E(t *testing.T) {
 	t.Parallel()
 	e2e.NeedNode(t)
-	iss := testissuer.New()
-	defer iss.Close()
-	dir := t.TempDir()
 	server := func(instructions string, extra map[string]any) map[string]any {
 		s := map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "env": map[string]any{
 			fakeupstream.EnvInstructions: instructions, fakeupstream.EnvProtocols: "2025-11-25"}}
@@ -43,21 +37,17 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 		}
 		return s
 	}
-	config := filepath.Join(dir, "mcp.json")
-	data, _ := json.Marshal(map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw", "groupsClaim": "groups"},
-		"mcpServers": map[string]any{
+	iss := e2e.NewIssuer(t)
+	d := e2e.StartTeamDaemon(t, iss, e2e.Team{
+		Block: map[string]any{"groupsClaim": "groups"},
+		Servers: map[string]any{
 			"alpha": server("ALPHA-INSTRUCTIONS", map[string]any{"approveToolsFor": map[string]any{"group:contractors": []string{"add"}}}),
 			"hush":  server("HUSH-INSTRUCTIONS", map[string]any{"visibleTo": []string{"group:eng"}}),
 		},
-		"settings": map[string]any{"approvalTimeoutMs": 120000},
+		Settings: map[string]any{"approvalTimeoutMs": 120000},
 	})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
 	token := func(user, group string) string {
-		c := iss.Claims(user, "mcpgw")
+		c := iss.Claims(user, e2e.TeamAudience)
 		c["groups"] = []string{group}
 		return testissuer.Sign(iss.SigningKey(), c)
 	}
@@ -110,19 +100,13 @@ func TestTeamPolicyByGroupE2E(t *testing.T) {
 				t.Errorf("POST %s?server=hush as bob: %s, want 404", action, resp.Status)
 			}
 		}
-		mcpgw := func(token string, args ...string) (string, error) {
-			cmd := exec.Command(e2e.BuildMcpgw(t), append(args[:1:1], append([]string{"--url", d.URL}, args[1:]...)...)...)
-			cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-			out, err := cmd.CombinedOutput()
-			return string(out), err
-		}
-		if out, err := mcpgw(bob, "status"); err != nil || leaks(out) || !strings.Contains(out, "alpha") {
+		if out, err := d.CLIAs(t, bob, "status"); err != nil || leaks(out) || !strings.Contains(out, "alpha") {
 			t.Errorf("mcpgw status as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(bob, "call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
+		if out, err := d.CLIAs(t, bob, "call", "hush_echo", `{"message":"x"}`); err == nil || strings.Contains(out, "HUSH") {
 			t.Errorf("mcpgw call hush_echo as bob: %v\n%s", err, out)
 		}
-		if out, err := mcpgw(alice, "call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
+		if out, err := d.CLIAs(t, alice, "call", "hush_echo", `{"message":"from alice"}`); err != nil || !strings.Contains(out, "from alice") {
 			t.Errorf("mcpgw call hush_echo as alice: %v\n%s", err, out)
 		}
 	})

@@ -11,9 +11,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +18,6 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
-	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/redistest"
 )
@@ -155,19 +151,14 @@ func TestTeamReplicasE2E(t *testing.T) {
 	t.Parallel()
 	e2e.NeedNode(t)
 	rs := redistest.Start(t)
-	iss := testissuer.New()
-	defer iss.Close()
-	config := filepath.Join(t.TempDir(), "mcp.json")
-	data, _ := json.Marshal(map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw", "store": rs.URL},
-		"mcpServers": map[string]any{
+	iss := e2e.NewIssuer(t)
+	config := e2e.WriteTeamConfig(t, t.TempDir(), iss, e2e.Team{
+		Block: map[string]any{"store": rs.URL},
+		Servers: map[string]any{
 			"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "approveTools": []string{"add"}},
 		},
-		"settings": map[string]any{"approvalTimeoutMs": 120000},
+		Settings: map[string]any{"approvalTimeoutMs": 120000},
 	})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	replicas := []*e2e.Daemon{
 		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
 		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
@@ -220,12 +211,6 @@ func TestTeamReplicasE2E(t *testing.T) {
 		t.Errorf("alice's tools/call answered by replicas %v, want both", got)
 	}
 
-	approve := func(d *e2e.Daemon, token string, args ...string) (string, error) {
-		cmd := exec.Command(e2e.BuildMcpgw(t), append([]string{"approve", "--url", d.URL}, args...)...)
-		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "HOME="+d.Dir, "XDG_STATE_HOME="+filepath.Join(d.Dir, "state"))
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
 	listed := func(d *e2e.Daemon, token string) []api.PendingApproval {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, d.URL+"/-/approvals", nil)
@@ -275,14 +260,14 @@ func TestTeamReplicasE2E(t *testing.T) {
 		if l := listed(d, alice); len(l) != 1 || l[0].ID != pending.ID || l[0].Full == "" {
 			t.Errorf("replica %d lists %+v for alice", i, l)
 		}
-		if out, err := approve(d, bob, "--list"); err != nil || !strings.Contains(out, "No call waits for approval.") {
+		if out, err := d.CLIAs(t, bob, "approve", "--list"); err != nil || !strings.Contains(out, "No call waits for approval.") {
 			t.Errorf("mcpgw approve --list as bob on replica %d: %v\n%s", i, err, out)
 		}
-		if out, err := approve(d, bob, pending.ID); err == nil || !strings.Contains(out, "no such pending approval") {
+		if out, err := d.CLIAs(t, bob, "approve", pending.ID); err == nil || !strings.Contains(out, "no such pending approval") {
 			t.Errorf("mcpgw approve %s as bob on replica %d: %v\n%s", pending.ID, i, err, out)
 		}
 	}
-	if out, err := approve(other, alice, "--tool", pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
+	if out, err := other.CLIAs(t, alice, "approve", "--tool", pending.ID); err != nil || !strings.Contains(out, "allowed add on go ("+pending.ID+")") {
 		t.Fatalf("mcpgw approve --tool %s as alice on the other replica: %v\n%s", pending.ID, err, out)
 	}
 	r = (<-waiting).Check(t)
@@ -356,7 +341,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	if l := listed(survivor, alice); len(l) != 1 || l[0].ID != pending.ID {
 		t.Fatalf("after its replica was killed, the survivor lists %+v, want %s", l, pending.ID)
 	}
-	if out, err := approve(survivor, alice, "--deny", pending.ID); err != nil || !strings.Contains(out, "denied add on go ("+pending.ID+")") {
+	if out, err := survivor.CLIAs(t, alice, "approve", "--deny", pending.ID); err != nil || !strings.Contains(out, "denied add on go ("+pending.ID+")") {
 		t.Errorf("deciding the dead replica's approval on the survivor: %v\n%s", err, out)
 	}
 	if l := listed(survivor, alice); len(l) != 0 {
@@ -368,7 +353,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	// the replica has goes on.
 	rs.Stop()
 	down := "the team store (" + rs.URL + ") cannot be reached"
-	if out, err := approve(survivor, alice, "--list"); err == nil || !strings.Contains(out, "pending approvals cannot be listed or decided: "+down) {
+	if out, err := survivor.CLIAs(t, alice, "approve", "--list"); err == nil || !strings.Contains(out, "pending approvals cannot be listed or decided: "+down) {
 		t.Errorf("mcpgw approve --list with the store down: %v\n%s", err, out)
 	}
 	if code, body := post(survivor, alice, solo, list); code != http.StatusOK || !strings.Contains(body, `"name":"mcp"`) {

@@ -4,11 +4,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/redistest"
 )
@@ -47,22 +44,13 @@ func TestTeamReplicasFigures(t *testing.T) {
 		t.Skip("set MCPGW_FIGURES=1 to print the figures")
 	}
 	rs := redistest.Start(t)
-	iss := testissuer.New()
-	defer iss.Close()
+	iss := e2e.NewIssuer(t)
 	writeTeam := func(store string) string {
-		team := map[string]any{"issuer": iss.URL, "audience": "mcpgw"}
+		team := e2e.Team{Servers: map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}}
 		if store != "" {
-			team["store"] = store
+			team.Block = map[string]any{"store": store}
 		}
-		data, _ := json.Marshal(map[string]any{
-			"team":       team,
-			"mcpServers": map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}},
-		})
-		path := filepath.Join(t.TempDir(), "mcp.json")
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
+		return e2e.WriteTeamConfig(t, t.TempDir(), iss, team)
 	}
 	shared, alone := writeTeam(rs.URL), writeTeam("")
 	start := func(config string) *e2e.Daemon {

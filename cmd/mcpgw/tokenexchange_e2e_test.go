@@ -4,11 +4,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -119,29 +116,17 @@ func (a *audienceServer) sessions() map[string][]string {
 func TestTokenExchangeE2E(t *testing.T) {
 	t.Parallel()
 	e2e.NeedNode(t)
-	iss := testissuer.New()
-	defer iss.Close()
+	iss := e2e.NewIssuer(t)
 	iss.AllowClient("mcpgw-gateway", "s3cret")
 	iss.RefuseExchange("carol")
 	up := newAudienceServer(t, iss, "tickets")
 
-	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	data, _ := json.Marshal(map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
-		"mcpServers": map[string]any{
-			"tickets": map[string]any{"url": up.URL, "tokenExchange": map[string]any{
-				"audience": "tickets", "scope": "tickets:read", "clientId": "mcpgw-gateway", "clientSecret": "!echo s3cret",
-			}},
-		},
-	})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := e2e.StartDaemon(t, dir, config, "--allow-remote")
-	as := func(user string) e2e.Target {
-		return e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + iss.Token(user, "mcpgw")}}
-	}
+	d := e2e.StartTeamDaemon(t, iss, e2e.Team{Servers: map[string]any{
+		"tickets": map[string]any{"url": up.URL, "tokenExchange": map[string]any{
+			"audience": "tickets", "scope": "tickets:read", "clientId": "mcpgw-gateway", "clientSecret": "!echo s3cret",
+		}},
+	}})
+	as := d.As
 	whoami := e2e.MCPCall(map[string]any{"tool": "tickets_whoami"})
 
 	a := e2e.GoClient(t, as("alice"), []e2e.Step{whoami, whoami})
@@ -171,7 +156,7 @@ func TestTokenExchangeE2E(t *testing.T) {
 		{"carol", "failed", "the issuer refused to exchange carol's token"},
 		{"alice", "connected", ""},
 	} {
-		r := e2e.DaemonStatusAs(t, d.URL, iss.Token(who.user, "mcpgw"))
+		r := e2e.DaemonStatusAs(t, d.URL, d.Token(who.user))
 		if len(r.Servers) != 1 {
 			t.Fatalf("status as %s: %+v", who.user, r.Servers)
 		}
