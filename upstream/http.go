@@ -250,7 +250,10 @@ func (t *headerTransport) refusal(resp *http.Response) string {
 	if c != "" {
 		reason += " (WWW-Authenticate: " + c + ")"
 	}
-	if t.bearer == "" {
+	switch {
+	case t.exchange != nil:
+		reason += " to the user's exchanged token, and to one exchanged anew"
+	case t.bearer == "":
 		reason += "; no bearer token is configured (bearerToken or bearerTokenEnv)"
 	}
 	return reason

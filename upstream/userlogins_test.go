@@ -81,6 +81,17 @@ func TestExchangeRefusedForgets(t *testing.T) {
 	if refused != 1 {
 		t.Errorf("the refused token was sent %d times, want once", refused)
 	}
+
+	// An upstream that refuses the token exchanged anew too: the call
+	// fails saying so, and no bearer token is asked for.
+	ts2, _ := httpServer(t, acceptOnly())
+	srv2 := &registry.Server{Name: "closed", URL: ts2.URL + "/mcp", Hash: "closed", Isolation: registry.IsolationUser,
+		TokenExchange: &registry.TokenExchange{Audience: "closed", ClientID: "gw"}}
+	_, err := p.SessionUpstream(srv2, "user:bob").Call(context.Background(), "echo", map[string]any{"message": "hi"}, nil)
+	var ae *AuthError
+	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, "to the user's exchanged token, and to one exchanged anew") || strings.Contains(ae.Reason, "bearerToken") {
+		t.Errorf("a call the upstream refuses whatever the token: %v", err)
+	}
 }
 
 // TestUserLoginsOwnTokens: a server whose logins are each user's own
