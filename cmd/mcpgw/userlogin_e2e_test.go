@@ -264,3 +264,77 @@ func TestUserOAuthLoginsE2E(t *testing.T) {
 		t.Errorf("alice's call after her logout: %s; want the login to run", r)
 	}
 }
+
+// TestUserOAuthLoginsInMemoryE2E: without team.store, users' own logins
+// are kept in the daemon's memory: alice's login serves her calls and not
+// bob's, and is gone after a restart. A server not marked per user is not
+// one a user logs in to (the CLI says why); credentials for another URL
+// are refused.
+func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
+	t.Parallel()
+	e2e.NeedNode(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	iss := testissuer.New()
+	defer iss.Close()
+	as := fakeupstream.NewOAuthServer(time.Hour)
+	ts := httptest.NewServer(as.Handler())
+	t.Cleanup(ts.Close)
+	as.URL = ts.URL
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	e2e.WriteJSON(t, config, map[string]any{
+		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
+		"mcpServers": map[string]any{
+			"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth", "isolation": "user"},
+			"shared": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth"},
+		},
+	})
+	ddir := t.TempDir()
+	d := e2e.StartDaemon(t, ddir, config, "--allow-remote")
+	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
+	echo := func(token string) e2e.StepResult {
+		t.Helper()
+		target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
+		return e2e.RunClient(t, target, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "remote_echo", "args": map[string]any{"message": "hi"}})})[0]
+	}
+	browser := filepath.Join(dir, "browser.sh")
+	os.WriteFile(browser, []byte("#!/bin/sh\nexec curl -fsS -L --max-redirs 3 -o /dev/null \"$1\"\n"), 0o700)
+	login := func(token, server string) (string, error) {
+		home := t.TempDir()
+		cmd := exec.Command(e2e.BuildMcpgw(t), "login", "--url", d.URL, "--timeout", "60s", server)
+		cmd.Env = append(os.Environ(), "MCPGW_TOKEN="+token, "BROWSER="+browser, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := login(alice, "remote"); err != nil || !strings.Contains(out, "Logged in to remote.") {
+		t.Fatalf("alice's mcpgw login: %v\n%s", err, out)
+	}
+	if r := echo(alice); r.IsError() || !strings.Contains(r.Text(), "hi") {
+		t.Errorf("alice's call: %s", r)
+	}
+	if r := echo(bob); !r.IsError() || !strings.Contains(r.Text(), "mcpgw login remote") {
+		t.Errorf("bob's call: %s; want the login to run", r)
+	}
+	if out, err := login(bob, "shared"); err == nil || !strings.Contains(out, `server "shared" is not logged in to by each user`) {
+		t.Errorf("bob's login to a shared server: %v\n%s", err, out)
+	}
+	req, _ := http.NewRequest(http.MethodPut, d.URL+"/-/logins/remote", strings.NewReader(`{"serverUrl":"https://elsewhere.example/mcp","tokenUrl":"https://as/token","token":{"access_token":"x"}}`))
+	req.Header.Set("Authorization", "Bearer "+bob)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a login for another URL: %s, want 400", resp.Status)
+	}
+
+	// Kept in memory only: a restart forgets it.
+	d.Proc.Stop()
+	d = e2e.StartDaemon(t, ddir, config, "--allow-remote")
+	if r := echo(alice); !r.IsError() || !strings.Contains(r.Text(), "mcpgw login remote") {
+		t.Errorf("alice's call after a restart: %s; want the login to run", r)
+	}
+}
