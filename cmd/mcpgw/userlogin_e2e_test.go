@@ -317,6 +317,14 @@ func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
 	if r := echo(bob); !r.IsError() || !strings.Contains(r.Text(), "mcpgw login remote") {
 		t.Errorf("bob's call: %s; want the login to run", r)
 	}
+	// The status report shows each user their own login.
+	for user, want := range map[string]string{"alice": "logged in", "bob": "none"} {
+		for _, s := range e2e.DaemonStatusAs(t, d.URL, iss.Token(user, "mcpgw")).Servers {
+			if s.Name == "remote" && s.Login != want {
+				t.Errorf("status as %s: remote's login %q, want %q", user, s.Login, want)
+			}
+		}
+	}
 	if out, err := login(bob, "shared"); err == nil || !strings.Contains(out, `server "shared" is not logged in to by each user`) {
 		t.Errorf("bob's login to a shared server: %v\n%s", err, out)
 	}
