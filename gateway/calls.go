@@ -222,19 +222,29 @@ func progressTo(ctx context.Context, req *mcp.CallToolRequest) *upstream.CallOpt
 // connectNow connects srv (bypassing any backoff). What it lists is in
 // the catalogue when it returns (through onUpdate, the one way listings
 // arrive), so the caller's next lookup sees it.
-// A server with a tokenExchange block is connected as the user of ctx,
-// whose token it needs.
+// A server reached with each user's own credentials is connected as the
+// user of ctx, whose credentials it needs.
 func (s *Hub) connectNow(ctx context.Context, srv *registry.Server) error {
-	up := s.pool.Upstream(srv)
-	if srv.TokenExchange != nil {
-		user := userOf(ctx)
-		if user == "" {
-			return fmt.Errorf("connecting to %q: %w", srv.Name, errNoUser)
-		}
-		up = s.pool.SessionUpstream(srv, userUpstreamKey(user))
+	up, err := s.connectable(ctx, srv)
+	if err != nil {
+		return err
 	}
-	_, err := up.Connect(ctx)
+	_, err = up.Connect(ctx)
 	return err
+}
+
+// connectable is the upstream of srv a connect asked by ctx's caller
+// connects: the user's own, for a server reached with each user's own
+// credentials (tokenExchange, or their own login); else the shared one.
+func (s *Hub) connectable(ctx context.Context, srv *registry.Server) (*upstream.Upstream, error) {
+	if !s.perUserCredentials(srv) {
+		return s.pool.Upstream(srv), nil
+	}
+	user := userOf(ctx)
+	if user == "" {
+		return nil, fmt.Errorf("connecting to %q: %w", srv.Name, errNoUser)
+	}
+	return s.pool.SessionUpstream(srv, userUpstreamKey(user)), nil
 }
 
 // serversFor returns the enabled servers with no known tools whose tool

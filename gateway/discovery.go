@@ -33,8 +33,8 @@ func (s *Hub) discover(v *registry.View) {
 	}
 	for _, sv := range v.Servers {
 		srv := sv.Server
-		if !srv.Enabled || srv.Untrusted || sv.Known() || srv.TokenExchange != nil {
-			// A server reached with each user's own token is
+		if !srv.Enabled || srv.Untrusted || sv.Known() || s.perUserCredentials(srv) {
+			// A server reached with each user's own credentials is
 			// discovered by the first user who needs its tools.
 			continue
 		}

@@ -41,7 +41,7 @@ var (
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp,
 // the control endpoints and the status page, /metrics and /healthz.
 func (s *Hub) Handler(opts *HTTPOptions) http.Handler {
-	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageHub{s}})
+	return s.transports.Handler(opts, transport.Control{Status: s.serveStatus, Page: pageHub{s}, Logins: s.registerLogins})
 }
 
 // ServeSocket accepts shim connections on ln until ctx ends or ln is

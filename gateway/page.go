@@ -128,7 +128,7 @@ func (p pageHub) serverFacts(ctx context.Context, sv *registry.ServerView) statu
 		f.Listing = sv.Listing.Source
 	}
 	if f.OAuth {
-		f.Login = s.login(srv)
+		f.Login = s.login(ctx, srv)
 	}
 	if srv.Enabled && !srv.Untrusted {
 		st := s.pool.Upstream(srv).Status()
@@ -159,12 +159,17 @@ func (p pageHub) serverFacts(ctx context.Context, sv *registry.ServerView) statu
 	return f
 }
 
-// login describes srv's stored OAuth login, never its tokens.
-func (s *Hub) login(srv *registry.Server) statuspage.LoginFacts {
-	if s.opts.OAuthStore == nil {
+// login describes srv's stored OAuth login, never its tokens: the login
+// of the user ctx carries, for a server reached with each user's own.
+func (s *Hub) login(ctx context.Context, srv *registry.Server) statuspage.LoginFacts {
+	store := s.opts.OAuthStore
+	if s.usersOwnLogin(srv) {
+		store = s.userLoginStore(srv, userUpstreamKey(userOf(ctx)))
+	}
+	if store == nil {
 		return statuspage.LoginFacts{}
 	}
-	c, err := s.opts.OAuthStore.Load(srv.URL)
+	c, err := store.Load(srv.URL)
 	if err != nil || c.Token == nil || c.Token.AccessToken == "" {
 		return statuspage.LoginFacts{}
 	}
@@ -296,7 +301,11 @@ func (p pageHub) Reconnect(ctx context.Context, name string) error {
 	if err != nil {
 		return statuspage.Errorf(http.StatusConflict, "%v", err)
 	}
-	_, err = p.s.pool.Upstream(srv).Reconnect(ctx)
+	up, err := p.s.connectable(ctx, srv)
+	if err != nil {
+		return statuspage.Errorf(http.StatusConflict, "%v", err)
+	}
+	_, err = up.Reconnect(ctx)
 	return err
 }
 
@@ -343,6 +352,9 @@ func (p pageHub) Login(ctx context.Context, name string) (string, error) {
 	sv, ok := s.viewOf(ctx).Server(name)
 	if !ok || sv.Server.Auth != registry.AuthOAuth || !sv.Server.IsRemote() {
 		return "", statuspage.Errorf(http.StatusNotFound, "no remote server %q with \"auth\": \"oauth\"", name)
+	}
+	if s.usersOwnLogin(sv.Server) {
+		return "", statuspage.Errorf(http.StatusConflict, "each user logs in to %s with their own login, from their own machine: mcpgw login %s, with their token in $MCPGW_TOKEN", name, name)
 	}
 	if s.opts.OAuthStore == nil {
 		return "", statuspage.Errorf(http.StatusConflict, "this daemon keeps no logins")

@@ -80,7 +80,11 @@ func (s *Hub) connect(ctx context.Context, v *registry.View, name string) *mcp.C
 	if !sv.Server.Enabled {
 		return surface.ServerDisabled(name, sv.Server.Source)
 	}
-	if _, err := s.pool.Upstream(sv.Server).Reconnect(ctx); err != nil {
+	up, err := s.connectable(ctx, sv.Server)
+	if err == nil {
+		_, err = up.Reconnect(ctx)
+	}
+	if err != nil {
 		return surface.ConnectFailed(name, err)
 	}
 	return s.listServer(ctx, s.catalog.ViewFor(v.Config), name)

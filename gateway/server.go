@@ -76,6 +76,11 @@ type Options struct {
 	// them: team.store (teamstore). nil keeps them in this process.
 	Pending  dispatch.Pending
 	Sessions SessionStore
+	// UserLogins keeps each user's own OAuth logins, in team mode (servers
+	// with "auth": "oauth" and "isolation": "user"): the team store's
+	// (teamstore.Logins.For, sealed). nil keeps them in this process's
+	// memory, lost when it stops.
+	UserLogins func(user string) oauth.Backend
 }
 
 // Hub is the gateway daemon's core. Create it with New, call Start once,
@@ -154,6 +159,9 @@ type Hub struct {
 	// loginMu guards logins: status-page logins in progress, by server.
 	loginMu sync.Mutex
 	logins  map[string]*pageLogin
+
+	// users: each user's own OAuth logins (userlogins.go); a leaf lock.
+	users userLogins
 }
 
 // New returns a gateway for cfg. Nothing is connected until Start.
@@ -205,6 +213,8 @@ func New(cfg *registry.Config, opts *Options) *Hub {
 		Roots:             s.rootsFor,
 		OAuthStore:        s.opts.OAuthStore,
 		Exchange:          s.exchangeToken,
+		ExchangeRefused:   s.exchangeRefused,
+		UserLogins:        s.userLoginStore,
 	})
 	if s.opts.ResultsDir != "" {
 		s.results = spill.New(s.opts.ResultsDir, 0, 0)

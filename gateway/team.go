@@ -32,9 +32,10 @@ func (s *Hub) teamAuthority() *identity.Authority {
 	}, &identity.Options{Logger: s.log.With("component", "identity")})
 }
 
-// errNoUser: a server reached with each user's own token (tokenExchange)
-// was asked for without a user, which only team mode's requests carry.
-var errNoUser = errors.New("its upstream is reached with each user's own token (tokenExchange), and no user is calling")
+// errNoUser: a server reached with each user's own credentials
+// (tokenExchange, or their own login) was asked for without a user, which
+// only team mode's requests carry.
+var errNoUser = errors.New("its upstream is reached with each user's own credentials (tokenExchange, or their own login), and no user is calling")
 
 // exchangeToken implements upstream.Options.Exchange: the token of the
 // user whose upstream key is (userUpstreamKey) for srv, got by token
@@ -51,12 +52,16 @@ func (s *Hub) exchangeToken(ctx context.Context, srv *registry.Server, key strin
 	if !ok {
 		return "", fmt.Errorf("%s has no unexpired token to exchange; their next request brings one", user)
 	}
-	x := srv.TokenExchange
-	return s.exchanger.Token(ctx, user, subject, identity.Exchange{
+	return s.exchanger.Token(ctx, user, subject, exchangeOf(srv.TokenExchange))
+}
+
+// exchangeOf is what a tokenExchange block asks the issuer for.
+func exchangeOf(x *registry.TokenExchange) identity.Exchange {
+	return identity.Exchange{
 		TokenEndpoint: x.TokenEndpoint, ClientID: x.ClientID, ClientSecret: x.ClientSecret,
 		Audience: x.Audience, Resource: x.Resource, Scope: x.Scope,
 		SubjectTokenType: identity.TokenTypePrefix + x.SubjectTokenType,
-	})
+	}
 }
 
 // User implements dispatch.Caller and transport.Session: who opened the

@@ -221,10 +221,11 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 		return nil, syntaxError(file, err)
 	}
 	p := &configParser{
-		file:   file,
-		dir:    filepath.Dir(file),
-		lookup: withoutOwnVars(opts.lookup()),
-		home:   opts.home(),
+		file:      file,
+		dir:       filepath.Dir(file),
+		lookup:    withoutOwnVars(opts.lookup()),
+		ownLookup: opts.lookup(),
+		home:      opts.home(),
 	}
 	p.data = data // errors say line and column
 	p.config(&root, cfg)
@@ -342,7 +343,10 @@ type configParser struct {
 	file   string
 	dir    string // directory of file: anchors relative paths
 	lookup func(string) (string, bool)
-	home   string
+	// ownLookup reads mcpgw's own variables too: for team.credentialKey
+	// alone, which no upstream receives.
+	ownLookup func(string) (string, bool)
+	home      string
 	// teamRules are the visibleTo and approveToolsFor values read
 	// (checkTeamRules).
 	teamRules []teamRule
@@ -355,6 +359,7 @@ func (p *configParser) config(root *hujson.Value, cfg *Config) {
 		return
 	}
 	var servers, altServers, settings *jsonMember
+	var teamV *hujson.Value
 	for _, m := range p.members(obj, "") {
 		switch m.name {
 		case "$schema":
@@ -370,6 +375,7 @@ func (p *configParser) config(root *hujson.Value, cfg *Config) {
 			}
 		case "team":
 			p.team(m.value, cfg)
+			teamV = m.value
 		default:
 			p.unknownField(m, joinField("", m.name), topFields, topFieldsForeign)
 		}
@@ -387,6 +393,7 @@ func (p *configParser) config(root *hujson.Value, cfg *Config) {
 		p.servers(servers, cfg)
 	}
 	p.checkTeamRules(cfg)
+	p.checkUserLogins(cfg, teamV)
 }
 
 func (p *configParser) settings(v *hujson.Value, s *Settings) {

@@ -23,6 +23,7 @@ import (
 //	  "userClaim": "preferred_username", // default "sub"
 //	  "groupsClaim": "groups",           // optional
 //	  "store": "redis://redis:6379/0",   // optional: what replicas share
+//	  "credentialKey": "${MCPGW_CREDENTIAL_KEY}", // with store: seals users' logins
 //	}
 //
 // Values are interpolated (${VAR}). The issuer may change at a reload:
@@ -44,12 +45,18 @@ type Team struct {
 	// activations and grants (gateway/teamstore); read at start. ""
 	// keeps them in this process's memory: one replica.
 	Store string
+	// CredentialKey seals each user's OAuth logins (servers with "auth":
+	// "oauth" and "isolation": "user") in Store: 32 bytes, given base64
+	// encoded. Required when Store is set and such a server is
+	// configured; nil otherwise. It may name mcpgw's own variables
+	// (${MCPGW_CREDENTIAL_KEY}): no upstream ever receives it.
+	CredentialKey []byte
 }
 
 // DefaultUserClaim is Team.UserClaim when the file sets none.
 const DefaultUserClaim = "sub"
 
-var teamFields = []string{"issuer", "audience", "userClaim", "groupsClaim", "store"}
+var teamFields = []string{"issuer", "audience", "userClaim", "groupsClaim", "store", "credentialKey"}
 
 // team reads the "team" block. Every problem names its field.
 func (p *configParser) team(v *hujson.Value, cfg *Config) {
@@ -95,6 +102,10 @@ func (p *configParser) team(v *hujson.Value, cfg *Config) {
 		case "store":
 			if raw, ok := p.str(m.value, f); ok && raw != "" {
 				t.Store = p.store(m.value, f, raw)
+			}
+		case "credentialKey":
+			if raw, ok := p.str(m.value, f); ok {
+				t.CredentialKey = p.credentialKey(m.value, f, raw)
 			}
 		default:
 			p.unknownField(m, f, teamFields, nil)

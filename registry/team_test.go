@@ -103,3 +103,60 @@ func TestTeamBlockValues(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamCredentialKey: team.credentialKey is 32 bytes, base64, read from
+// mcpgw's own variables too; it is required, naming the field and the
+// server, when team.store keeps users' own OAuth logins; its value is in
+// no error.
+func TestTeamCredentialKey(t *testing.T) {
+	key := "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // bytes 0..31
+	env := map[string]string{"MCPGW_CREDENTIAL_KEY": key, "SHORT": "c2hvcnQ="}
+	team := func(extra string) string {
+		return `"team": {"issuer": "https://id.example.com", "audience": "a", "store": "redis://r:6379/0"` + extra + `}`
+	}
+	perUser := `"mcpServers": {"tickets": {"url": "https://t.example.com/mcp", "auth": "oauth", "isolation": "user"}}`
+	for _, tc := range []struct {
+		name, file string
+		err        string // "" for none
+	}{
+		{"own variable", `{` + team(`, "credentialKey": "${MCPGW_CREDENTIAL_KEY}"`) + `, ` + perUser + `}`, ""},
+		{"literal", `{` + team(`, "credentialKey": "`+key+`"`) + `}`, ""},
+		{"missing with a per-user login", `{` + perUser + `, ` + team("") + `}`,
+			`team.credentialKey: is required: server "tickets" keeps each user's own OAuth login ("isolation": "user") in team.store, sealed with this key; set 32 random bytes, base64 encoded (openssl rand -base64 32), e.g. "credentialKey": "${MCPGW_CREDENTIAL_KEY}"`},
+		{"missing without a store", `{"team": {"issuer": "https://id.example.com", "audience": "a"}, ` + perUser + `}`, ""},
+		{"missing with no per-user login", `{` + team("") + `, "mcpServers": {"t": {"url": "https://t.example.com/mcp", "auth": "oauth"}}}`, ""},
+		{"too short", `{` + team(`, "credentialKey": "${SHORT}"`) + `}`,
+			`team.credentialKey: is 5 bytes once decoded; want 32 (openssl rand -base64 32)`},
+		{"not base64", `{` + team(`, "credentialKey": "not base64!"`) + `}`,
+			`team.credentialKey: is not base64: want 32 random bytes, base64 encoded (openssl rand -base64 32)`},
+		{"unset", `{` + team(`, "credentialKey": "${MCPGW_NOPE}"`) + `}`,
+			`team.credentialKey: environment variable MCPGW_NOPE is not set`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.file), "/c/mcp.json", testOptions(env))
+			if tc.err != "" {
+				if err == nil {
+					t.Fatalf("Parse succeeded: %+v", cfg.Team)
+				}
+				_, got, _ := strings.Cut(err.Error(), ": ")
+				if got != tc.err {
+					t.Errorf("error:\n got: %s\nwant: %s", got, tc.err)
+				}
+				if strings.Contains(err.Error(), key) {
+					t.Errorf("the error shows the key: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(tc.file, "credentialKey") {
+				if len(cfg.Team.CredentialKey) != 32 || cfg.Team.CredentialKey[31] != 31 {
+					t.Errorf("CredentialKey = %v", cfg.Team.CredentialKey)
+				}
+			} else if cfg.Team.CredentialKey != nil {
+				t.Errorf("CredentialKey = %v without one", cfg.Team.CredentialKey)
+			}
+		})
+	}
+}

@@ -41,11 +41,15 @@ type headerTransport struct {
 	// exchange gives the token of a server with a tokenExchange block
 	// (Options.Exchange, for this upstream's key).
 	exchange func(ctx context.Context) (string, error)
+	// exchangeRefused drops the token exchange gave, after a 401: the
+	// request is sent once more, with a token exchanged anew.
+	exchangeRefused func()
 	// wanted records the scopes a 403 with insufficient_scope asks for,
 	// so that the next `mcpgw login` asks for them too (a step-up).
 	wanted func(scopes []string)
 
 	mu         sync.Mutex
+	sent       string // the access token of tokens the last request carried
 	lastStatus int    // last status >= 400
 	authReason string // set when a 401 was seen
 	authHeader string // its WWW-Authenticate
@@ -84,6 +88,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.send(req)
 	if err == nil && t.tokens != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		resp, err = t.reauthorize(req, resp)
+	}
+	if err == nil && t.exchangeRefused != nil && resp.StatusCode == http.StatusUnauthorized {
+		resp, err = t.exchangeAgain(req, resp)
 	}
 	if err == nil && req.Method == http.MethodPost && t.up != nil {
 		if peer := PeerFrom(req.Context()); peer != nil {
@@ -141,6 +148,9 @@ func (t *headerTransport) send(req *http.Request) (*http.Response, error) {
 		switch {
 		case err == nil:
 			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			t.mu.Lock()
+			t.sent = tok.AccessToken
+			t.mu.Unlock()
 		case t.authorize != nil && (errors.Is(err, oauth.ErrNotLoggedIn) || errors.Is(err, oauth.ErrLoginExpired)):
 			// Ask without: the server's challenge starts the login.
 		default:
@@ -187,9 +197,37 @@ func (t *headerTransport) reauthorize(req *http.Request, resp *http.Response) (*
 	return t.send(req)
 }
 
+// exchangeAgain handles a 401 to a token exchange gave: that token is
+// forgotten, and the request sent again, once, with one exchanged anew
+// (the issuer may have revoked it, or the upstream restarted with other
+// keys, before it expired).
+func (t *headerTransport) exchangeAgain(req *http.Request, resp *http.Response) (*http.Response, error) {
+	t.exchangeRefused()
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return resp, nil // cannot send it again; the next request exchanges anew
+	}
+	drain(resp)
+	return t.send(req)
+}
+
 func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+}
+
+// loginChanged reports whether tokens now give an access token other
+// than the one last sent (none, for a user who had not logged in): a new
+// login, worth a connect after a refusal. A token refused stays refused
+// until the login changes, so that a server is not asked again and again
+// with it.
+func (t *headerTransport) loginChanged() bool {
+	tok, err := t.tokens.Token()
+	if err != nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return tok.AccessToken != t.sent
 }
 
 // refusal says why the server refused us, and what to do about it.
@@ -212,7 +250,10 @@ func (t *headerTransport) refusal(resp *http.Response) string {
 	if c != "" {
 		reason += " (WWW-Authenticate: " + c + ")"
 	}
-	if t.bearer == "" {
+	switch {
+	case t.exchange != nil:
+		reason += " to the user's exchanged token, and to one exchanged anew"
+	case t.bearer == "":
 		reason += "; no bearer token is configured (bearerToken or bearerTokenEnv)"
 	}
 	return reason
@@ -267,6 +308,32 @@ func (p *Pool) newHeaderTransport(u *Upstream, srv *registry.Server) *headerTran
 				return "", errors.New("token exchange is not available in this process")
 			}
 			return p.opts.Exchange(ctx, srv, key)
+		}
+		t.exchangeRefused = func() {
+			if p.opts.ExchangeRefused != nil {
+				p.opts.ExchangeRefused(srv, key)
+			}
+		}
+	}
+	if srv.Auth == registry.AuthOAuth && p.opts.UserLogins != nil {
+		var key string
+		if u != nil {
+			key = u.session
+		}
+		if store := p.opts.UserLogins(srv, key); store != nil {
+			// Whoever key stands for, with their own login only.
+			t.tokens = p.userSource(store, srv, key)
+			if u != nil {
+				u.mu.Lock()
+				u.authRetry = t.loginChanged
+				u.mu.Unlock()
+				t.wanted = func(scopes []string) {
+					if _, err := store.NoteWanted(srv.URL, scopes); err != nil {
+						u.logger().Warn("noting the scopes a server asks for", "server", srv.Name, "err", err)
+					}
+				}
+			}
+			return t
 		}
 	}
 	if srv.Auth == registry.AuthOAuth {

@@ -84,6 +84,20 @@ type Options struct {
 	// tokens it gives. Its error fails the request (a connect fails and
 	// backs off), and says why. Nil: such servers cannot connect.
 	Exchange func(ctx context.Context, srv *registry.Server, key string) (string, error)
+	// ExchangeRefused is told that srv's upstream private to key answered
+	// 401 to a token Exchange gave it: that token is not to be given
+	// again (the next request exchanges anew). It may be nil.
+	ExchangeRefused func(srv *registry.Server, key string)
+	// UserLogins, if set, gives the store of the OAuth logins of whoever
+	// the upstream private to key stands for ("" for the shared one),
+	// for srv, a server with "auth": "oauth"; nil leaves srv to
+	// OAuthStore. An upstream given a store is reached with its login
+	// only: never with OAuthStore's, never through Authorize, and one
+	// without a login is refused with the login to run (team mode: each
+	// user's own login, "isolation": "user"). It is called at each
+	// connect; the pool keeps one Source per key and URL, so that a
+	// user's refreshes are one at a time and never another user's.
+	UserLogins func(srv *registry.Server, key string) *oauth.Store
 }
 
 // A Pool holds one supervised Upstream per server identity. Its methods are
@@ -102,6 +116,7 @@ type Pool struct {
 
 	oauthMu      sync.Mutex
 	oauthSources map[string]*oauth.Source // by server URL: one refresh at a time
+	userSources  map[userSourceKey]*oauth.Source
 
 	mu sync.Mutex
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
@@ -530,4 +545,39 @@ func (p *Pool) oauthSource(srv *registry.Server) *oauth.Source {
 		p.oauthSources[srv.URL] = src
 	}
 	return src
+}
+
+// userSourceKey names a Source of Options.UserLogins: a private
+// upstream's key and the server's URL.
+type userSourceKey struct{ key, url string }
+
+// userSource returns the token source of store, the logins of whoever
+// key stands for, for srv; the same Source for every connection of that
+// key to srv's URL while store is the same.
+func (p *Pool) userSource(store *oauth.Store, srv *registry.Server, key string) *oauth.Source {
+	p.oauthMu.Lock()
+	defer p.oauthMu.Unlock()
+	if p.userSources == nil {
+		p.userSources = map[userSourceKey]*oauth.Source{}
+	}
+	k := userSourceKey{key, srv.URL}
+	src := p.userSources[k]
+	if src == nil || !src.From(store) {
+		ctx := context.WithValue(p.ctx, oauth2.HTTPClient, oauth.HTTPClient(srv.OAuth != nil && srv.OAuth.AllowPrivateNetwork))
+		src = store.Source(ctx, srv.URL)
+		p.userSources[k] = src
+	}
+	return src
+}
+
+// LoginChanged tells the pool that the login of whoever key stands for
+// (Options.UserLogins) to srv changed, or is gone: their upstream's next
+// request reads it again.
+func (p *Pool) LoginChanged(srv *registry.Server, key string) {
+	p.oauthMu.Lock()
+	src := p.userSources[userSourceKey{key, srv.URL}]
+	p.oauthMu.Unlock()
+	if src != nil {
+		src.Reset()
+	}
 }

@@ -50,6 +50,11 @@ type Upstream struct {
 	failures  int       // consecutive failed connects
 	nextRetry time.Time // no connect before this unless forced
 	authErr   *AuthError
+	// authRetry, when set, says whether a connect may now get past
+	// authErr: a login of the upstream's own user that changed since
+	// (made through another replica, say), which nothing else would
+	// tell this upstream about.
+	authRetry func() bool
 	sess      *session
 	attempt   *attempt // connect in progress
 	inFlight  int
@@ -393,9 +398,17 @@ func (u *Upstream) acquire(ctx context.Context) (*session, *registry.Server, err
 			continue
 		}
 		if u.authErr != nil {
-			err := u.authErr
+			err, retry := u.authErr, u.authRetry
 			u.mu.Unlock()
-			return nil, nil, err
+			if retry == nil || !retry() {
+				return nil, nil, err
+			}
+			u.mu.Lock()
+			if u.authErr == err {
+				u.authErr = nil
+			}
+			u.mu.Unlock()
+			continue
 		}
 		if now := time.Now(); now.Before(u.nextRetry) && u.attempt == nil {
 			err := &BackoffError{Server: u.srv.Name, Failures: u.failures, NextRetry: u.nextRetry,

@@ -31,6 +31,15 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errors.New("login: name one server")
 	}
 	if *config == "" {
+		// A team daemon's server that each user logs in to: the
+		// daemon says what the login needs, and keeps it.
+		ctl, info, err := c.userLoginServer(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if info != nil {
+			return userLogin(ctx, ctl, info, terminalBrowser(*paste, stdin, stdout, deploy.OpenBrowser), *timeout, stdout)
+		}
 		*config = c.daemonConfig(ctx)
 	}
 	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))
@@ -77,6 +86,9 @@ func logoutCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("usage: mcpgw logout [--all] SERVER")
 	}
 	if *config == "" {
+		if done, err := c.userLogout(ctx, fs.Arg(0), stdout); done || err != nil {
+			return err
+		}
 		*config = c.daemonConfig(ctx)
 	}
 	srv, settings, err := registry.LoadOAuthServer(*config, fs.Arg(0))

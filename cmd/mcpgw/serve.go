@@ -270,6 +270,7 @@ func setUpGateway(f *serveFlags, log *slog.Logger) (*wiring, error) {
 		ResultsDir:  deploy.ResultsDir(),
 		Pending:     w.pending(),
 		Sessions:    w.sessions(),
+		UserLogins:  w.userLogins(),
 	})
 	return w, nil
 }

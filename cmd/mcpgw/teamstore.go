@@ -7,6 +7,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/teamstore"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
 
 // openTeamStore opens team.store, the store replicas share, when the
@@ -20,7 +21,7 @@ func openTeamStore(cfg *registry.Config, stdio bool, log *slog.Logger) (*teamsto
 	if err != nil {
 		return nil, err
 	}
-	log.Info("team mode: approvals and sessions are shared through the team store", "store", st.Addr())
+	log.Info("team mode: approvals, sessions and users' own logins are shared through the team store", "store", st.Addr())
 	return st, nil
 }
 
@@ -30,6 +31,17 @@ func (w *wiring) pending() dispatch.Pending {
 		return nil
 	}
 	return w.store.Pending()
+}
+
+// userLogins is the gateway's Options.UserLogins: each user's own logins,
+// sealed in the team store under team.credentialKey as configured now;
+// nil without a store (the gateway keeps them in memory).
+func (w *wiring) userLogins() func(user string) oauth.Backend {
+	if w.store == nil {
+		return nil
+	}
+	logins := w.store.Logins(func() []byte { return w.gw.CredentialKey() })
+	return func(user string) oauth.Backend { return logins.For(user) }
 }
 
 // sessions is the gateway's Options.Sessions: the team store's, or nil.

@@ -153,3 +153,20 @@ func Ago(now, t time.Time) string {
 		return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 	}
 }
+
+// LoginServer is what a user's `mcpgw login` needs to log in to a server
+// of a team daemon that each user logs in to with their own login (GET
+// /-/logins/{server}): its URL, and how mcpgw identifies itself to its
+// authorization server (the server's "oauth" block). The credentials
+// the login gets go back with PUT /-/logins/{server}.
+type LoginServer struct {
+	Server              string            `json:"server"`
+	URL                 string            `json:"url"`
+	ClientID            string            `json:"clientId,omitempty"`
+	ClientSecret        string            `json:"clientSecret,omitempty"`
+	ClientMetadataURL   string            `json:"clientMetadataUrl,omitempty"`
+	Scope               string            `json:"scope,omitempty"`
+	RedirectURI         string            `json:"redirectUri,omitempty"`
+	AuthorizationParams map[string]string `json:"authorizationParams,omitempty"`
+	AllowPrivateNetwork bool              `json:"allowPrivateNetwork,omitempty"`
+}

@@ -55,6 +55,9 @@ type HTTPOptions struct {
 type Control struct {
 	Status http.HandlerFunc
 	Page   statuspage.Hub
+	// Logins, when set, adds the endpoints of users' own logins to mux,
+	// each through protect.
+	Logins func(mux *http.ServeMux, protect func(http.HandlerFunc) http.Handler)
 }
 
 // Handler returns the daemon's HTTP surface: MCP Streamable HTTP at /mcp
@@ -120,6 +123,9 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	}
 	if ctl.Page != nil {
 		statuspage.Register(mux, ctl.Page, control)
+	}
+	if ctl.Logins != nil {
+		ctl.Logins(mux, control)
 	}
 	if o.Reload != nil {
 		mux.Handle("POST /-/reload", control(func(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,13 +143,25 @@ func probe(ctx context.Context, client *http.Client, base string) error {
 // request makes a request of the control API; an error names the daemon
 // that does not answer.
 func (c *Control) request(ctx context.Context, method, path string) (body []byte, status int, err error) {
+	return c.send(ctx, method, path, nil)
+}
+
+// send makes a request of the control API with a JSON body (nil for none).
+func (c *Control) send(ctx context.Context, method, path string, in []byte) (body []byte, status int, err error) {
 	r := c.resolve(ctx)
 	if r.err != nil {
 		return nil, 0, r.err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, nil)
+	var rd io.Reader
+	if in != nil {
+		rd = bytes.NewReader(in)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
 	if err != nil {
 		return nil, 0, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)

@@ -22,6 +22,9 @@ func (s *Store) key(serverURL string) string {
 // read returns serverURL's stored credentials as written; an error
 // wrapping os.ErrNotExist when there are none.
 func (s *Store) read(serverURL string) ([]byte, error) {
+	if s.Backend != nil {
+		return s.Backend.Read(serverURL)
+	}
 	if !s.Keyring {
 		return os.ReadFile(s.path(serverURL))
 	}
@@ -37,6 +40,9 @@ func (s *Store) read(serverURL string) ([]byte, error) {
 
 // remove deletes serverURL's stored credentials, if any.
 func (s *Store) remove(serverURL string) error {
+	if s.Backend != nil {
+		return s.Backend.Remove(serverURL)
+	}
 	if !s.Keyring {
 		if err := os.Remove(s.path(serverURL)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err

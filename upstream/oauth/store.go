@@ -95,9 +95,13 @@ func (c *Credentials) config() *oauth2.Config {
 // Secret Service over D-Bus on Linux, the login keychain on macOS), and
 // nothing is written to Dir. A keyring that cannot be reached is an error:
 // credentials never fall back to files.
+//
+// With Backend set, the records are kept there instead of either (each
+// user's own logins in team mode).
 type Store struct {
 	Dir     string
 	Keyring bool
+	Backend Backend
 }
 
 // record is what the store keeps for one server URL.
@@ -227,6 +231,9 @@ func (s *Store) write(r *record) error {
 	if err != nil {
 		return err
 	}
+	if s.Backend != nil {
+		return s.Backend.Write(r.ServerURL, data)
+	}
 	if s.Keyring {
 		return keyringSet(s.key(r.ServerURL), data)
 	}
@@ -291,6 +298,18 @@ func (s *Store) Source(ctx context.Context, serverURL string) *Source {
 	return &Source{store: s, serverURL: serverURL, ctx: ctx}
 }
 
+// Reset makes the next Token read the store again, for a login that
+// changed elsewhere (a Backend is otherwise read again only after
+// keyringRecheck).
+func (src *Source) Reset() {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	src.creds = nil
+}
+
+// From reports whether src gives the tokens of store.
+func (src *Source) From(store *Store) bool { return src.store == store }
+
 // ErrLoginExpired is returned, wrapped with the reason, when the access
 // token has expired and cannot be renewed: the server gave no refresh
 // token, or the authorization server refused it (revoked, expired). Only
@@ -314,6 +333,26 @@ func (src *Source) Token() (*oauth2.Token, error) {
 	}
 	if c.Token.Expiry.IsZero() || time.Until(c.Token.Expiry) > expiryMargin {
 		return c.Token, nil
+	}
+	if locker, ok := src.store.Backend.(Locker); ok {
+		// Another process may be refreshing the same login: wait for
+		// it, and use what it stored if it did.
+		unlock, err := locker.Lock(src.serverURL)
+		if err != nil {
+			return nil, fmt.Errorf("waiting to refresh the access token: %w", err)
+		}
+		defer unlock()
+		refused := c.Token.AccessToken
+		src.creds = nil
+		if err := src.reload(); err != nil {
+			return nil, err
+		}
+		if c = src.creds; c == nil || c.Token == nil || c.Token.AccessToken == "" {
+			return nil, ErrNotLoggedIn
+		}
+		if c.Token.AccessToken != refused && (c.Token.Expiry.IsZero() || time.Until(c.Token.Expiry) > expiryMargin) {
+			return c.Token, nil
+		}
 	}
 	if c.Grant == "client_credentials" {
 		tok, err := c.clientCredentials(src.ctx, nil)
@@ -354,10 +393,11 @@ func (src *Source) Token() (*oauth2.Token, error) {
 }
 
 // reload re-reads the credentials when they changed: the file's
-// modification time, or, in the keyring, at most once per keyringRecheck.
+// modification time, or, in the keyring or a Backend, at most once per
+// keyringRecheck (every time while there are none).
 func (src *Source) reload() error {
 	version := time.Now()
-	if src.store.Keyring {
+	if src.store.Keyring || src.store.Backend != nil {
 		if src.creds != nil && time.Since(src.modTime) < keyringRecheck {
 			return nil
 		}
@@ -380,6 +420,11 @@ func (src *Source) reload() error {
 		src.creds = nil
 		return nil
 	}
+	if err != nil && src.store.Backend != nil && src.creds != nil {
+		// A store that cannot be read now (the team store down) leaves
+		// the login read last in use until it needs a refresh.
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -392,7 +437,7 @@ func (src *Source) reload() error {
 const keyringRecheck = 2 * time.Second
 
 func (src *Source) stat() {
-	if src.store.Keyring {
+	if src.store.Keyring || src.store.Backend != nil {
 		src.modTime = time.Now()
 		return
 	}
