@@ -21,7 +21,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpgw/mcpgw/gateway/identity/testissuer"
 	"github.com/mcpgw/mcpgw/internal/e2e"
 	"github.com/mcpgw/mcpgw/internal/redistest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
@@ -112,8 +111,7 @@ func TestUserOAuthLoginsE2E(t *testing.T) {
 		t.Skip("curl not installed")
 	}
 	rs := redistest.Start(t)
-	iss := testissuer.New()
-	defer iss.Close()
+	iss := e2e.NewIssuer(t)
 	as := fakeupstream.NewOAuthServer(time.Hour)
 	rec := &oauthRecorder{h: as.Handler()}
 	ts := httptest.NewServer(rec)
@@ -123,23 +121,20 @@ func TestUserOAuthLoginsE2E(t *testing.T) {
 	key := make([]byte, 32)
 	rand.Read(key)
 	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	e2e.WriteJSON(t, config, map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw", "store": rs.URL,
-			"credentialKey": base64.StdEncoding.EncodeToString(key)},
-		"mcpServers": map[string]any{
+	config := e2e.WriteTeamConfig(t, dir, iss, e2e.Team{
+		Block: map[string]any{"store": rs.URL, "credentialKey": base64.StdEncoding.EncodeToString(key)},
+		Servers: map[string]any{
 			"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth", "isolation": "user"},
 		},
 	})
-	replicas := []*e2e.Daemon{
-		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
-		e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"),
+	replicas := []*e2e.TeamDaemon{
+		{Daemon: e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"), Issuer: iss},
+		{Daemon: e2e.StartDaemon(t, t.TempDir(), config, "--allow-remote"), Issuer: iss},
 	}
-	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
-	echo := func(d *e2e.Daemon, token, msg string) e2e.StepResult {
+	alice, bob := iss.Token("alice", e2e.TeamAudience), iss.Token("bob", e2e.TeamAudience)
+	echo := func(d *e2e.TeamDaemon, token, msg string) e2e.StepResult {
 		t.Helper()
-		target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
-		return e2e.RunClient(t, target, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "remote_echo", "args": map[string]any{"message": msg}})})[0]
+		return e2e.RunClient(t, d.WithToken(token), []e2e.Step{e2e.MCPCall(map[string]any{"tool": "remote_echo", "args": map[string]any{"message": msg}})})[0]
 	}
 	browser := filepath.Join(dir, "browser.sh")
 	os.WriteFile(browser, []byte("#!/bin/sh\nexec curl -fsS -L --max-redirs 3 -o /dev/null \"$1\"\n"), 0o700)
@@ -276,28 +271,20 @@ func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}
-	iss := testissuer.New()
-	defer iss.Close()
+	iss := e2e.NewIssuer(t)
 	as := fakeupstream.NewOAuthServer(time.Hour)
 	ts := httptest.NewServer(as.Handler())
 	t.Cleanup(ts.Close)
 	as.URL = ts.URL
+	d := e2e.StartTeamDaemon(t, iss, e2e.Team{Servers: map[string]any{
+		"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth", "isolation": "user"},
+		"shared": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth"},
+	}})
 	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	e2e.WriteJSON(t, config, map[string]any{
-		"team": map[string]any{"issuer": iss.URL, "audience": "mcpgw"},
-		"mcpServers": map[string]any{
-			"remote": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth", "isolation": "user"},
-			"shared": map[string]any{"url": ts.URL + "/mcp", "auth": "oauth"},
-		},
-	})
-	ddir := t.TempDir()
-	d := e2e.StartDaemon(t, ddir, config, "--allow-remote")
-	alice, bob := iss.Token("alice", "mcpgw"), iss.Token("bob", "mcpgw")
+	alice, bob := d.Token("alice"), d.Token("bob")
 	echo := func(token string) e2e.StepResult {
 		t.Helper()
-		target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
-		return e2e.RunClient(t, target, []e2e.Step{e2e.MCPCall(map[string]any{"tool": "remote_echo", "args": map[string]any{"message": "hi"}})})[0]
+		return e2e.RunClient(t, d.WithToken(token), []e2e.Step{e2e.MCPCall(map[string]any{"tool": "remote_echo", "args": map[string]any{"message": "hi"}})})[0]
 	}
 	browser := filepath.Join(dir, "browser.sh")
 	os.WriteFile(browser, []byte("#!/bin/sh\nexec curl -fsS -L --max-redirs 3 -o /dev/null \"$1\"\n"), 0o700)
@@ -319,7 +306,7 @@ func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
 	}
 	// The status report shows each user their own login.
 	for user, want := range map[string]string{"alice": "logged in", "bob": "none"} {
-		for _, s := range e2e.DaemonStatusAs(t, d.URL, iss.Token(user, "mcpgw")).Servers {
+		for _, s := range e2e.DaemonStatusAs(t, d.URL, d.Token(user)).Servers {
 			if s.Name == "remote" && s.Login != want {
 				t.Errorf("status as %s: remote's login %q, want %q", user, s.Login, want)
 			}
@@ -341,7 +328,7 @@ func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
 
 	// Kept in memory only: a restart forgets it.
 	d.Proc.Stop()
-	d = e2e.StartDaemon(t, ddir, config, "--allow-remote")
+	d.Daemon = e2e.StartDaemon(t, d.Dir, filepath.Join(d.Dir, "mcp.json"), "--allow-remote")
 	if r := echo(alice); !r.IsError() || !strings.Contains(r.Text(), "mcpgw login remote") {
 		t.Errorf("alice's call after a restart: %s; want the login to run", r)
 	}
