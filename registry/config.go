@@ -350,6 +350,9 @@ type configParser struct {
 	// teamRules are the visibleTo and approveToolsFor values read
 	// (checkTeamRules).
 	teamRules []teamRule
+	// sharedOnly are the oauth members a server reached with each user's
+	// own login must not have (checkUserLogins).
+	sharedOnly []oauthMember
 }
 
 func (p *configParser) config(root *hujson.Value, cfg *Config) {

@@ -56,6 +56,8 @@ func (p *configParser) oauth(st *serverParse, m jsonMember, f string) {
 		case "clientSecret":
 			if x, ok := p.str(v, of); ok {
 				o.ClientSecret = p.secrets(v, of, map[string]string{"": x})[""]
+				p.sharedOnly = append(p.sharedOnly, oauthMember{v: v, field: of, srv: st.s,
+					why: "would be sent to every user who logs in (each user's login runs on their own machine); leave it out: a public client (clientId alone, or none for dynamic registration) with PKCE"})
 			}
 		case "clientMetadataUrl":
 			str(&o.ClientMetadataURL)
@@ -68,6 +70,10 @@ func (p *configParser) oauth(st *serverParse, m jsonMember, f string) {
 		case "grantType":
 			if x, ok := p.str(v, of); ok && p.oneOf(v, of, x, GrantAuthorizationCode, GrantClientCredentials) {
 				o.GrantType = x
+				if x == GrantClientCredentials {
+					p.sharedOnly = append(p.sharedOnly, oauthMember{v: v, field: of, srv: st.s,
+						why: `"client_credentials" logs in as one machine account, not as each user; remove "isolation": "user" to share it, or this grant to have each user log in`})
+				}
 			}
 		case "allowPrivateNetwork":
 			if b, ok := p.boolean(v, of); ok {

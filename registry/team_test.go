@@ -131,6 +131,13 @@ func TestTeamCredentialKey(t *testing.T) {
 			`team.credentialKey: is not base64: want 32 random bytes, base64 encoded (openssl rand -base64 32)`},
 		{"unset", `{` + team(`, "credentialKey": "${MCPGW_NOPE}"`) + `}`,
 			`team.credentialKey: environment variable MCPGW_NOPE is not set`},
+		// What only a login shared by everyone may have.
+		{"client secret on a per-user login", `{"team": {"issuer": "https://id.example.com", "audience": "a"}, "mcpServers": {"tickets": {"url": "https://t.example.com/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}, "isolation": "user"}}}`,
+			`mcpServers.tickets.oauth.clientSecret: would be sent to every user who logs in (each user's login runs on their own machine); leave it out: a public client (clientId alone, or none for dynamic registration) with PKCE`},
+		{"client credentials on a per-user login", `{"team": {"issuer": "https://id.example.com", "audience": "a"}, "mcpServers": {"tickets": {"isolation": "user", "url": "https://t.example.com/mcp", "oauth": {"clientId": "c", "grantType": "client_credentials"}}}}`,
+			`mcpServers.tickets.oauth.grantType: "client_credentials" logs in as one machine account, not as each user; remove "isolation": "user" to share it, or this grant to have each user log in`},
+		{"client secret on a shared login", `{"team": {"issuer": "https://id.example.com", "audience": "a"}, "mcpServers": {"tickets": {"url": "https://t.example.com/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, ""},
+		{"client secret outside team mode", `{"mcpServers": {"tickets": {"url": "https://t.example.com/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}, "isolation": "user"}}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := Parse([]byte(tc.file), "/c/mcp.json", testOptions(env))
@@ -154,7 +161,7 @@ func TestTeamCredentialKey(t *testing.T) {
 				if len(cfg.Team.CredentialKey) != 32 || cfg.Team.CredentialKey[31] != 31 {
 					t.Errorf("CredentialKey = %v", cfg.Team.CredentialKey)
 				}
-			} else if cfg.Team.CredentialKey != nil {
+			} else if cfg.Team != nil && cfg.Team.CredentialKey != nil {
 				t.Errorf("CredentialKey = %v without one", cfg.Team.CredentialKey)
 			}
 		})

@@ -58,10 +58,29 @@ func (p *configParser) credentialKey(v *hujson.Value, field, raw string) []byte 
 	return nil
 }
 
-// checkUserLogins requires team.credentialKey where users' logins are kept
-// in team.store: a server reached with each user's own login, and a store.
+// oauthMember is an oauth block's member that only a server shared by
+// everyone may have, and why.
+type oauthMember struct {
+	v     *hujson.Value
+	field string
+	srv   *Server
+	why   string
+}
+
+// checkUserLogins refuses, on a server reached with each user's own
+// login, what only a shared login may have (a client secret, which every
+// user's CLI would be sent; the client credentials grant), and requires
+// team.credentialKey where users' logins are kept in team.store: a server
+// reached with each user's own login, and a store.
 func (p *configParser) checkUserLogins(cfg *Config, teamV *hujson.Value) {
 	t := cfg.Team
+	if t != nil {
+		for _, m := range p.sharedOnly {
+			if m.srv.UsersOwnLogin() {
+				p.failf(m.v, m.field, "%s", m.why)
+			}
+		}
+	}
 	if t == nil || t.Store == "" || t.CredentialKey != nil || teamV == nil {
 		return
 	}
