@@ -106,7 +106,10 @@ func logoutCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // answers (a daemon started with --config reads another file than the
 // default); "" (the default file) otherwise.
 func (c *clientFlags) daemonConfig(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	// No daemon answers at once (nothing listens); one that does may be
+	// slow on a busy machine, and the default file in its place would be
+	// the wrong one.
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	ctl, err := c.control()
 	if err != nil {

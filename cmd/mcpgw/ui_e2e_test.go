@@ -120,6 +120,16 @@ func TestStatusPageInBrowser(t *testing.T) {
 		"good": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}, "lifecycle": "eager"},
 	}, nil)
 	d := e2e.StartDaemon(t, dir, config)
+	// The page is loaded once good is up: what is asserted is how the
+	// page renders it, not how soon a loaded machine starts a process.
+	e2e.PollUntil(t, "good connected", func() bool {
+		for _, s := range e2e.DaemonStatus(t, d.URL).Servers {
+			if s.Name == "good" && s.State == "connected" {
+				return true
+			}
+		}
+		return false
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), e2e.WaitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
