@@ -11,12 +11,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// The memory profiler is off unless serve --memprofile turns it on. By
+// default the runtime samples an allocation in every 512 KiB and keeps a
+// record of each stack it sampled, in a hash table of its own: a daemon
+// that runs for hours touches all of it, 1.4 MB of RSS (a quarter of an
+// idle daemon's) that nothing reads. Set here, before main, so that
+// little is sampled first.
+func init() { runtime.MemProfileRate = 0 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

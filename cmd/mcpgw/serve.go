@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,10 @@ type serveFlags struct {
 	memProfile  string
 }
 
+// memProfileRate is the runtime's default MemProfileRate, which
+// --memprofile turns back on.
+const memProfileRate = 512 * 1024
+
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f, err := parseServeFlags(args, stderr)
 	if err != nil {
@@ -65,6 +70,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if err != nil {
 			return err
 		}
+		runtime.MemProfileRate = memProfileRate // off until now (see main.go)
 		defer func() { _ = pprof.Lookup("allocs").WriteTo(pf, 0); pf.Close() }()
 	}
 	logOut := stderr

@@ -2,7 +2,6 @@ package runloop
 
 import (
 	"context"
-	"os"
 	"runtime/debug"
 	"time"
 
@@ -74,30 +73,27 @@ func settleMemory() {
 // What start-up touches after this, settleWhenIdle returns once it is
 // quiet.
 //
-// From then on the collector runs when the heap has grown by 30% of what
-// is live (gcPercent), not by all of it as Go's default does, unless $GOGC
-// says otherwise. The daemon relays small messages, so its live heap is
-// small and a collection cheap. Measured with the proxy benchmark (2
-// CPUs), 64 sessions of one mode calling: the daemon's RSS peaks at
-// 23.8-24.7 MB at 30%, 25.3-26.2 MB at 50% and about 31 MB at 100%.
-// Paired runs since sessions' tools are mcpgw's own table (three each,
-// alternated, on a machine busy with other work): at 100% the peak is
-// 28.9 MB in direct mode and 29.1 MB through the mcp tool, against 25.1
-// and 25.2 at 30%, for daemon CPU per call of 326 / 202 µs at concurrency 1 /
-// 64 sessions in direct mode (370 / 199 at 30%) and 325 / 174 through the
-// mcp tool (365 / 202): Go's pace saves CPU when few calls run at once,
-// but costs 4-7 MB the 25 MB target does not have. Collecting four times
-// less often (400%) saved no CPU the benchmark could tell from noise and
-// let the heap grow to five times what is live.
+// The collector keeps Go's pace (GOGC 100; $GOGC says otherwise). What a
+// collection costs the daemon is, per call, about the bytes a call
+// allocates times the mark cost of a live byte, over GOGC: with 147
+// sessions open a cycle took 8-14 ms of CPU (gctrace) and, at 30%, came
+// every 360 calls of 6 KiB, about 28 µs of each call's CPU; at 100% about
+// 14 µs. Paired runs of the proxy bench (--protocol 2025-11-25 --duration
+// 6s, 71a700e / 30% / 100%, alternated, three each, machine load 7-25,
+// medians), daemon CPU per call at concurrency 1 / 64 sessions: direct
+// mode 395 / 175 µs, 406 / 221, 360 / 222; the mcp tool 392 / 239,
+// 383 / 235, 374 / 221; c=64 throughput over direct HTTP 0.84× / 0.89×,
+// 1.03× / 0.88×, 1.10× / 0.98×. The price is memory: at 64 sessions of
+// one mode the peak VmRSS is 28.9 MB in direct mode, 29.2 through the mcp
+// tool and 27.0 on the shim at 100%, against 25.4, 25.5 and 23.6 at 30%
+// (idle and settled, 6.5 MB either way). A soft memory limit cannot
+// win that back: it binds where the heap is biggest, the 147 sessions of
+// the latency and throughput phases, before 64 sessions fit. With
+// GOMEMLIMIT=14MiB the peaks were 23.9 / 23.6 / 23.6 MB, but the daemon
+// collected without pause: 6,030 µs per call at concurrency 1.
 func startedMemory() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	settleMemory()
 }
-
-// gcPercent is the daemon's GOGC (see startedMemory).
-const gcPercent = 30
 
 // settleAfter is when the daemon goes down to one CPU (see Serve).
 const settleAfter = 3 * time.Second
