@@ -226,7 +226,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			var answers [2][]string
 			var fast, relayed [2]int64
 			for i, noFast := range []bool{false, true} {
-				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 1000, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 1000, DiscoveryTimeout: 2 * waitBound}}
 				for _, name := range []string{"a", "b"} {
 					cfg.Servers[name] = fakeupstream.Server(name, nil)
 				}
@@ -285,7 +285,7 @@ func BenchmarkFastCall(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
-					Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+					Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, DiscoveryTimeout: 2 * waitBound}}
 				gw := New(cfg, &Options{NoFastPath: noFast})
 				gw.Start()
 				defer gw.Close()

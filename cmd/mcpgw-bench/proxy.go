@@ -45,6 +45,8 @@ const (
 	// in /proc/<pid>/stat: 100 on every Linux architecture Go supports.
 	benchClockTicks  = 100
 	benchCallTimeout = 10 * time.Second
+	// benchColdCallTimeout bounds a call that starts its server.
+	benchColdCallTimeout = 2 * time.Minute
 )
 
 // Targets (see benchTargets).

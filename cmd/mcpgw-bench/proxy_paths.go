@@ -22,10 +22,16 @@ import (
 type benchCall struct {
 	tool string
 	args any
+	// timeout bounds the call; 0 is benchCallTimeout.
+	timeout time.Duration
 }
 
 func (c benchCall) do(ctx context.Context, cs *mcp.ClientSession) error {
-	ctx, cancel := context.WithTimeout(ctx, benchCallTimeout)
+	timeout := c.timeout
+	if timeout == 0 {
+		timeout = benchCallTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 	if err != nil {
