@@ -177,18 +177,28 @@ func TestSubscriptionKeepsPrivateUpstreamFromIdling(t *testing.T) {
 // go-sdk ends the connection. mcpgw connects again without waiting for a
 // call and subscribes the new session before calls reach it: the
 // restarted server's update reaches the subscribed session. The test
-// waits for the restarted server to receive the subscription. (A server
-// of 2026-07-28 over HTTP has no session to lose; its listen stream's end
-// is not told to mcpgw by the go-sdk, so it is not tested here.)
+// waits for the restarted server to receive the subscription. A server of
+// 2026-07-28 has no session to lose: its listen stream ends, which mcpgw
+// watches for itself, and it connects again and subscribes the restarted
+// server the same way.
 func TestSubscriptionSurvivesHTTPServerRestart(t *testing.T) {
 	t.Parallel()
-	const protocol = "2025-11-25"
+	for _, protocol := range subscribeProtocols {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			testSubscriptionSurvivesHTTPServerRestart(t, protocol)
+		})
+	}
+}
+
+func testSubscriptionSurvivesHTTPServerRestart(t *testing.T, protocol string) {
 	subscribed := make(chan struct{}, 8)
 	serve := func() http.Handler {
 		srv := fakeupstream.NewServer(&fakeupstream.Options{Protocols: []string{protocol}, Exit: func(int) {}})
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "resources/subscribe" {
+				if p, ok := req.GetParams().(*mcp.SubscriptionsListenParams); method == "resources/subscribe" ||
+					ok && p.Notifications != nil && len(p.Notifications.ResourceSubscriptions) > 0 {
 					subscribed <- struct{}{}
 				}
 				return next(ctx, method, req)

@@ -301,6 +301,11 @@ func (s *Hub) reconcile() {
 			add(ov)
 		}
 	}
+	started := make(map[string]bool, len(servers))
+	for _, srv := range servers {
+		started[srv.Hash] = true
+	}
+	s.moveSubscriptions(started)
 	s.pool.Reconcile(servers)
 	s.catalog.Prune(keep)
 }

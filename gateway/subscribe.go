@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,11 +40,12 @@ const unsubscribeTimeout = 10 * time.Second
 type subKey struct{ hash, private, uri string }
 
 // subscriber is one session's subscription to a resource: the URI it
-// knows the resource by, and the downstream connections that asked for it
-// (a 2025 session's one; a conversation's listen streams).
+// knows the resource by, the name of the server it reached (in the
+// session's view), and the downstream connections that asked for it (a
+// 2025 session's one; a conversation's listen streams).
 type subscriber struct {
-	uri string
-	by  map[mcp.Session]bool
+	uri, server string
+	by          map[mcp.Session]bool
 }
 
 // subscribe is the session's resources/subscribe, or one resource of a
@@ -58,15 +60,16 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	return ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodSubscribe, Server: r.Server, Name: r.Original},
 		func(ctx context.Context, u *upstream.Upstream) error {
 			sv, _ := v.Server(r.Server) // Forward found it usable
-			return ss.subscribeUpstream(ctx, u, subKey{sv.Server.Hash, privateKey(ss, sv.Server), r.Original}, r.URI, req.Session)
+			return ss.subscribeUpstream(ctx, u, subKey{sv.Server.Hash, privateKey(ss, sv.Server), r.Original}, r.URI, r.Server, req.Session)
 		})
 }
 
 // subscribeUpstream adds by, a downstream connection of the session, to
-// the subscribers of key, which the session knows as uri, subscribing u
+// the subscribers of key, which the session knows as uri on the server it
+// names server, subscribing u
 // (the session's upstream for key's server) if it is the first: one
 // subscription per upstream, however many sessions share it.
-func (ss *session) subscribeUpstream(ctx context.Context, u *upstream.Upstream, key subKey, uri string, by mcp.Session) error {
+func (ss *session) subscribeUpstream(ctx context.Context, u *upstream.Upstream, key subKey, uri, server string, by mcp.Session) error {
 	gw := ss.gw
 	gw.subMu.Lock()
 	subs := gw.subs[key]
@@ -77,7 +80,7 @@ func (ss *session) subscribeUpstream(ctx context.Context, u *upstream.Upstream, 
 	}
 	sub := subs[ss]
 	if sub == nil {
-		sub = &subscriber{uri: uri, by: map[mcp.Session]bool{}}
+		sub = &subscriber{uri: uri, server: server, by: map[mcp.Session]bool{}}
 		subs[ss] = sub
 	}
 	sub.by[by] = true
@@ -177,6 +180,54 @@ func (s *Hub) dropSessionSubscriptions(ss *session) {
 		ctx, cancel := context.WithTimeout(s.ctx, unsubscribeTimeout)
 		s.dropSubscription(ctx, srv, key, ss, nil)
 		cancel()
+	}
+}
+
+// moveSubscriptions carries the subscriptions held on upstreams that are
+// about to be retired to the servers' new upstreams, when a reload
+// changed a server's identity (registry.Server.Hash): a session
+// subscribed to a resource of the server it knows by that name is
+// subscribed to it on the upstream that now serves that name, which is
+// subscribed before its connection counts as made (Upstream.Adopt). A
+// subscription to a server the session no longer sees, or that is not
+// started (removed, disabled, hidden, untrusted), ends: nothing its old
+// upstream says reaches anyone. started holds the hashes of the servers
+// the pool is about to run; reconcile calls this before the pool retires
+// the others, under reconcileMu.
+func (s *Hub) moveSubscriptions(started map[string]bool) {
+	type adopt struct {
+		ss  *session
+		srv *registry.Server
+		uri string
+	}
+	var adopts []adopt
+	s.subMu.Lock()
+	for key, subs := range s.subs {
+		if started[key.hash] {
+			continue
+		}
+		delete(s.subs, key)
+		for ss, sub := range subs {
+			sv, ok := ss.View().Server(sub.server)
+			if !ok || !started[sv.Server.Hash] {
+				continue
+			}
+			to := subKey{sv.Server.Hash, privateKey(ss, sv.Server), key.uri}
+			if s.subs[to] == nil {
+				s.subs[to] = map[*session]*subscriber{}
+				adopts = append(adopts, adopt{ss, sv.Server, key.uri})
+			}
+			if had := s.subs[to][ss]; had != nil {
+				maps.Copy(had.by, sub.by)
+			} else {
+				s.subs[to][ss] = sub
+			}
+		}
+	}
+	s.subMu.Unlock()
+	for _, a := range adopts {
+		s.log.Debug("moving a resource subscription to the server's new upstream", "server", a.srv.Name, "uri", a.uri)
+		s.upstreamFor(a.ss, a.srv).Adopt(a.uri)
 	}
 }
 

@@ -85,6 +85,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp := t.refused(req); resp != nil {
 		return resp, nil
 	}
+	var listening []string
+	if t.up != nil {
+		listening = listenURIs(req)
+	}
 	resp, err := t.send(req)
 	if err == nil && t.tokens != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		resp, err = t.reauthorize(req, resp)
@@ -96,6 +100,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if peer := PeerFrom(req.Context()); peer != nil {
 			tagRelatedStream(resp, t.up.peerTag(peer))
 		}
+	}
+	if err == nil && len(listening) > 0 {
+		watchListen(req, resp, func() { t.up.listenEnded(t, listening) })
 	}
 	if err == nil && resp.StatusCode >= 400 {
 		t.mu.Lock()

@@ -51,6 +51,39 @@ func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 	return err
 }
 
+// adoptTimeout bounds subscribing a live connection to a subscription
+// Adopt took over.
+const adoptTimeout = time.Minute
+
+// Adopt takes over a subscription to uri that callers held on another
+// upstream, one a configuration reload replaced with this one (the
+// server's identity changed): it is kept as Subscribe's is, so the
+// upstream is kept connected and a connection it makes is subscribed
+// before it counts as made; one it already has is subscribed in the
+// background. Adopt does not wait, and a server that refuses the
+// subscription is logged: nobody is waiting to be told.
+func (u *Upstream) Adopt(uri string) {
+	u.mu.Lock()
+	if u.subs == nil {
+		u.subs = map[string]bool{}
+	}
+	u.subs[uri] = true
+	u.stopIdleLocked()
+	log := u.log
+	u.mu.Unlock()
+	u.superviseKeepAlive()
+	u.pool.goTracked(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), adoptTimeout)
+		defer cancel()
+		err := u.do(ctx, operation{"subscribing to %s", uri}, func(ctx context.Context, s *session) error {
+			return u.subscribeOn(ctx, s, uri)
+		})
+		if err != nil {
+			log.Warn("subscribing to a resource subscribers held before a reload", "uri", uri, "error", err)
+		}
+	})
+}
+
 // subscribeOn subscribes s to uri unless it is already (a connection made
 // while Subscribe waited for it was subscribed by resubscribe).
 func (u *Upstream) subscribeOn(ctx context.Context, s *session, uri string) error {
