@@ -21,7 +21,10 @@ import (
 // listenURIs returns the resources a subscriptions/listen POST subscribes
 // to; nil for any other request.
 func listenURIs(req *http.Request) []string {
-	if req.Method != http.MethodPost || req.GetBody == nil {
+	// Only protocol 2026-07-28 and later have subscriptions/listen, and
+	// their requests name their method in a header: no other request's
+	// body is read again (this is every call's path).
+	if req.Method != http.MethodPost || req.GetBody == nil || req.Header.Get("Mcp-Method") != "subscriptions/listen" {
 		return nil
 	}
 	body, err := req.GetBody()
