@@ -325,6 +325,22 @@ func TestUserOAuthLoginsInMemoryE2E(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a login for another URL: %s, want 400", resp.Status)
 	}
+	// A login a thousand times the size of one is refused whole, and
+	// leaves alice's as it was.
+	huge := `{"serverUrl":"` + ts.URL + "/mcp" + `","tokenUrl":"https://as/token","token":{"access_token":"` + strings.Repeat("x", 1<<20) + `"}}`
+	req, _ = http.NewRequest(http.MethodPut, d.URL+"/-/logins/remote", strings.NewReader(huge))
+	req.Header.Set("Authorization", "Bearer "+alice)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 1 MiB login: %s, want 413", resp.Status)
+	}
+	if r := echo(alice); r.IsError() || !strings.Contains(r.Text(), "hi") {
+		t.Errorf("alice's call after a 1 MiB login was refused: %s", r)
+	}
 
 	// Kept in memory only: a restart forgets it.
 	d.Proc.Stop()
