@@ -70,7 +70,7 @@ func (s *Hub) onLog(srv *registry.Server, private string, p *mcp.LoggingMessageP
 			continue
 		}
 		sess := ss.conn.session()
-		if sess == nil {
+		if sess == nil || !ss.conn.logs(msg.Level) {
 			continue
 		}
 		ss.post(size, func(ctx context.Context) {
@@ -88,4 +88,18 @@ func hasServer(v *registry.View, hash string) bool {
 		}
 	}
 	return false
+}
+
+// logs reports whether a message at level goes to the client now: the
+// level it set is filtered here, where the message arrives, as well as by
+// the go-sdk where it is sent. A message that came while the client asked
+// for less never reaches it later, when it has asked for more before the
+// message was sent. Without a level set here (none asked, or one a
+// request carries), the go-sdk alone decides.
+func (c *clientConn) logs(level mcp.LoggingLevel) bool {
+	c.mu.Lock()
+	set := c.logLevel
+	c.mu.Unlock()
+	want := slices.Index(logLevels, set)
+	return want < 0 || slices.Index(logLevels, level) >= want
 }
