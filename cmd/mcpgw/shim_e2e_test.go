@@ -52,7 +52,10 @@ func TestShimAutoStartSharedDaemon(t *testing.T) {
 		fmt.Sprintf("MCPGW_LISTEN=127.0.0.1:%d", port),
 	}
 	shim := []string{bin, "stdio", "--socket", sock, "--config", config}
-	t.Cleanup(func() { e2e.StopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port)) })
+	t.Cleanup(func() {
+		e2e.StopDaemonOn(t, sock)
+		e2e.StopDaemonAt(t, fmt.Sprintf("http://127.0.0.1:%d", port))
+	})
 
 	projA, projB := filepath.Join(dir, "projA"), filepath.Join(dir, "projB")
 	for _, p := range []string{projA, projB} {

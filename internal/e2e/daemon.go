@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -168,10 +170,31 @@ func DaemonStatusAs(t testing.TB, base, token string) *api.Report {
 	return &r
 }
 
-// stopDaemonAt ends a daemon the test did not start itself (one a shim
-// started), found by its status endpoint.
+// StopDaemonAt ends a daemon the test did not start itself (one a shim
+// started), found by its status endpoint at base.
 func StopDaemonAt(t *testing.T, base string) {
-	resp, err := http.Get(base + "/-/status")
+	// Bounded: another program may hold the port and never answer.
+	stopDaemon(&http.Client{Timeout: 10 * time.Second}, base)
+}
+
+// StopDaemonOn is StopDaemonAt for the daemon serving the unix socket
+// sock: a daemon a shim started always serves its socket, while its TCP
+// port may have been taken by another program before it bound it.
+func StopDaemonOn(t *testing.T, sock string) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}
+	defer client.CloseIdleConnections()
+	stopDaemon(client, "http://localhost")
+}
+
+// stopDaemon sends SIGTERM to the daemon whose status report client
+// reads at base, and SIGKILL if it is still alive after WaitLimit.
+func stopDaemon(client *http.Client, base string) {
+	resp, err := client.Get(base + "/-/status")
 	if err != nil {
 		return
 	}

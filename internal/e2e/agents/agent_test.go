@@ -37,6 +37,7 @@ type agentEnv struct {
 	home  string
 	dir   string // the agent's working directory: a project under home
 	url   string // the daemon's HTTP base
+	sock  string // the daemon's socket, where mcpgw puts it by default
 	model *e2e.FakeModel
 	env   []string
 	// exited is closed when the agent start started last has ended.
@@ -69,6 +70,7 @@ func newAgentEnv(t *testing.T, wire e2e.ModelWire, servers map[string]any, scrip
 	e2e.WriteJSON(t, filepath.Join(e.home, ".config", "mcpgw", "mcp.json"), map[string]any{"mcpServers": servers})
 	port := e2e.FreePort(t)
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	e.sock = filepath.Join(e.home, "run", "mcpgw", "mcpgw.sock")
 	e.model = e2e.NewFakeModelWire(t, wire, script...)
 	node := e2e.Path("node_modules/node/bin")
 	// Left out: CI, under which agents change behaviour (the tests should
@@ -87,7 +89,7 @@ func newAgentEnv(t *testing.T, wire e2e.ModelWire, servers map[string]any, scrip
 		"PWD="+e.dir,
 		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Cleanup(func() {
-		e2e.StopDaemonAt(t, e.url)
+		e.stopDaemon()
 		if t.Failed() {
 			if log, err := os.ReadFile(filepath.Join(e.home, ".local", "state", "mcpgw", "mcpgw.log")); err == nil {
 				t.Logf("daemon log:\n%s", log)
@@ -95,6 +97,14 @@ func newAgentEnv(t *testing.T, wire e2e.ModelWire, servers map[string]any, scrip
 		}
 	})
 	return e
+}
+
+// stopDaemon ends the running daemon, the test's or one a shim started:
+// found on its socket, which it serves whether or not it got its port,
+// else at its URL.
+func (e *agentEnv) stopDaemon() {
+	e2e.StopDaemonOn(e.t, e.sock)
+	e2e.StopDaemonAt(e.t, e.url)
 }
 
 // setenv adds variables to the agent's environment.

@@ -99,7 +99,7 @@ func TestClaudeToolSearchThenCall(t *testing.T) {
 		t.Errorf("mcp__mcpgw__go_echo gave %q", got)
 	}
 
-	e2e.StopDaemonAt(t, e.url)
+	e.stopDaemon()
 	claudePrint(e, claude, "What can you do now?")
 	reqs = e.turns(4)
 	if warm := claudeDeferred(reqs[3]); !slices.Equal(warm, want) {

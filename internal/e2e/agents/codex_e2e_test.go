@@ -120,7 +120,7 @@ func TestCodexProxySearchThenCall(t *testing.T) {
 		t.Errorf("the test's daemon counted %q calls of go's tools, want 1", got)
 	}
 
-	e2e.StopDaemonAt(t, e.url)
+	e.stopDaemon()
 	e.serve()
 	cmd = codex("And now?")
 	t.Logf("codex output:\n%s", e.run(cmd[0], cmd[1:]...))

@@ -84,7 +84,7 @@ func TestGeminiProxySearchThenCall(t *testing.T) {
 		t.Errorf("the call gave %q", got)
 	}
 
-	e2e.StopDaemonAt(t, e.url)
+	e.stopDaemon()
 	cmd = gemini("And now?")
 	t.Logf("gemini output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)

@@ -73,7 +73,7 @@ func TestOpencodeProxySearchThenCall(t *testing.T) {
 		t.Errorf("the call gave %q", got)
 	}
 
-	e2e.StopDaemonAt(t, e.url)
+	e.stopDaemon()
 	cmd = opencode("And now?")
 	t.Logf("opencode output:\n%s", e.run(cmd[0], cmd[1:]...))
 	reqs = e.turns(4)

@@ -93,6 +93,9 @@ func newPiEnv(t *testing.T, servers map[string]any, settings map[string]any, shi
 		"XDG_STATE_HOME="+filepath.Join(e.home, "state"), "XDG_CONFIG_HOME="+filepath.Join(e.home, "config"),
 		"MCPGW_LISTEN=127.0.0.1:"+fmt.Sprint(port), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
 	t.Cleanup(func() {
+		// The daemon the shim started serves the socket whether or not
+		// it got the port.
+		e2e.StopDaemonOn(t, e.sock)
 		e2e.StopDaemonAt(t, e.url)
 		if t.Failed() {
 			// What the daemon the shim started said, for the failure's why.
@@ -271,7 +274,7 @@ func TestPiSessionSurvivesDaemonRestart(t *testing.T) {
 	var downFor atomic.Int64
 	restart := func() {
 		stopped := time.Now()
-		e2e.StopDaemonAt(t, env.Load().url)
+		e2e.StopDaemonOn(t, env.Load().sock)
 		downFor.Store(int64(time.Since(stopped)))
 	}
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil, nil,
@@ -371,7 +374,7 @@ func TestPi15SessionSurvivesDaemonRestart(t *testing.T) {
 	t.Parallel()
 	needPi(t)
 	var env atomic.Pointer[piEnv]
-	restart := func() { e2e.StopDaemonAt(t, env.Load().url) }
+	restart := func() { e2e.StopDaemonOn(t, env.Load().sock) }
 	e := newPiEnv(t, map[string]any{"go": map[string]any{"command": e2e.TestServerBin, "args": []string{"testserver"}}}, nil,
 		[]string{"--mode", "direct"}, map[string]any{"pi15Exposure": "direct"},
 		e2e.ModelStep{Tool: "mcp__mcpgw__go_pid", Args: map[string]any{}},
