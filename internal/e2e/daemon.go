@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -75,10 +76,7 @@ func (d *Daemon) MCPURL() string { return d.URL + "/mcp" }
 // writeConfig writes an mcp.json with the given servers into dir.
 func WriteConfig(t testing.TB, dir string, servers map[string]any, settings map[string]any) string {
 	t.Helper()
-	cfg := map[string]any{"mcpServers": servers}
-	if settings != nil {
-		cfg["settings"] = settings
-	}
+	cfg := map[string]any{"mcpServers": servers, "settings": withTestDiscovery(settings)}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +86,20 @@ func WriteConfig(t testing.TB, dir string, servers map[string]any, settings map[
 		t.Fatal(err)
 	}
 	return path
+}
+
+// withTestDiscovery returns settings with discoveryTimeoutMs at WaitLimit
+// unless they set it: how long a list or a call waits for a server being
+// started and discovered. The product's 10 s is a user's bound; a machine
+// busy with other tests can take longer to start a server built with
+// -race, and a test then sees an answer it did not ask about.
+func withTestDiscovery(settings map[string]any) map[string]any {
+	if _, set := settings["discoveryTimeoutMs"]; set {
+		return settings
+	}
+	out := map[string]any{"discoveryTimeoutMs": WaitLimit.Milliseconds()}
+	maps.Copy(out, settings)
+	return out
 }
 
 // startDaemon runs the mcpgw binary with config in dir, HOME pointed at dir

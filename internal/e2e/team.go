@@ -42,9 +42,7 @@ func WriteTeamConfig(t testing.TB, dir string, iss *testissuer.Issuer, team Team
 	block := map[string]any{"issuer": iss.URL, "audience": TeamAudience}
 	maps.Copy(block, team.Block)
 	cfg := map[string]any{"team": block, "mcpServers": team.Servers}
-	if team.Settings != nil {
-		cfg["settings"] = team.Settings
-	}
+	cfg["settings"] = withTestDiscovery(team.Settings)
 	path := filepath.Join(dir, "mcp.json")
 	WriteJSON(t, path, cfg)
 	return path
