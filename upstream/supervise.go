@@ -287,11 +287,13 @@ func (u *Upstream) needsAuth(s *session, ae *AuthError) {
 	}
 }
 
-// armIdleLocked (re)starts the idle timer of a connected upstream with no
-// call in flight or waiting for it and no subscription (see idleCloses).
+// armIdleLocked starts the idle timer of a connected upstream with no call
+// in flight or waiting for it and no subscription (see idleCloses), unless
+// one is pending: a call does not stop the timer, and when it fires,
+// idleExpired re-checks and starts it again for the time left since the
+// last use. A busy upstream so makes no timer per call.
 func (u *Upstream) armIdleLocked() {
-	u.stopIdleLocked()
-	if u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || len(u.subs) > 0 || !idleCloses(u.srv) {
+	if u.idle != nil || u.sess == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || len(u.subs) > 0 || !idleCloses(u.srv) {
 		return
 	}
 	d := u.srv.IdleTimeout - time.Since(u.lastUsed)
@@ -320,6 +322,7 @@ func (u *Upstream) idleExpired() {
 	}
 	defer u.pool.wg.Done()
 	u.mu.Lock()
+	u.idle = nil // fired: armIdleLocked may start another
 	s := u.sess
 	if s == nil || u.inFlight > 0 || u.waiting > 0 || u.retired || len(u.subs) > 0 || !idleCloses(u.srv) {
 		u.mu.Unlock()
@@ -331,7 +334,6 @@ func (u *Upstream) idleExpired() {
 		return
 	}
 	u.sess = nil
-	u.idle = nil
 	u.idleCloses++
 	u.m.idleClose(u.srv.Name)
 	u.setStateLocked(StateIdle, "")

@@ -286,6 +286,7 @@ func (u *Upstream) updateLocked(srv *registry.Server) {
 		u.gate.setLimit(maxConcurrency(srv))
 	}
 	u.srv = srv
+	u.stopIdleLocked() // the idle timeout may have changed
 	u.armIdleLocked()
 	if lifecycleChanged {
 		select {
@@ -387,8 +388,7 @@ func (u *Upstream) acquire(ctx context.Context) (*session, *registry.Server, err
 		}
 		if s := u.sess; s != nil {
 			if !s.ended() {
-				u.inFlight++
-				u.stopIdleLocked()
+				u.inFlight++ // the idle timer, if pending, re-checks when it fires
 				srv := u.srv
 				u.mu.Unlock()
 				return s, srv, nil
