@@ -108,7 +108,8 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		answering := relay && (len(opts.Input.Responses) > 0 || opts.Input.State != "")
 		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !answering {
 			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
-				r, err := s.lines.rawCall(ctx, "tools/call", p)
+				r, err := s.lines.rawCall(ctx, "tools/call", *p)
+				putLineBuf(p)
 				if err != nil {
 					return err
 				}
@@ -213,7 +214,10 @@ var hopMeta = map[string]bool{
 // per-request members the SDK adds. ok is false when they are not known
 // yet (the SDK has sent no request on the connection): the SDK makes the
 // call.
-func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOptions) ([]byte, bool) {
+//
+// The params are in a buffer of lineBufs, which the caller puts back once
+// they are sent.
+func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOptions) (*[]byte, bool) {
 	var reqMeta []metaMember
 	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= sessionlessProtocol {
 		if reqMeta = s.lines.requestMeta(); reqMeta == nil {
@@ -227,12 +231,8 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 			return nil, false
 		}
 	}
-	size := len(argData) + len(tool) + 48
-	for _, m := range reqMeta {
-		size += len(m.member) + 1
-	}
-	p := make([]byte, 0, size)
-	p = append(p, `{"name":`...)
+	buf := getLineBuf()
+	p := append((*buf)[:0], `{"name":`...)
 	p = strconv.AppendQuote(p, tool)
 	p = append(p, `,"arguments":`...)
 	p = append(p, argData...)
@@ -243,6 +243,7 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 		for k, v := range meta {
 			vb, err := json.Marshal(v)
 			if err != nil {
+				putLineBuf(buf)
 				return nil, false
 			}
 			if n > 0 {
@@ -265,7 +266,8 @@ func (u *Upstream) rawCallParams(s *session, tool string, args any, opts *CallOp
 		}
 		p = append(p, '}')
 	}
-	return append(p, '}'), true
+	*buf = append(p, '}')
+	return buf, true
 }
 
 // needsInput reports whether a raw CallToolResult asks for more input

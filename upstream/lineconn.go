@@ -283,6 +283,24 @@ func (c *lineConn) noteMeta(params json.RawMessage) {
 	c.mu.Unlock()
 }
 
+// lineBufs holds the buffers raw calls build their params and lines in:
+// the line is written to the upstream's stdin before rawCall returns, so
+// a busy upstream needs a few buffers, not two per call.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledLine is the largest buffer put back in lineBufs: a call with
+// megabytes of arguments does not keep them alive in the pool.
+const maxPooledLine = 64 << 10
+
+func getLineBuf() *[]byte { return lineBufs.Get().(*[]byte) }
+
+func putLineBuf(b *[]byte) {
+	if cap(*b) <= maxPooledLine {
+		*b = (*b)[:0]
+		lineBufs.Put(b)
+	}
+}
+
 // requestMeta returns the captured per-request _meta members, or nil. The
 // slice is shared and never changes.
 func (c *lineConn) requestMeta() []metaMember {
@@ -308,14 +326,16 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte) (j
 	c.calls[id] = ch
 	c.mu.Unlock()
 
-	msg := make([]byte, 0, len(params)+len(method)+64)
-	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	buf := getLineBuf()
+	defer putLineBuf(buf)
+	msg := append((*buf)[:0], `{"jsonrpc":"2.0","id":`...)
 	msg = append(msg, id...)
 	msg = append(msg, `,"method":`...)
 	msg = strconv.AppendQuote(msg, method)
 	msg = append(msg, `,"params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, "}\n"...)
+	*buf = msg
 	// Errors read as the SDK's do.
 	if err := c.writeLine(msg); err != nil {
 		c.forget(id)
