@@ -271,3 +271,17 @@ func BenchmarkDigest(b *testing.B) {
 		l.Digest(args)
 	}
 }
+
+// BenchmarkWrite measures appending one call's record, as the dispatcher
+// does for every call (the file is written by the flush loop, in batches).
+func BenchmarkWrite(b *testing.B) {
+	l, _ := open(b, nil)
+	r := Record{Event: EventCall, Session: "O7ZSSBR4LIMYTALPVKVMU4RM73", Client: "pi", Server: "go", Tool: "echo",
+		Args: l.Digest([]byte(`{"message":"hello through mcpgw"}`)), Outcome: "ok", DurationMs: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
