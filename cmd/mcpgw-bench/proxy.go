@@ -76,13 +76,16 @@ var benchAllPhases = []string{benchPhaseLatency, benchPhaseThroughput, benchPhas
 
 // benchProxyOptions configure runBenchProxy.
 type benchProxyOptions struct {
-	Mcpgw      string        // the mcpgw binary: it runs serve and stdio
-	Self       string        // this binary: it runs the test servers
-	Duration   time.Duration // measuring time of each path, split over Rounds
-	Rounds     int
-	Phases     []string // of benchAllPhases
-	CPUProfile string   // passed to the main daemon's serve --cpuprofile
-	MemProfile string   // passed to the main daemon's serve --memprofile
+	Mcpgw    string        // the mcpgw binary: it runs serve and stdio
+	Self     string        // this binary: it runs the test servers
+	Duration time.Duration // measuring time of each path, split over Rounds
+	Rounds   int
+	// CallTimeout bounds each measured call; one that takes longer
+	// counts as failed. 0 is benchCallTimeout.
+	CallTimeout time.Duration
+	Phases      []string // of benchAllPhases
+	CPUProfile  string   // passed to the main daemon's serve --cpuprofile
+	MemProfile  string   // passed to the main daemon's serve --memprofile
 	// Protocol, if set, is the one protocol version the test server
 	// speaks, on every path; by default it speaks every version the SDK
 	// does, so that the SDK's clients (the daemon's too) negotiate
@@ -118,6 +121,7 @@ process counts are wrong, not when a speed target is missed.
 	fs.StringVar(&o.Mcpgw, "mcpgw", "", "the mcpgw binary to measure (default: mcpgw beside this binary, else on PATH)")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measuring time of each path")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds the measuring time is split into; paths alternate within each")
+	fs.DurationVar(&o.CallTimeout, "call-timeout", benchCallTimeout, "how long a measured call may take before it counts as failed")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	phases := fs.String("phases", strings.Join(benchAllPhases, ","), "phases to run")
 	fs.StringVar(&o.Protocol, "protocol", "", "the one protocol `VERSION` the test server speaks, e.g. 2025-11-25 as servers of the TypeScript SDK do (default: every version the SDK speaks)")
@@ -391,9 +395,9 @@ func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*
 	return &callBench{
 		b: b, ctx: ctx, closers: closers, d: d, up: up, me: os.Getpid(),
 		client:    mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil),
-		echo:      benchCall{tool: "echo", args: map[string]any{"message": benchMessage}},
-		viaDaemon: benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}},
-		viaProxy:  benchCall{tool: "mcp", args: map[string]any{"tool": "bench_echo", "args": map[string]any{"message": benchMessage}}},
+		echo:      benchCall{tool: "echo", args: map[string]any{"message": benchMessage}, timeout: b.o.CallTimeout},
+		viaDaemon: benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}, timeout: b.o.CallTimeout},
+		viaProxy:  benchCall{tool: "mcp", args: map[string]any{"tool": "bench_echo", "args": map[string]any{"message": benchMessage}}, timeout: b.o.CallTimeout},
 	}, nil
 }
 
