@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
+	"github.com/mcpgw/mcpgw/internal/control"
 	"github.com/mcpgw/mcpgw/internal/proctest"
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
@@ -185,35 +185,29 @@ func DaemonStatusAs(t testing.TB, base, token string) *api.Report {
 // StopDaemonAt ends a daemon the test did not start itself (one a shim
 // started), found by its status endpoint at base.
 func StopDaemonAt(t *testing.T, base string) {
-	// Bounded: another program may hold the port and never answer.
-	stopDaemon(&http.Client{Timeout: 10 * time.Second}, base)
+	stopDaemon(&control.Control{URL: base})
 }
 
 // StopDaemonOn is StopDaemonAt for the daemon serving the unix socket
 // sock: a daemon a shim started always serves its socket, while its TCP
 // port may have been taken by another program before it bound it.
 func StopDaemonOn(t *testing.T, sock string) {
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-	}}
-	defer client.CloseIdleConnections()
-	stopDaemon(client, "http://localhost")
+	stopDaemon(&control.Control{Socket: sock})
 }
 
-// stopDaemon sends SIGTERM to the daemon whose status report client
-// reads at base, and SIGKILL if it is still alive after WaitLimit.
-func stopDaemon(client *http.Client, base string) {
-	resp, err := client.Get(base + "/-/status")
+// stopDaemon sends SIGTERM to the daemon ctl reaches, as the CLI reaches
+// one (a program that is not mcpgw is left alone), and SIGKILL if it is
+// still alive after WaitLimit. Finding it is bounded: another program may
+// hold the port and never answer.
+func stopDaemon(ctl *control.Control) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body, err := ctl.Status(ctx)
 	if err != nil {
 		return
 	}
 	var r api.Report
-	_ = json.NewDecoder(resp.Body).Decode(&r)
-	resp.Body.Close()
-	if r.PID <= 0 {
+	if json.Unmarshal(body, &r) != nil || r.PID <= 0 {
 		return
 	}
 	_ = syscall.Kill(r.PID, syscall.SIGTERM)
