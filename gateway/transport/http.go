@@ -99,7 +99,7 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 		}
 		return t.teamOr(h, ownerOnly(o.Token != "", personal))
 	}
-	h := protect(t.shareSessions(mcpHandler, t.sessionOwner(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(mcpHandler))))))
+	h := protect(t.shareSessions(mcpHandler, t.sessionOwner(readBodies(fast, byEra(t.sessionlessHandler(), withSlot(holdStreams(mcpHandler)))))))
 	mux := http.NewServeMux()
 	// One check of Host and one of Origin, before the fast path and the
 	// go-sdk alike, so that the two cannot disagree (the go-sdk's own Host
