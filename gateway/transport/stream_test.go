@@ -89,7 +89,9 @@ func TestHeldStreamCarriesEventsAsChunks(t *testing.T) {
 	}
 	// A change of the tool list reaches the session on its stream.
 	srv.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	ev := readChunk(t, br)
 	if !strings.HasPrefix(ev, "event: message\n") || !strings.Contains(ev, `"method":"notifications/tools/list_changed"`) || !strings.HasSuffix(ev, "\n\n") {
 		t.Fatalf("event chunk %q, want one SSE event of notifications/tools/list_changed", ev)
