@@ -106,6 +106,10 @@ type limitedConn struct {
 	release  func()
 }
 
+// NetConn is the connection c wraps (as crypto/tls's), for what needs its
+// descriptor: package hangup watches held streams on it.
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fdpass"
+	"github.com/mcpgw/mcpgw/internal/hangup"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,7 +83,7 @@ type pipedSession struct {
 }
 
 // servePipes serves the session of a shim that passed its client's pipes.
-func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Reader, hello wire.Hello, in, out *os.File) error {
+func (t *Transports) servePipes(ctx context.Context, conn net.Conn, hello wire.Hello, in, out *os.File) error {
 	defer out.Close()
 	defer in.Close()
 	table := newInFlightTable()
@@ -118,10 +119,8 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, br *bufio.Re
 	// The shim's end of the connection carries nothing more; its end
 	// means the shim is gone (the client stopped it, or it was killed),
 	// and with it the session, as when a server process exits.
-	go func() {
-		awaitEOF(br)
-		cancel()
-	}()
+	stopWatch := hangup.Watch(conn, false, cancel)
+	defer stopWatch()
 
 	err := t.hub.ServeSession(sctx, &mcp.IOTransport{Reader: ps.lf, Writer: ps.out}, shimSessionOptions(hello), func(ss Session) error {
 		wel := wire.Welcome{OK: true, Version: t.o.Version, Pipes: true, InFlight: table != nil}
@@ -244,13 +243,3 @@ func requestID(line []byte) (id []byte, isRequest bool) {
 	return id, isRequest
 }
 
-// awaitEOF reads r until it ends. Into a small buffer of its own: io.Copy
-// to io.Discard would hold one of 8 KB for as long as the session lasts.
-func awaitEOF(r io.Reader) {
-	var b [64]byte
-	for {
-		if _, err := r.Read(b[:]); err != nil {
-			return
-		}
-	}
-}

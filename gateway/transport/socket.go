@@ -84,7 +84,7 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 		return errors.New("a shim dialled a daemon in team mode")
 	}
 	if in, out, ok := clientPipes(hello, fds); ok {
-		return t.servePipes(ctx, conn, br, hello, in, out)
+		return t.servePipes(ctx, conn, hello, in, out)
 	}
 	fdpass.Close(fds)
 	w := &lockedWriter{w: conn}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/hangup"
 )
 
 // A session of the 2025 era keeps one GET open for as long as it lives: the
@@ -22,9 +24,9 @@ import (
 //
 // holdStreams takes such a connection over from net/http (HTTP/1.1 only:
 // an HTTP/2 stream has no connection of its own) and runs the go-sdk's
-// handler for it on two goroutines of its own with shallow stacks: one
-// waits in the go-sdk for the stream to end, the other reads the
-// connection to see the client go away. The go-sdk writes each event
+// handler for it on a goroutine of its own with a shallow stack, which
+// waits in the go-sdk for the stream to end; package hangup sees the
+// client go away. The go-sdk writes each event
 // through streamWriter, as one chunk in one write.
 func holdStreams(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,25 +40,20 @@ func holdStreams(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		// The client waits for this answer and sends nothing more on the
-		// connection: a byte it did send is read as its going away.
-		early := brw.Reader.Buffered() > 0
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-		sw := &streamWriter{conn: conn, header: header}
+		sw := &streamWriter{conn: conn, header: header, broken: cancel}
 		r = r.WithContext(ctx)
-		if early {
+		// The client waits for this answer and sends nothing more on the
+		// connection: a byte it did send is taken for its going away.
+		stop := hangup.Watch(conn, true, cancel)
+		if brw.Reader.Buffered() > 0 {
 			cancel()
-		} else {
-			go func() {
-				var b [1]byte
-				_, _ = conn.Read(b[:])
-				cancel()
-			}()
 		}
 		go func() {
 			defer cancel()
 			next.ServeHTTP(sw, r)
 			sw.end()
+			stop()
 			_ = conn.Close()
 		}()
 	})
@@ -73,6 +70,7 @@ const streamWriteTimeout = 30 * time.Second
 type streamWriter struct {
 	conn   net.Conn
 	header http.Header
+	broken func() // a write failed: the stream ends
 
 	mu     sync.Mutex
 	status int // 0 until the header is sent or queued
@@ -159,7 +157,7 @@ func (s *streamWriter) writeLocked(bufs net.Buffers) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	if _, err := bufs.WriteTo(s.conn); err != nil {
 		s.err = err
-		_ = s.conn.Close() // the reader sees it and ends the stream
+		s.broken()
 	}
 	return s.err
 }
