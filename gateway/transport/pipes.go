@@ -242,4 +242,3 @@ func requestID(line []byte) (id []byte, isRequest bool) {
 	}
 	return id, isRequest
 }
-
