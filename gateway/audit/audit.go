@@ -106,6 +106,7 @@ type Log struct {
 	spare    []byte // the other buffer, swapped in while buf is written
 	writing  sync.Mutex
 	flushErr error
+	kick     chan struct{} // buf was empty and is not: flush within FlushInterval
 	done     chan struct{}
 	stopped  chan struct{}
 }
@@ -134,7 +135,8 @@ func Open(path, keyPath string, o *Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, key: key, maxBytes: maxBytes, files: files, done: make(chan struct{}), stopped: make(chan struct{})}
+	l := &Log{path: path, key: key, maxBytes: maxBytes, files: files,
+		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	l.macs.New = func() any { return &digester{mac: hmac.New(sha256.New, key)} }
 	if err := l.open(); err != nil {
 		return nil, err
@@ -237,18 +239,32 @@ func (l *Log) Write(r Record) error {
 		if ferr := l.Flush(); ferr != nil {
 			return ferr
 		}
+	} else if n == 0 {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
 	}
 	return err
 }
 
+// flushLoop writes the buffer FlushInterval after a record arrives in it
+// empty: records are written in batches while calls come, and an idle
+// daemon's log wakes nobody.
 func (l *Log) flushLoop() {
 	defer close(l.stopped)
-	t := time.NewTicker(FlushInterval)
-	defer t.Stop()
+	t := time.NewTimer(FlushInterval)
+	t.Stop()
 	for {
 		select {
 		case <-l.done:
 			return
+		case <-l.kick:
+		}
+		t.Reset(FlushInterval)
+		select {
+		case <-l.done:
+			return // Close writes what waits
 		case <-t.C:
 			if err := l.Flush(); err != nil {
 				l.mu.Lock()
