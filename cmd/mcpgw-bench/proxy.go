@@ -77,6 +77,10 @@ var benchAllPhases = []string{benchPhaseLatency, benchPhaseThroughput, benchPhas
 // benchProxyOptions configure runBenchProxy.
 type benchProxyOptions struct {
 	Mcpgw    string        // the mcpgw binary: it runs serve and stdio
+	// Baseline, if set, is another mcpgw binary whose daemon is measured
+	// beside Mcpgw's on the daemon paths of the latency and throughput
+	// phases, alternated with them in every round ("baseline: " paths).
+	Baseline string
 	Self     string        // this binary: it runs the test servers
 	Duration time.Duration // measuring time of each path, split over Rounds
 	Rounds   int
@@ -119,6 +123,7 @@ process counts are wrong, not when a speed target is missed.
 	}
 	o := benchProxyOptions{Progress: stderr}
 	fs.StringVar(&o.Mcpgw, "mcpgw", "", "the mcpgw binary to measure (default: mcpgw beside this binary, else on PATH)")
+	fs.StringVar(&o.Baseline, "baseline", "", "another mcpgw `binary` (an earlier build) measured in the same run on the daemon paths, alternated with --mcpgw's in every round, and judged against")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measuring time of each path")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds the measuring time is split into; paths alternate within each")
 	fs.DurationVar(&o.CallTimeout, "call-timeout", benchCallTimeout, "how long a measured call may take before it counts as failed")
@@ -193,6 +198,7 @@ func runBenchProxy(ctx context.Context, o benchProxyOptions) (*benchReport, erro
 	}
 	rep := &benchReport{
 		Machine:  benchMachineInfo(o.Mcpgw),
+		Baseline: o.Baseline,
 		Call:     fmt.Sprintf("echo {%q:%q}", "message", benchMessage),
 		Protocol: o.Protocol,
 		Duration: o.Duration.Seconds(),
@@ -300,7 +306,7 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	}
 	daemonSessions := 0
 	for _, p := range slices.Concat(latency, throughput) {
-		if _, ok := p.procs["daemon"]; ok {
+		if p.procs["daemon"] == c.d.pid {
 			daemonSessions += len(p.sessions)
 		}
 	}
@@ -351,6 +357,7 @@ type callBench struct {
 	ctx     context.Context
 	closers *benchClosers
 	d       *benchDaemon
+	sides   []benchSide // d's first, then the baseline's
 	up      *benchHTTPUpstream
 	client  *mcp.Client
 	me      int
@@ -392,8 +399,25 @@ func (b *benchRun) startCallBench(ctx context.Context, closers *benchClosers) (*
 		return nil, err
 	}
 	closers.add(up.stop)
+	sides := []benchSide{{bin: b.o.Mcpgw, d: d}}
+	if b.o.Baseline != "" {
+		dir := filepath.Join(b.dir, "baseline")
+		cfg, err := benchWriteConfig(dir, map[string]any{
+			"bench": map[string]any{"command": b.o.Self, "args": []string{"testserver"}, "env": b.serverEnv()},
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.progress("starting the baseline's daemon")
+		bd, err := startBenchDaemon(ctx, b.o.Baseline, dir, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("the baseline: %w", err)
+		}
+		closers.add(bd.stop)
+		sides = append(sides, benchSide{bin: b.o.Baseline, d: bd, prefix: benchBaselinePrefix})
+	}
 	return &callBench{
-		b: b, ctx: ctx, closers: closers, d: d, up: up, me: os.Getpid(),
+		b: b, ctx: ctx, closers: closers, d: d, sides: sides, up: up, me: os.Getpid(),
 		client:    mcp.NewClient(&mcp.Implementation{Name: "mcpgw-bench", Version: version}, nil),
 		echo:      benchCall{tool: "echo", args: map[string]any{"message": benchMessage}, timeout: b.o.CallTimeout},
 		viaDaemon: benchCall{tool: "bench_echo", args: map[string]any{"message": benchMessage}, timeout: b.o.CallTimeout},
@@ -430,10 +454,56 @@ func (c *callBench) stdioSession(bin string, args ...string) (*mcp.ClientSession
 // shimSession starts a stdio shim of the daemon, in direct mode, and opens
 // a session through it.
 func (c *callBench) shimSession() (*mcp.ClientSession, int, error) {
-	return c.stdioSession(c.b.o.Mcpgw, "stdio", "--socket", c.d.socket, "--mode", "direct", "--no-start")
+	return c.sides[0].shimSession(c)
 }
 
-func (c *callBench) daemonURL(mode string) string { return c.d.url + "/mcp?mode=" + mode }
+func (c *callBench) daemonURL(mode string) string { return c.sides[0].url(mode) }
+
+// benchSide is one mcpgw build measured: its binary, its daemon, and what
+// its paths' names start with.
+type benchSide struct {
+	bin    string
+	d      *benchDaemon
+	prefix string // "" for --mcpgw's, benchBaselinePrefix for --baseline's
+}
+
+// benchBaselinePrefix starts the names of the baseline's paths.
+const benchBaselinePrefix = "baseline: "
+
+func (s benchSide) url(mode string) string { return s.d.url + "/mcp?mode=" + mode }
+
+func (s benchSide) shimSession(c *callBench) (*mcp.ClientSession, int, error) {
+	return c.stdioSession(s.bin, "stdio", "--socket", s.d.socket, "--mode", "direct", "--no-start")
+}
+
+// daemonPaths are the side's paths through its daemon at n sessions: HTTP
+// in direct mode, then (mcpTool) through the mcp tool, then (shim, n = 1)
+// through its stdio shim.
+func (s benchSide) daemonPaths(c *callBench, n int, mcpTool, shim bool) ([]*benchPath, error) {
+	viaHTTP, err := c.httpSessions(s.url("direct"), n)
+	if err != nil {
+		return nil, err
+	}
+	procs := func() map[string]int { return map[string]int{"client": c.me, "daemon": s.d.pid} }
+	paths := []*benchPath{newBenchPath(s.prefix+"daemon HTTP", c.viaDaemon, viaHTTP, procs())}
+	if mcpTool {
+		viaTool, err := c.httpSessions(s.url("proxy"), n)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, newBenchPath(s.prefix+"daemon HTTP, mcp tool", c.viaProxy, viaTool, procs()))
+	}
+	if shim {
+		cs, shimPID, err := s.shimSession(c)
+		if err != nil {
+			return nil, err
+		}
+		ps := procs()
+		ps["shim"] = shimPID
+		paths = append(paths, newBenchPath(s.prefix+"daemon via shim", c.viaDaemon, []*mcp.ClientSession{cs}, ps))
+	}
+	return paths, nil
+}
 
 // latencyPaths are the concurrency-1 paths: the upstream over stdio and
 // HTTP, the daemon over HTTP (direct and through the mcp tool) and
@@ -448,26 +518,18 @@ func (c *callBench) latencyPaths() ([]*benchPath, error) {
 	if err != nil {
 		return nil, err
 	}
-	viaHTTP, err := c.httpSessions(c.daemonURL("direct"), 1)
-	if err != nil {
-		return nil, err
+	paths := []*benchPath{
+		newBenchPath("direct stdio", c.echo, []*mcp.ClientSession{direct}, map[string]int{"client": c.me, "upstream": directPID}),
+		newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": c.me, "upstream": c.up.pid}),
 	}
-	viaTool, err := c.httpSessions(c.daemonURL("proxy"), 1)
-	if err != nil {
-		return nil, err
+	for _, s := range c.sides {
+		more, err := s.daemonPaths(c, 1, true, true)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, more...)
 	}
-	shim, shimPID, err := c.shimSession()
-	if err != nil {
-		return nil, err
-	}
-	me, d, up := c.me, c.d, c.up
-	return []*benchPath{
-		newBenchPath("direct stdio", c.echo, []*mcp.ClientSession{direct}, map[string]int{"client": me, "upstream": directPID}),
-		newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": me, "upstream": up.pid}),
-		newBenchPath("daemon HTTP", c.viaDaemon, viaHTTP, map[string]int{"client": me, "daemon": d.pid}),
-		newBenchPath("daemon HTTP, mcp tool", c.viaProxy, viaTool, map[string]int{"client": me, "daemon": d.pid}),
-		newBenchPath("daemon via shim", c.viaDaemon, []*mcp.ClientSession{shim}, map[string]int{"client": me, "shim": shimPID, "daemon": d.pid}),
-	}, nil
+	return paths, nil
 }
 
 // throughputGroups are groups of paths with the same number of sessions,
@@ -480,20 +542,13 @@ func (c *callBench) throughputGroups() ([][]*benchPath, error) {
 		if err != nil {
 			return nil, err
 		}
-		viaHTTP, err := c.httpSessions(c.daemonURL("direct"), n)
-		if err != nil {
-			return nil, err
-		}
-		group := []*benchPath{
-			newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": c.me, "upstream": c.up.pid}),
-			newBenchPath("daemon HTTP", c.viaDaemon, viaHTTP, map[string]int{"client": c.me, "daemon": c.d.pid}),
-		}
-		if n == 64 {
-			viaTool, err := c.httpSessions(c.daemonURL("proxy"), n)
+		group := []*benchPath{newBenchPath("direct HTTP", c.echo, directHTTP, map[string]int{"client": c.me, "upstream": c.up.pid})}
+		for _, s := range c.sides {
+			more, err := s.daemonPaths(c, n, n == 64, false)
 			if err != nil {
 				return nil, err
 			}
-			group = append(group, newBenchPath("daemon HTTP, mcp tool", c.viaProxy, viaTool, map[string]int{"client": c.me, "daemon": c.d.pid}))
+			group = append(group, more...)
 		}
 		groups = append(groups, group)
 	}
@@ -510,17 +565,19 @@ func (c *callBench) warmUp(ctx context.Context, paths []*benchPath) error {
 			return ctx.Err()
 		}
 	}
-	kids, _, err := benchUpstreams(c.d.pid)
-	if err != nil {
-		return err
-	}
-	if len(kids) != 1 {
-		return fmt.Errorf("the daemon runs %d upstream processes after the warm-up, want 1:\n%s", len(kids), c.d.logTail())
-	}
-	for _, p := range paths {
-		if _, ok := p.procs["daemon"]; ok {
-			p.procs["upstream"] = kids[0]
-			p.metrics = c.d.url + "/metrics"
+	for _, s := range c.sides {
+		kids, _, err := benchUpstreams(s.d.pid)
+		if err != nil {
+			return err
+		}
+		if len(kids) != 1 {
+			return fmt.Errorf("the daemon %s runs %d upstream processes after the warm-up, want 1:\n%s", s.bin, len(kids), s.d.logTail())
+		}
+		for _, p := range paths {
+			if p.procs["daemon"] == s.d.pid {
+				p.procs["upstream"] = kids[0]
+				p.metrics = s.d.url + "/metrics"
+			}
 		}
 	}
 	return nil
@@ -556,8 +613,10 @@ func (b *benchRun) measure(ctx context.Context, d *benchDaemon, latency []*bench
 		}
 		for _, p := range throughput {
 			rep.Throughput = append(rep.Throughput, p.figure())
-			rep.LoadRSSKB = max(rep.LoadRSSKB, p.rssPeakKB)
-			rep.LoadAnonKB = max(rep.LoadAnonKB, p.anonPeakKB)
+			if p.procs["daemon"] == d.pid {
+				rep.LoadRSSKB = max(rep.LoadRSSKB, p.rssPeakKB)
+				rep.LoadAnonKB = max(rep.LoadAnonKB, p.anonPeakKB)
+			}
 		}
 		if m, err := benchProcMemory(d.pid); err == nil {
 			rep.LoadHWMKB = m.HWM

@@ -22,6 +22,9 @@ type benchReport struct {
 	Protocol string       `json:"protocol,omitempty"` // the test server's only protocol version, if limited
 	Duration float64      `json:"durationSeconds"`    // measuring time per path
 	Rounds   int          `json:"rounds"`
+	// Baseline is the mcpgw binary measured beside the one the report is
+	// of (--baseline), on paths named benchBaselinePrefix + path.
+	Baseline string `json:"baseline,omitempty"`
 
 	Latency []*benchFigure `json:"latency,omitempty"` // concurrency 1
 	// LatencyRatio is daemon HTTP p50 / direct HTTP p50.
@@ -154,7 +157,7 @@ func benchFind(figs []*benchFigure, path string) *benchFigure {
 }
 
 func benchTargets(r *benchReport) []benchTarget {
-	out := slices.Concat(latencyTargets(r), loadTargets(r))
+	out := slices.Concat(latencyTargets(r), loadTargets(r), baselineTargets(r))
 	for _, m := range r.Modes {
 		out = append(out, benchTarget{
 			Name: fmt.Sprintf("daemon peak VmRSS, %d sessions, %s", m.Sessions, m.Mode),
@@ -232,6 +235,52 @@ func latencyTargets(r *benchReport) []benchTarget {
 	return out
 }
 
+// baselineTargets judge the daemon's CPU per call and throughput against
+// the baseline's, measured in the same rounds: no more CPU per call at
+// concurrency 1 and at 64 sessions, and at 64 sessions at least the
+// baseline's throughput.
+func baselineTargets(r *benchReport) []benchTarget {
+	var out []benchTarget
+	if r.Baseline == "" {
+		return nil
+	}
+	at := func(figs []*benchFigure, sessions int) []*benchFigure {
+		var out []*benchFigure
+		for _, f := range figs {
+			if f.Sessions == sessions {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, set := range []struct {
+		figs  []*benchFigure
+		where string
+	}{{r.Latency, "concurrency 1"}, {at(r.Throughput, 64), "64 sessions"}} {
+		for _, path := range benchDaemonPaths {
+			f, b := benchFind(set.figs, path), benchFind(set.figs, benchBaselinePrefix+path)
+			if f == nil || b == nil {
+				continue
+			}
+			out = append(out, benchTarget{
+				Name: fmt.Sprintf("daemon CPU per call at %s, %s vs the baseline", set.where, path),
+				Want: "≤ the baseline's",
+				Got:  fmt.Sprintf("%.0f µs vs %.0f µs", f.CPU["daemon"], b.CPU["daemon"]),
+				Pass: f.CPU["daemon"] > 0 && f.CPU["daemon"] <= b.CPU["daemon"],
+			})
+			if set.where != "concurrency 1" {
+				out = append(out, benchTarget{
+					Name: fmt.Sprintf("throughput at %s, %s vs the baseline", set.where, path),
+					Want: "≥ the baseline's",
+					Got:  fmt.Sprintf("%.0f vs %.0f calls/s", f.PerSecond, b.PerSecond),
+					Pass: f.PerSecond > 0 && f.PerSecond >= b.PerSecond,
+				})
+			}
+		}
+	}
+	return out
+}
+
 // loadTargets judge the figures at 64 sessions.
 func loadTargets(r *benchReport) []benchTarget {
 	var out []benchTarget
@@ -277,6 +326,9 @@ func (r *benchReport) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, mcpgw built with %s; load average %.2f at start, %.2f at end\n",
 		m.CPUs, m.Model, m.GoVersion, m.Build, m.LoadBefore, m.LoadAfter)
+	if r.Baseline != "" {
+		fmt.Fprintf(w, "baseline: %s, measured on the daemon paths in the same rounds\n", r.Baseline)
+	}
 	fmt.Fprintln(w, "client, shim, daemon, upstream: CPU time per call, in µs, of that process; alloc: KiB the daemon allocated per call; GCs: its collections per 1,000 calls")
 
 	r.writeCalls(w)
@@ -336,13 +388,27 @@ func (r *benchReport) writeCalls(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t\n", f.Path, f.Sessions, f.Calls, f.Errors, f.PerSecond, benchUS(f.P50), benchUS(f.P99), benchCPUColumns(f))
 		}
 		tw.Flush()
-		var parts []string
-		for i := 0; i+1 < len(r.Throughput); i += 2 {
-			if direct, daemon := r.Throughput[i], r.Throughput[i+1]; direct.PerSecond > 0 {
-				parts = append(parts, fmt.Sprintf("%.2f× at %d sessions", daemon.PerSecond/direct.PerSecond, daemon.Sessions))
+		for _, prefix := range []string{"", benchBaselinePrefix} {
+			var parts []string
+			for _, n := range []int{16, 64} {
+				var direct, daemon *benchFigure
+				for _, f := range r.Throughput {
+					switch {
+					case f.Sessions != n:
+					case f.Path == "direct HTTP":
+						direct = f
+					case f.Path == prefix+"daemon HTTP":
+						daemon = f
+					}
+				}
+				if direct != nil && daemon != nil && direct.PerSecond > 0 {
+					parts = append(parts, fmt.Sprintf("%.2f× at %d sessions", daemon.PerSecond/direct.PerSecond, n))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "%sdaemon / direct calls/s: %s\n", prefix, strings.Join(parts, ", "))
 			}
 		}
-		fmt.Fprintf(w, "daemon / direct calls/s: %s\n", strings.Join(parts, ", "))
 		fmt.Fprintf(w, "daemon memory under this load: VmRSS up to %s (RssAnon up to %s), VmHWM %s\n", benchMB(r.LoadRSSKB), benchMB(r.LoadAnonKB), benchMB(r.LoadHWMKB))
 		if r.StartRSSKB > 0 {
 			fmt.Fprintf(w, "daemon VmRSS: %s idle with its server before any session", benchMB(r.StartRSSKB))

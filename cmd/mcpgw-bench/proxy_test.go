@@ -27,7 +27,8 @@ func TestBenchProxy(t *testing.T) {
 	// A call may take long on a machine busy with other tests (one
 	// direct call to the -race test server once took over 10 s): this
 	// test counts failures, not time.
-	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
+	// The same build as its own baseline: measured beside itself.
+	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--baseline", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
 		"--call-timeout", "2m")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -90,6 +91,9 @@ func TestBenchProxy(t *testing.T) {
 		{"daemon HTTP", 1, daemon},
 		{"daemon HTTP, mcp tool", 1, daemon},
 		{"daemon via shim", 1, []string{"client", "daemon", "shim", "upstream"}},
+		{"baseline: daemon HTTP", 1, daemon},
+		{"baseline: daemon HTTP, mcp tool", 1, daemon},
+		{"baseline: daemon via shim", 1, []string{"client", "daemon", "shim", "upstream"}},
 	})
 	if r.LatencyRatio <= 0 {
 		t.Errorf("latency ratio = %v", r.LatencyRatio)
@@ -97,10 +101,16 @@ func TestBenchProxy(t *testing.T) {
 	check("throughput", r.Throughput, []want{
 		{"direct HTTP", 16, direct},
 		{"daemon HTTP", 16, daemon},
+		{"baseline: daemon HTTP", 16, daemon},
 		{"direct HTTP", 64, direct},
 		{"daemon HTTP", 64, daemon},
 		{"daemon HTTP, mcp tool", 64, daemon},
+		{"baseline: daemon HTTP", 64, daemon},
+		{"baseline: daemon HTTP, mcp tool", 64, daemon},
 	})
+	if r.Baseline != mcpgw {
+		t.Errorf("baseline = %q, want %q", r.Baseline, mcpgw)
+	}
 	// VmHWM and VmRSS are read one after the other while the daemon still
 	// works, so only their presence is checked.
 	if r.LoadRSSKB <= 0 || r.LoadHWMKB <= 0 || r.LoadAnonKB <= 0 || r.LoadAnonKB > r.LoadRSSKB {
@@ -150,6 +160,9 @@ func TestBenchProxy(t *testing.T) {
 		"shim CPU per call",
 		"daemon CPU per call at 64 sessions, daemon HTTP", "throughput at 64 sessions, daemon HTTP vs",
 		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool", "throughput at 64 sessions, daemon HTTP, mcp tool vs",
+		"daemon CPU per call at concurrency 1, daemon HTTP vs the baseline", "daemon CPU per call at concurrency 1, daemon HTTP, mcp tool vs the baseline",
+		"daemon CPU per call at 64 sessions, daemon HTTP vs the baseline", "throughput at 64 sessions, daemon HTTP vs the baseline",
+		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool vs the baseline", "throughput at 64 sessions, daemon HTTP, mcp tool vs the baseline",
 		"daemon peak VmRSS, 64 sessions, HTTP, direct tools", "daemon peak VmRSS, 64 sessions, HTTP, mcp tool",
 		"daemon peak VmRSS, 64 sessions, stdio shim, direct tools",
 		"idle RSS", "10 sessions × 10 servers",
@@ -171,6 +184,7 @@ func TestBenchProxy(t *testing.T) {
 	var text bytes.Buffer
 	r.writeText(&text)
 	for _, s := range []string{"latency at concurrency 1", "daemon via shim", "throughput", "calls/s",
+		"baseline: " + mcpgw, "baseline: daemon / direct calls/s: ",
 		"idle daemon, 100 servers", "10 upstream processes running, 10 ever started (direct use: 100)", "targets", "errors: 0"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text report lacks %q:\n%s", s, text.String())
