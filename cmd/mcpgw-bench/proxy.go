@@ -76,7 +76,7 @@ var benchAllPhases = []string{benchPhaseLatency, benchPhaseThroughput, benchPhas
 
 // benchProxyOptions configure runBenchProxy.
 type benchProxyOptions struct {
-	Mcpgw    string        // the mcpgw binary: it runs serve and stdio
+	Mcpgw string // the mcpgw binary: it runs serve and stdio
 	// Baseline, if set, is another mcpgw binary whose daemon is measured
 	// beside Mcpgw's on the daemon paths of the latency and throughput
 	// phases, alternated with them in every round ("baseline: " paths).
