@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +24,12 @@ func TestBenchProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts several daemons and upstreams")
 	}
+	t.Parallel() // with TestBenchProxyBaseline: both wait more than they work
 	mcpgw, bench := buildBinaries(t)
 	// A call may take long on a machine busy with other tests (one
 	// direct call to the -race test server once took over 10 s): this
 	// test counts failures, not time.
-	// The same build as its own baseline: measured beside itself.
-	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--baseline", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
+	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
 		"--call-timeout", "2m")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -91,9 +92,6 @@ func TestBenchProxy(t *testing.T) {
 		{"daemon HTTP", 1, daemon},
 		{"daemon HTTP, mcp tool", 1, daemon},
 		{"daemon via shim", 1, []string{"client", "daemon", "shim", "upstream"}},
-		{"baseline: daemon HTTP", 1, daemon},
-		{"baseline: daemon HTTP, mcp tool", 1, daemon},
-		{"baseline: daemon via shim", 1, []string{"client", "daemon", "shim", "upstream"}},
 	})
 	if r.LatencyRatio <= 0 {
 		t.Errorf("latency ratio = %v", r.LatencyRatio)
@@ -101,16 +99,10 @@ func TestBenchProxy(t *testing.T) {
 	check("throughput", r.Throughput, []want{
 		{"direct HTTP", 16, direct},
 		{"daemon HTTP", 16, daemon},
-		{"baseline: daemon HTTP", 16, daemon},
 		{"direct HTTP", 64, direct},
 		{"daemon HTTP", 64, daemon},
 		{"daemon HTTP, mcp tool", 64, daemon},
-		{"baseline: daemon HTTP", 64, daemon},
-		{"baseline: daemon HTTP, mcp tool", 64, daemon},
 	})
-	if r.Baseline != mcpgw {
-		t.Errorf("baseline = %q, want %q", r.Baseline, mcpgw)
-	}
 	// VmHWM and VmRSS are read one after the other while the daemon still
 	// works, so only their presence is checked.
 	if r.LoadRSSKB <= 0 || r.LoadHWMKB <= 0 || r.LoadAnonKB <= 0 || r.LoadAnonKB > r.LoadRSSKB {
@@ -160,9 +152,6 @@ func TestBenchProxy(t *testing.T) {
 		"shim CPU per call",
 		"daemon CPU per call at 64 sessions, daemon HTTP", "throughput at 64 sessions, daemon HTTP vs",
 		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool", "throughput at 64 sessions, daemon HTTP, mcp tool vs",
-		"daemon CPU per call at concurrency 1, daemon HTTP vs the baseline", "daemon CPU per call at concurrency 1, daemon HTTP, mcp tool vs the baseline",
-		"daemon CPU per call at 64 sessions, daemon HTTP vs the baseline", "throughput at 64 sessions, daemon HTTP vs the baseline",
-		"daemon CPU per call at 64 sessions, daemon HTTP, mcp tool vs the baseline", "throughput at 64 sessions, daemon HTTP, mcp tool vs the baseline",
 		"daemon peak VmRSS, 64 sessions, HTTP, direct tools", "daemon peak VmRSS, 64 sessions, HTTP, mcp tool",
 		"daemon peak VmRSS, 64 sessions, stdio shim, direct tools",
 		"idle RSS", "10 sessions × 10 servers",
@@ -184,7 +173,6 @@ func TestBenchProxy(t *testing.T) {
 	var text bytes.Buffer
 	r.writeText(&text)
 	for _, s := range []string{"latency at concurrency 1", "daemon via shim", "throughput", "calls/s",
-		"baseline: " + mcpgw, "baseline: daemon / direct calls/s: ",
 		"idle daemon, 100 servers", "10 upstream processes running, 10 ever started (direct use: 100)", "targets", "errors: 0"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text report lacks %q:\n%s", s, text.String())
@@ -192,6 +180,109 @@ func TestBenchProxy(t *testing.T) {
 	}
 	if n := strings.Count(text.String(), "PASS") + strings.Count(text.String(), "FAIL"); n != len(prefixes) {
 		t.Errorf("text report has %d pass/fail lines, want %d:\n%s", n, len(prefixes), text.String())
+	}
+}
+
+// TestBenchProxyBaseline measures a build beside another in one run (here
+// the same build beside itself, at concurrency 1): the baseline's daemon
+// gets the daemon paths too, after the measured one's, and the report
+// judges against it.
+func TestBenchProxyBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two daemons and upstreams")
+	}
+	t.Parallel()
+	mcpgw, bench := buildBinaries(t)
+	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--baseline", mcpgw, "--phases", "latency",
+		"--duration", "1s", "--rounds", "2", "--json", "--quiet", "--call-timeout", "2m")
+	cmd.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", cmd, err, stdout.String(), stderr.String())
+	}
+	var r benchReport
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decoding the report: %v\n%s", err, stdout.String())
+	}
+	if r.Baseline != mcpgw || r.Errors != 0 || len(r.Problems) > 0 {
+		t.Fatalf("baseline %q, errors %d, problems %q; want %q, none", r.Baseline, r.Errors, r.Problems, mcpgw)
+	}
+	var paths []string
+	for _, f := range r.Latency {
+		paths = append(paths, f.Path)
+		if f.Calls <= 0 || f.CPU["daemon"] < 0 {
+			t.Errorf("%s: %d calls, daemon CPU %v", f.Path, f.Calls, f.CPU["daemon"])
+		}
+		if strings.Contains(f.Path, "daemon") && f.CPU["daemon"] <= 0 {
+			t.Errorf("%s: no daemon CPU time", f.Path)
+		}
+	}
+	want := []string{"direct stdio", "direct HTTP", "daemon HTTP", "daemon HTTP, mcp tool", "daemon via shim",
+		"baseline: daemon HTTP", "baseline: daemon HTTP, mcp tool", "baseline: daemon via shim"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("latency paths %q, want %q", paths, want)
+	}
+	var got []string
+	for _, tg := range r.Targets {
+		if strings.HasSuffix(tg.Name, "vs the baseline") {
+			got = append(got, tg.Name)
+		}
+	}
+	wantTargets := []string{"daemon CPU per call at concurrency 1, daemon HTTP vs the baseline",
+		"daemon CPU per call at concurrency 1, daemon HTTP, mcp tool vs the baseline"}
+	if !slices.Equal(got, wantTargets) {
+		t.Errorf("baseline targets %q, want %q", got, wantTargets)
+	}
+	var text bytes.Buffer
+	r.writeText(&text)
+	if !strings.Contains(text.String(), "baseline: "+mcpgw+", measured on the daemon paths") {
+		t.Errorf("text report does not name the baseline:\n%s", text.String())
+	}
+}
+
+// The report's judgement against a baseline, on figures made up for it:
+// CPU per call at concurrency 1 and 64 sessions, throughput at 64, each
+// measured path against the baseline's path of the same name.
+func TestBenchBaselineTargets(t *testing.T) {
+	fig := func(path string, sessions int, cpu, perSecond float64) *benchFigure {
+		return &benchFigure{Path: path, Sessions: sessions, CPU: map[string]float64{"daemon": cpu}, PerSecond: perSecond}
+	}
+	r := &benchReport{
+		Baseline: "old",
+		Latency: []*benchFigure{fig("direct stdio", 1, 0, 0), fig("direct HTTP", 1, 0, 0),
+			fig("daemon HTTP", 1, 250, 0), fig("daemon HTTP, mcp tool", 1, 260, 0), fig("daemon via shim", 1, 180, 0),
+			fig("baseline: daemon HTTP", 1, 250, 0), fig("baseline: daemon HTTP, mcp tool", 1, 259, 0)},
+		Throughput: []*benchFigure{fig("direct HTTP", 16, 0, 2000), fig("daemon HTTP", 16, 100, 2100), fig("baseline: daemon HTTP", 16, 90, 2000),
+			fig("direct HTTP", 64, 0, 2000), fig("daemon HTTP", 64, 140, 2100), fig("daemon HTTP, mcp tool", 64, 150, 1900),
+			fig("baseline: daemon HTTP", 64, 145, 2050), fig("baseline: daemon HTTP, mcp tool", 64, 149, 1900)},
+	}
+	var got []string
+	for _, tg := range baselineTargets(r) {
+		got = append(got, fmt.Sprintf("%v %s: %s", tg.Pass, tg.Name, tg.Got))
+	}
+	want := []string{
+		"true daemon CPU per call at concurrency 1, daemon HTTP vs the baseline: 250 µs vs 250 µs",
+		"false daemon CPU per call at concurrency 1, daemon HTTP, mcp tool vs the baseline: 260 µs vs 259 µs",
+		"true daemon CPU per call at 64 sessions, daemon HTTP vs the baseline: 140 µs vs 145 µs",
+		"true throughput at 64 sessions, daemon HTTP vs the baseline: 2100 vs 2050 calls/s",
+		"false daemon CPU per call at 64 sessions, daemon HTTP, mcp tool vs the baseline: 150 µs vs 149 µs",
+		"true throughput at 64 sessions, daemon HTTP, mcp tool vs the baseline: 1900 vs 1900 calls/s",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("baseline targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if baselineTargets(&benchReport{Latency: r.Latency}) != nil {
+		t.Error("targets against a baseline without one")
+	}
+	// The ratio to direct HTTP, for each build, by sessions.
+	var text bytes.Buffer
+	r.writeCalls(&text)
+	for _, s := range []string{"\ndaemon / direct calls/s: 1.05× at 16 sessions, 1.05× at 64 sessions\n",
+		"\nbaseline: daemon / direct calls/s: 1.00× at 16 sessions, 1.02× at 64 sessions\n"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, text.String())
+		}
 	}
 }
 
