@@ -26,8 +26,8 @@ import (
 // an HTTP/2 stream has no connection of its own) and runs the go-sdk's
 // handler for it on a goroutine of its own with a shallow stack, which
 // waits in the go-sdk for the stream to end; package hangup sees the
-// client go away. The go-sdk writes each event
-// through streamWriter, as one chunk in one write.
+// client go away. The go-sdk writes each event through streamWriter, as
+// one chunk in one write.
 func holdStreams(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Header.Get("Mcp-Session-Id") == "" {
