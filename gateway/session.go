@@ -67,6 +67,10 @@ type session struct {
 	relist relistState // how the client has re-listed its tools (holdForRelist)
 	fast   fastCalls   // its calls in flight on the fast path
 	roots  clientRoots // the client's roots, for upstreams that ask
+	// handshake orders the client's initialize and server/discover
+	// (eraMiddleware); held across either's handler, it takes nothing
+	// the handlers take before it.
+	handshake sync.Mutex
 
 	// mu guards what the session owns as a conversation (the fields that
 	// follow, kept across daemon restarts for a shim's session,
@@ -231,7 +235,7 @@ func (s *Hub) newSession(opts SessionOptions, st *sessionState, sessionless bool
 	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
 	// Middleware runs in this order; toolsMiddleware answers tools/list
 	// and tools/call from the session's table (tools.go).
-	ss.server.AddReceivingMiddleware(ss.cancelMiddleware, ss.appsMiddleware, ss.logMiddleware, ss.resourceListMiddleware, ss.toolsMiddleware)
+	ss.server.AddReceivingMiddleware(ss.eraMiddleware, ss.cancelMiddleware, ss.appsMiddleware, ss.logMiddleware, ss.resourceListMiddleware, ss.toolsMiddleware)
 	ss.syncTools(v)
 	if ov != nil {
 		s.discover(v) // the project's own servers
