@@ -92,24 +92,12 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		ss.gw.fastCalls.Add(1)
-		// As cancelMiddleware does for the SDK's requests, and cancelled
-		// by the client's notifications/cancelled (see cancelFast).
+		// Cancelled by the client's notifications/cancelled (CancelFast)
+		// and by the session's end (fastCalls.cancelAll), as
+		// cancelMiddleware does for the SDK's requests.
 		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
 		defer cancel()
-		stop := context.AfterFunc(ss.ctx, cancel)
-		defer stop()
-		key := string(id)
-		ss.fast.mu.Lock()
-		if ss.fast.calls == nil {
-			ss.fast.calls = make(map[string]context.CancelFunc)
-		}
-		ss.fast.calls[key] = cancel
-		ss.fast.mu.Unlock()
-		defer func() {
-			ss.fast.mu.Lock()
-			delete(ss.fast.calls, key)
-			ss.fast.mu.Unlock()
-		}()
+		defer ss.fast.remove(ss.fast.add(string(id), cancel))
 		res, raw := ss.gw.calls.Dispatch(ctx, c)
 		if c.ProtocolErr != nil {
 			// An upstream's JSON-RPC error to a relayed round (a

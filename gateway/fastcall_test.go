@@ -423,3 +423,68 @@ func TestFastCallEndsWhenTheClientGoesAway(t *testing.T) {
 		t.Errorf("%d fast calls, want 1", n)
 	}
 }
+
+// A session's end (the client's DELETE) ends its fast calls in flight,
+// two with the same request ID (a client's mistake) as well as one: each
+// answers, none waits out its upstream.
+func TestFastCallsEndWithTheirSession(t *testing.T) {
+	t.Parallel()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+	gw := New(cfg, &Options{})
+	gw.Start()
+	defer gw.Close()
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	s := openRawSession(t, ts.URL+"/mcp")
+	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	gw.mu.Lock()
+	ss := gw.byHTTPID[s.id]
+	gw.mu.Unlock()
+	inFlight := func() int {
+		ss.fast.mu.Lock()
+		defer ss.fast.mu.Unlock()
+		return len(ss.fast.calls)
+	}
+	done := make(chan string, 2)
+	for range 2 {
+		go func() {
+			_, body, _, err := s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_sleep","arguments":{"ms":600000}}}`)
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- string(body)
+		}()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for inFlight() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls in flight, want 2", inFlight())
+		}
+		time.Sleep(time.Millisecond) // until both calls are in flight
+	}
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", s.id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for range 2 {
+		select {
+		case got := <-done:
+			if strings.Contains(got, "slept") {
+				t.Errorf("a call of the ended session answered %s", got)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a call still runs a minute after its session ended")
+		}
+	}
+	if n := inFlight(); n != 0 {
+		t.Errorf("%d calls in flight after the session ended", n)
+	}
+	if n := gw.fastCalls.Load(); n != 2 {
+		t.Errorf("%d fast calls, want 2", n)
+	}
+}
