@@ -100,7 +100,7 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 	if opts != nil {
 		timeout = opts.Timeout
 	}
-	err = u.doWithin(ctx, operation{"calling tool %q", tool}, timeout, func(ctx context.Context, s *session) error {
+	err = u.doAttempts(ctx, operation{"calling tool %q", tool}, timeout, func(ctx context.Context, s *session, timeout time.Duration) (timedOut bool, err error) {
 		var first *mcp.CallToolResult // a raw call's result that needs input
 		relay := opts != nil && opts.Input != nil
 		// The raw path sends no input responses: a relayed call takes it
@@ -108,21 +108,31 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		answering := relay && (len(opts.Input.Responses) > 0 || opts.Input.State != "")
 		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !answering {
 			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
-				r, err := s.lines.rawCall(ctx, "tools/call", *p)
+				start := time.Now()
+				r, err := s.lines.rawCall(ctx, "tools/call", *p, timeout)
 				putLineBuf(p)
 				if err != nil {
-					return err
+					return errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil, err
 				}
 				if !needsInput(r) {
 					raw = r
-					return nil
+					return false, nil
 				}
 				first = new(mcp.CallToolResult)
 				if err := json.Unmarshal(r, first); err != nil {
-					return fmt.Errorf("the upstream's result: %w", err)
+					return false, fmt.Errorf("the upstream's result: %w", err)
+				}
+				// The SDK's rounds that follow have what is left of it.
+				if timeout -= time.Since(start); timeout <= 0 {
+					return true, context.DeadlineExceeded
 				}
 			}
 		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		parent := ctx
+		defer func() { timedOut = errors.Is(cctx.Err(), context.DeadlineExceeded) && parent.Err() == nil }()
+		ctx = cctx
 		params := &mcp.CallToolParams{Name: tool, Arguments: args, Meta: u.callMeta(opts)}
 		if opts != nil && opts.OnProgress != nil {
 			token, done := u.watchProgress(opts.OnProgress)
@@ -135,15 +145,14 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 			defer time.Sleep(progressSettle)
 			params.SetProgressToken(token)
 		}
-		var err error
 		if relay {
 			if first != nil { // the raw call's result, which needs input: the caller's to give
 				res = first
-				return nil
+				return false, nil
 			}
 			params.InputResponses, params.RequestState = opts.Input.Responses, opts.Input.State
 			res, err = s.cs.CallTool(ctx, params)
-			return err
+			return false, err // timedOut: set on return
 		}
 		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 			if first != nil {
@@ -156,7 +165,7 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		}, func(r *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
 			return r.InputRequests, r.RequestState, r.NeedsInput()
 		})
-		return err
+		return false, err
 	})
 	if raw != nil {
 		raw = withoutServerInfo(raw)
@@ -416,7 +425,23 @@ func (u *Upstream) do(ctx context.Context, op operation, f func(context.Context,
 
 // doWithin is do bounded by limit instead of the server's request
 // timeout, unless limit is 0.
-func (u *Upstream) doWithin(ctx context.Context, op operation, limit time.Duration, f func(context.Context, *session) error) (err error) {
+func (u *Upstream) doWithin(ctx context.Context, op operation, limit time.Duration, f func(context.Context, *session) error) error {
+	return u.doAttempts(ctx, op, limit, func(ctx context.Context, s *session, timeout time.Duration) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		err := f(cctx, s)
+		return errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil, err
+	})
+}
+
+// A bounded op runs an operation on s within timeout, and says whether
+// the timeout ended it. It applies the bound itself: a raw call waits on
+// a timer, where a context with a deadline would cost it a context and a
+// place among its parent's children (doWithin makes one for the others).
+type bounded func(ctx context.Context, s *session, timeout time.Duration) (timedOut bool, err error)
+
+// doAttempts is doWithin with the timeout left to f.
+func (u *Upstream) doAttempts(ctx context.Context, op operation, limit time.Duration, f bounded) (err error) {
 	name := nameFrom(ctx)
 	u.mu.Lock()
 	if name == "" {
@@ -459,10 +484,8 @@ func (u *Upstream) doWithin(ctx context.Context, op operation, limit time.Durati
 		if timeout <= 0 {
 			timeout = requestTimeout(srv)
 		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		err = f(cctx, s)
-		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
+		var timedOut bool
+		timedOut, err = f(ctx, s, timeout)
 		u.release()
 		if err == nil {
 			return nil

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -314,7 +315,7 @@ func (c *lineConn) requestMeta() []metaMember {
 // wrote it. A JSON-RPC error response is a *jsonrpc.Error, as the SDK
 // returns it. If ctx ends first, the upstream is told the request is
 // cancelled, as the SDK would.
-func (c *lineConn) rawCall(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, timeout time.Duration) (json.RawMessage, error) {
 	id := rawIDPrefix + strconv.FormatUint(c.ids.Add(1), 10) + `"`
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
@@ -341,6 +342,13 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte) (j
 		c.forget(id)
 		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
 	}
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := getTimer(timeout)
+		defer putTimer(t)
+		expired = t.C
+	}
+	var cause error
 	select {
 	case line, ok := <-ch:
 		if !ok {
@@ -355,13 +363,35 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte) (j
 		}
 		return res, nil
 	case <-ctx.Done():
-		c.forget(id)
-		// Best effort, and off the caller's way: a peer that does not read
-		// its stdin must not hold the caller past its deadline.
-		note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(ctx.Err().Error()) + "}}\n")
-		go func() { _ = c.writeLine(note) }()
-		return nil, ctx.Err()
+		cause = ctx.Err()
+	case <-expired:
+		cause = context.DeadlineExceeded // as a context's timeout reads
 	}
+	c.forget(id)
+	// Best effort, and off the caller's way: a peer that does not read
+	// its stdin must not hold the caller past its deadline.
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(cause.Error()) + "}}\n")
+	go func() { _ = c.writeLine(note) }()
+	return nil, cause
+}
+
+// timers are stopped timers for raw calls' timeouts: a call's own timer
+// (context.WithTimeout's) cost it a context, a runtime timer and a place
+// among its parent's children, made and undone per call. Since Go 1.23 a
+// stopped timer's channel holds no stale tick, so a timer can be reused.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 func (c *lineConn) forget(id string) {
