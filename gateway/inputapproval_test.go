@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -147,4 +149,34 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(texts, "\n")
+}
+
+// The input_required answer a 2026-07-28 client gets for an approval
+// says nothing of content, on the fast path and on the SDK's (a progress
+// token takes a call there): the revision's InputRequiredResult has none,
+// and a client that reads it as a complete result would find a null.
+func TestInputRequiredHasNoContent(t *testing.T) {
+	t.Parallel()
+	gw := newPolicyGateway(t, registry.Settings{ApproveTools: destructive, ApprovalTimeout: time.Minute}, "")
+	send := openShimConn(t, gw)
+	canElicit := func(req string) string {
+		return strings.Replace(req, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}`, 1)
+	}
+	send(canElicit(with2026Meta(t, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}`)))
+	for i, meta := range []string{`{}`, `{"progressToken":"p"}`} {
+		line := send(canElicit(with2026Meta(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"_meta":`+meta+
+			`,"name":"mcp","arguments":{"tool":"p_delete_thing","args":{"name":"x"}}}}`)))
+		var ans struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(line, &ans); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if string(ans.Result["resultType"]) != `"input_required"` || ans.Result["inputRequests"] == nil {
+			t.Fatalf("_meta %s: the approval was asked with %s", meta, line)
+		}
+		if c, has := ans.Result["content"]; has {
+			t.Errorf("_meta %s: the input_required result has content %s", meta, c)
+		}
+	}
 }

@@ -308,8 +308,14 @@ func (r markedResult) MarshalJSON() ([]byte, error) {
 
 // withResultType is the JSON object data with a resultType member, unless
 // it has one: input_required when the result asks for input, else
-// complete.
+// complete. A result that asks for input has no content (the go-sdk
+// encodes it as null), and says nothing of one.
 func withResultType(data []byte, needsInput bool) []byte {
+	if needsInput {
+		if c, has := jsonwire.Member(data, "content"); has && string(c) == "null" {
+			data = jsonwire.Without(data, "content")
+		}
+	}
 	if _, has := jsonwire.Member(data, "resultType"); has || len(data) < 2 || data[0] != '{' {
 		return data
 	}
