@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -103,22 +105,37 @@ func member(obj []byte, key string) []byte {
 	return v
 }
 
-// response is the JSON-RPC response to request id with result, as the
-// SDK writes it.
-func response(id, result []byte) []byte {
-	b := make([]byte, 0, len(result)+len(id)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+// writeAnswer writes the JSON-RPC response to request id (result, or err
+// as a JSON-RPC error; any error that is not one is an internal error),
+// as the SDK writes it, and a newline after it if asked. The bytes are
+// put together in a buffer that is used again: w keeps none of them
+// (io.Writer), and an answer is written before its call ends.
+func writeAnswer(w io.Writer, id, result []byte, err error, newline bool) {
+	b := answerBufs.Get().(*[]byte)
+	*b = appendAnswer((*b)[:0], id, result, err)
+	if newline {
+		*b = append(*b, '\n')
+	}
+	_, _ = w.Write(*b)
+	if cap(*b) <= maxPooledAnswer {
+		answerBufs.Put(b)
+	}
 }
 
-// answer is the JSON-RPC response to request id: result, or err as a
-// JSON-RPC error (any error that is not one is an internal error).
-func answer(id, result []byte, err error) []byte {
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledAnswer bounds the buffers answerBufs keeps: a large answer's
+// is left to the collector rather than held for small ones.
+const maxPooledAnswer = 64 << 10
+
+// appendAnswer appends to b the JSON-RPC response writeAnswer writes.
+func appendAnswer(b, id, result []byte, err error) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
 	if err == nil {
-		return response(id, result)
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+		return append(b, '}')
 	}
 	var werr *jsonrpc.Error
 	if !errors.As(err, &werr) {
@@ -128,9 +145,6 @@ func answer(id, result []byte, err error) []byte {
 	if merr != nil {
 		data, _ = json.Marshal(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: werr.Message})
 	}
-	b := make([]byte, 0, len(data)+len(id)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
 	b = append(b, `,"error":`...)
 	b = append(b, data...)
 	return append(b, '}')
@@ -174,7 +188,7 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 	}
 	result, err := run(r.Context())
 	jsonHeaders(w.Header())
-	_, _ = w.Write(answer(req.id, result, err))
+	writeAnswer(w, req.id, result, err, false)
 	return true
 }
 
@@ -226,7 +240,7 @@ func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request
 	if status := errorStatus(err); status != 0 {
 		w.WriteHeader(status)
 	}
-	_, _ = w.Write(answer(req.id, result, err))
+	writeAnswer(w, req.id, result, err, false)
 	return true
 }
 

@@ -137,8 +137,7 @@ func (f *lineFilter) fast(ss Session, msg []byte) bool {
 	id := bytes.Clone(req.id)
 	go func() {
 		result, err := run(ss.Context())
-		line := append(answer(id, result, err), '\n')
-		_, _ = f.w.Write(line)
+		writeAnswer(f.w, id, result, err, true)
 	}()
 	return true
 }
