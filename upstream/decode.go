@@ -100,7 +100,8 @@ func (w *wireContent) content() mcp.Content {
 // (mcp.MetaKeyServerInfo); that belongs to the hop between mcpgw and the
 // upstream, not to the result a client gets: mcpgw's clients speak to
 // mcpgw, and an SDK serving them at 2026-07-28 adds its own only where
-// none is set.
+// none is set. It works in raw's own bytes: a raw call's result is the
+// call's alone.
 func withoutServerInfo(raw []byte) []byte {
 	if !bytes.Contains(raw, []byte(`"`+mcp.MetaKeyServerInfo+`"`)) {
 		return raw
@@ -109,18 +110,19 @@ func withoutServerInfo(raw []byte) []byte {
 	if !ok {
 		return raw
 	}
-	rest := jsonwire.Without(meta, mcp.MetaKeyServerInfo)
+	start := cap(raw) - cap(meta) // meta is a slice of raw
+	end := start + len(meta)
+	rest := jsonwire.Delete(meta, mcp.MetaKeyServerInfo)
 	if len(rest) == len(meta) {
 		return raw // not a member of _meta itself
 	}
+	// The member is gone from _meta's bytes; what follows _meta moves up.
+	n := copy(raw[start+len(rest):], raw[end:])
+	raw = raw[:start+len(rest)+n]
 	if isEmptyObject(rest) {
-		return jsonwire.Without(raw, "_meta")
+		raw = jsonwire.Delete(raw, "_meta")
 	}
-	start := cap(raw) - cap(meta) // meta is a slice of raw
-	out := make([]byte, 0, len(raw)-len(meta)+len(rest))
-	out = append(out, raw[:start]...)
-	out = append(out, rest...)
-	return append(out, raw[start+len(meta):]...)
+	return raw
 }
 
 // dropServerInfo is withoutServerInfo for a decoded result.

@@ -77,6 +77,9 @@ func TestWithoutServerInfo(t *testing.T) {
 		{`{"content":[],"_meta":{` + si + `}}`, `{"content":[]}`},
 		{`{"content":[],"_meta":{"a":1,` + si + `}}`, `{"content":[],"_meta":{"a":1}}`},
 		{`{"_meta":{` + si + `,"b":[2]},"content":[]}`, `{"_meta":{"b":[2]},"content":[]}`},
+		// What follows _meta moves up over what was taken out of it.
+		{`{"content":[],"_meta":{"a":1,` + si + `},"isError":true}`, `{"content":[],"_meta":{"a":1},"isError":true}`},
+		{`{"_meta":{` + si + `},"content":[{"type":"text","text":"}"}],"isError":false}`, `{"content":[{"type":"text","text":"}"}],"isError":false}`},
 		// Only _meta's own member goes.
 		{`{"content":[{"type":"text","text":"x","_meta":{` + si + `}}]}`, `{"content":[{"type":"text","text":"x","_meta":{` + si + `}}]}`},
 		{`{"structuredContent":{` + si + `},"content":[]}`, `{"structuredContent":{` + si + `},"content":[]}`},

@@ -277,7 +277,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	}
 	if raw != nil {
 		// As DecodeResult does: the client's protocol has no resultType.
-		return nil, jsonwire.Without(raw, "resultType")
+		// raw is this call's alone (CallRaw).
+		return nil, jsonwire.Delete(raw, "resultType")
 	}
 	if needsInput(res) {
 		// An upstream's input_required relayed to the caller (Opts.Input):

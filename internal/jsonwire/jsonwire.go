@@ -27,53 +27,74 @@ func Member(obj []byte, key string) (raw []byte, ok bool) {
 // Without returns obj without its top-level member key (a copy), or obj
 // itself when it has no such member.
 func Without(obj []byte, key string) []byte {
+	from, to, ok := memberSpan(obj, key)
+	if !ok {
+		return obj
+	}
+	out := make([]byte, 0, len(obj)-(to-from))
+	out = append(out, obj[:from]...)
+	return append(out, obj[to:]...)
+}
+
+// Delete is Without in place: it moves the bytes after the member over it
+// and returns obj shortened, so obj must be the caller's alone.
+func Delete(obj []byte, key string) []byte {
+	from, to, ok := memberSpan(obj, key)
+	if !ok {
+		return obj
+	}
+	n := copy(obj[from:], obj[to:])
+	return obj[:from+n]
+}
+
+// memberSpan is the part of obj that removing its top-level member key
+// removes: the member and the comma that parts it from the next member
+// (the first) or from the one before (any other).
+func memberSpan(obj []byte, key string) (from, to int, ok bool) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return obj
+		return 0, 0, false
 	}
 	i++
 	prevEnd := i // where the previous member's value ended (or just past '{')
 	for {
 		i = skipSpace(obj, i)
 		if i >= len(obj) || obj[i] == '}' {
-			return obj
+			return 0, 0, false
 		}
 		if obj[i] == ',' {
 			i++
 			continue
 		}
 		if obj[i] != '"' {
-			return obj
+			return 0, 0, false
 		}
 		start := i
 		end := skipString(obj, i)
 		if end < 0 {
-			return obj
+			return 0, 0, false
 		}
 		k := obj[i+1 : end-1]
 		i = skipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
-			return obj
+			return 0, 0, false
 		}
 		i = skipSpace(obj, i+1)
 		vend := Skip(obj, i)
 		if vend < 0 {
-			return obj
+			return 0, 0, false
 		}
 		if string(k) == key {
-			out := make([]byte, 0, len(obj))
 			if prevEnd == skipSpace(obj, 0)+1 {
-				// The first member: drop it and the comma after it.
-				out = append(out, obj[:start]...)
+				// The first member: it and the comma after it.
 				rest := skipSpace(obj, vend)
 				if rest < len(obj) && obj[rest] == ',' {
 					rest++
 				}
-				return append(out, obj[rest:]...)
+				return start, rest, true
 			}
-			// A later one: drop it and the comma before it.
-			out = append(out, obj[:prevEnd]...)
-			return append(out, obj[vend:]...)
+			// A later one: it and the comma before it.
+			return prevEnd, vend, true
 		}
 		prevEnd = vend
 		i = vend

@@ -1,6 +1,7 @@
 package jsonwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -92,6 +93,9 @@ func FuzzWithout(f *testing.F) {
 	f.Add([]byte(`{"a":1,"resultType":"complete","b":[2]}`), "resultType")
 	f.Fuzz(func(t *testing.T, b []byte, key string) {
 		out := Without(b, key)
+		if del := Delete(bytes.Clone(b), key); !bytes.Equal(del, out) {
+			t.Fatalf("Delete(%s, %q) = %s, Without gave %s", b, key, del, out)
+		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(b, &m) != nil {
 			return
@@ -147,4 +151,33 @@ func FuzzMember(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Delete removes a member as Without does, in obj's own bytes, without
+// allocating.
+func TestDelete(t *testing.T) {
+	for _, tc := range []struct{ obj, key, want string }{
+		{`{"resultType":"complete","content":[]}`, "resultType", `{"content":[]}`},
+		{`{"content":[] , "resultType":"complete" ,"isError":true}`, "resultType", `{"content":[] ,"isError":true}`},
+		{`{"content":[],"resultType":"complete"}`, "resultType", `{"content":[]}`},
+		{`{"resultType":"complete"}`, "resultType", `{}`},
+		{`{"content":[{"resultType":1}]}`, "resultType", `{"content":[{"resultType":1}]}`},
+		{`[1,2]`, "resultType", `[1,2]`},
+	} {
+		obj := []byte(tc.obj)
+		if got := Delete(obj, tc.key); string(got) != tc.want {
+			t.Errorf("Delete(%s, %q) = %s, want %s", tc.obj, tc.key, got, tc.want)
+		}
+		if got := Without([]byte(tc.obj), tc.key); string(got) != tc.want {
+			t.Errorf("Without(%s, %q) = %s, want %s", tc.obj, tc.key, got, tc.want)
+		}
+	}
+	buf := []byte(`{"_meta":{"a":1},"resultType":"complete","content":[]}`)
+	work := make([]byte, len(buf))
+	if n := testing.AllocsPerRun(100, func() {
+		copy(work, buf)
+		_ = Delete(work, "resultType")
+	}); n != 0 {
+		t.Errorf("Delete allocates %v times", n)
+	}
 }
