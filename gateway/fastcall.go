@@ -33,8 +33,15 @@ func (ss *session) Fast(id, params []byte) (run func(context.Context) (json.RawM
 // call; if it is, run makes it and returns the result.
 func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.conn.mu.Lock()
-	protocol := ss.conn.protocol
+	protocol, attached := ss.conn.protocol, ss.conn.ss != nil
 	ss.conn.mu.Unlock()
+	if !attached && !ss.sessionless {
+		// Not initialized yet, or initialized by a request of protocol
+		// 2026-07-28 the go-sdk has not handed over yet: its handler
+		// attaches the session first (clientConn.attach). A
+		// conversation has no go-sdk session of its own.
+		return nil, false
+	}
 	meta, hasMeta := jsonwire.Member(params, "_meta")
 	switch pv, _ := jsonwire.String(member(meta, mcp.MetaKeyProtocolVersion)); {
 	case pv >= transport.FirstSessionless:

@@ -23,9 +23,16 @@ import (
 // eraMiddleware lets one of the two through per session, in the order the
 // daemon gets to them: a probe after the initialize is refused as a
 // server of the older protocol refuses it (method not found), and an
-// initialize after the probe is refused by the go-sdk (a duplicate).
+// initialize after the probe is refused by the go-sdk (a duplicate). It
+// also attaches the go-sdk's session at the first request of the newer
+// protocol (clientConn.attach).
 func (ss *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss.conn.session() == nil {
+			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
+				ss.conn.attach(sess)
+			}
+		}
 		if method != "initialize" && method != "server/discover" {
 			return next(ctx, method, req)
 		}

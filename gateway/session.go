@@ -89,12 +89,32 @@ type session struct {
 type clientConn struct {
 	mu        sync.Mutex
 	ss        *mcp.ServerSession
+	joined    bool        // register has made it one of the daemon's sessions
 	initTimer *time.Timer // an HTTP session's expireUninitialized, until it is initialized
 	protocol  string      // the protocol version ss negotiated
 	sdkSeen   time.Time   // HTTP: when the SDK last handled a request of the session (see serveFast)
 	ui        bool        // the client declared MCP Apps (registry.UIExtension)
 	//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 	logLevel mcp.LoggingLevel // set by the client's logging/setLevel
+}
+
+// attach makes sess the client's go-sdk session, if it has none yet, once
+// a request of protocol 2026-07-28 or later has initialized it: such a
+// request needs no initialize, and the go-sdk takes the client's
+// capabilities from the first one. A shim's session is registered only
+// once the go-sdk is already reading (Hub.ServeSession), and the client's
+// first requests can be handled before: attached by then, a call can ask
+// its client for an approval.
+func (c *clientConn) attach(sess *mcp.ServerSession) {
+	p := sess.InitializeParams()
+	if p == nil || p.ProtocolVersion < transport.FirstSessionless {
+		return
+	}
+	c.mu.Lock()
+	if c.ss == nil {
+		c.ss, c.protocol = sess, p.ProtocolVersion
+	}
+	c.mu.Unlock()
 }
 
 // session is the client's go-sdk session; nil until it has initialized.
@@ -345,7 +365,8 @@ func (ss *session) View() *registry.View { return ss.gw.catalog.ViewFor(ss.overl
 // register tracks an initialised session until it ends.
 func (s *Hub) register(ss *session, sess *mcp.ServerSession) {
 	ss.conn.mu.Lock()
-	already := ss.conn.ss != nil
+	already := ss.conn.joined
+	ss.conn.joined = true
 	ss.conn.ss = sess
 	if p := sess.InitializeParams(); p != nil {
 		ss.conn.protocol = p.ProtocolVersion // the fast path's (prepareFast)
