@@ -28,7 +28,9 @@ import (
 // protocol (clientConn.attach).
 func (ss *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss.conn.session() == nil {
+		if !ss.sessionless && ss.conn.session() == nil {
+			// (A conversation's requests each come on a go-sdk session of
+			// their own: it keeps none, and asks nothing of its clients.)
 			if sess, ok := req.GetSession().(*mcp.ServerSession); ok {
 				ss.conn.attach(sess)
 			}
