@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -157,4 +159,58 @@ func requestMetaValid(meta []byte) bool {
 func member(obj []byte, key string) []byte {
 	v, _ := jsonwire.Member(obj, key)
 	return v
+}
+
+// fastCalls are a session's fast calls in flight, by request ID as
+// written, for the client's cancellations and the session's end, which
+// cancels them all (one watch on the session rather than one per call).
+// mu is a leaf.
+type fastCalls struct {
+	mu     sync.Mutex
+	calls  map[string]context.CancelFunc
+	ended  bool // the session has ended: a call that starts now is cancelled at once
+	serial int  // makes a key for a request ID already in flight (a client's mistake)
+}
+
+// add registers the cancel of the call with request ID id and returns
+// the key to remove it by. It cancels at once when the session has ended.
+func (f *fastCalls) add(id string, cancel context.CancelFunc) (key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended {
+		cancel()
+		return ""
+	}
+	if f.calls == nil {
+		f.calls = make(map[string]context.CancelFunc)
+	}
+	key = id
+	if _, dup := f.calls[key]; dup {
+		// Kept apart so that the session's end still cancels it; the
+		// client's cancellation of that ID reaches the first.
+		f.serial++
+		key = id + "\x00" + strconv.Itoa(f.serial)
+	}
+	f.calls[key] = cancel
+	return key
+}
+
+func (f *fastCalls) remove(key string) {
+	if key == "" {
+		return
+	}
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
+}
+
+// cancelAll cancels every call in flight, and every call that starts
+// after: the session has ended.
+func (f *fastCalls) cancelAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = true
+	for _, cancel := range f.calls {
+		cancel()
+	}
 }

@@ -372,23 +372,7 @@ func TestCloseHangsUpOnAClientThatDoesNotRead(t *testing.T) {
 // the call: the upstream's tool is not left running for nobody.
 func TestFastCallEndsWhenTheClientGoesAway(t *testing.T) {
 	t.Parallel()
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
-		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
-	gw := New(cfg, &Options{})
-	gw.Start()
-	defer gw.Close()
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
-	s := openRawSession(t, ts.URL+"/mcp")
-	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	gw.mu.Lock()
-	ss := gw.byHTTPID[s.id]
-	gw.mu.Unlock()
-	inFlight := func() int {
-		ss.fast.mu.Lock()
-		defer ss.fast.mu.Unlock()
-		return len(ss.fast.calls)
-	}
+	gw, ts, s, inFlight := fastCallSession(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
 		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_sleep","arguments":{"ms":600000}}}`))
@@ -429,23 +413,7 @@ func TestFastCallEndsWhenTheClientGoesAway(t *testing.T) {
 // answers, none waits out its upstream.
 func TestFastCallsEndWithTheirSession(t *testing.T) {
 	t.Parallel()
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
-		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
-	gw := New(cfg, &Options{})
-	gw.Start()
-	defer gw.Close()
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
-	s := openRawSession(t, ts.URL+"/mcp")
-	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	gw.mu.Lock()
-	ss := gw.byHTTPID[s.id]
-	gw.mu.Unlock()
-	inFlight := func() int {
-		ss.fast.mu.Lock()
-		defer ss.fast.mu.Unlock()
-		return len(ss.fast.calls)
-	}
+	gw, ts, s, inFlight := fastCallSession(t)
 	done := make(chan string, 2)
 	for range 2 {
 		go func() {
@@ -486,5 +454,29 @@ func TestFastCallsEndWithTheirSession(t *testing.T) {
 	}
 	if n := gw.fastCalls.Load(); n != 2 {
 		t.Errorf("%d fast calls, want 2", n)
+	}
+}
+
+// fastCallSession is a direct-mode gateway over HTTP with a stdio
+// upstream "a", a raw session of it that has listed its tools, and the
+// count of that session's fast calls in flight.
+func fastCallSession(t *testing.T) (*Hub, *httptest.Server, *rawHTTPSession, func() int) {
+	t.Helper()
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
+	gw := New(cfg, &Options{})
+	gw.Start()
+	t.Cleanup(func() { gw.Close() })
+	ts := httptest.NewServer(gw.Handler(nil))
+	t.Cleanup(ts.Close)
+	s := openRawSession(t, ts.URL+"/mcp")
+	s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	gw.mu.Lock()
+	ss := gw.byHTTPID[s.id]
+	gw.mu.Unlock()
+	return gw, ts, s, func() int {
+		ss.fast.mu.Lock()
+		defer ss.fast.mu.Unlock()
+		return len(ss.fast.calls)
 	}
 }
