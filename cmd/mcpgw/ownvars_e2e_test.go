@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,25 +33,25 @@ func TestDaemonTokenUnreachable(t *testing.T) {
 			"STATUS":      "!grep -c VmRSS /proc/$PPID/status",
 		}},
 	}, nil)
-	port := e2e.FreePort(t)
-	args := []string{bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}
-	if os.Geteuid() == 0 {
-		// Root reads every process's /proc files; the daemon and its
-		// children run as root without capabilities instead, as a user's
-		// daemon does.
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("running as root without setpriv to drop capabilities")
+	d := &e2e.Daemon{Dir: dir, Socket: filepath.Join(dir, "run", "mcpgw.sock")}
+	d.Proc, d.URL = e2e.Serve(t, d.Socket, func(listen string) *exec.Cmd {
+		args := []string{bin, "serve", "--config", config, "--listen", listen,
+			"--cache", filepath.Join(dir, "cache.json"), "--socket", d.Socket, "--no-bootstrap"}
+		if os.Geteuid() == 0 {
+			// Root reads every process's /proc files; the daemon and its
+			// children run as root without capabilities instead, as a user's
+			// daemon does.
+			setpriv, err := exec.LookPath("setpriv")
+			if err != nil {
+				t.Skip("running as root without setpriv to drop capabilities")
+			}
+			args = append([]string{setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"}, args...)
 		}
-		args = append([]string{setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
-		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "MCPGW_TOKEN="+token)
-	d := &e2e.Daemon{Dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	d.Proc = e2e.StartProcess(t, cmd)
-	e2e.WaitHTTP(t, d.URL+"/healthz")
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+			"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "MCPGW_TOKEN="+token)
+		return cmd
+	})
 
 	target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer " + token}}
 	env := func(name string) e2e.Step {

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -255,15 +254,14 @@ func TestUpstreamEnvironment(t *testing.T) {
 		"noinh": e2e.PolicyServer(map[string]any{"inheritEnv": false, "env": map[string]any{fakeupstream.EnvPolicy: "1", "OWN_VAR": "x"}}),
 	}, nil)
 	bin := e2e.BuildMcpgw(t)
-	d := &e2e.Daemon{Dir: dir}
-	port := e2e.FreePort(t)
-	d.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
-		"MCPGW_TOKEN=s3cret-token", "DAEMON_ONLY_VAR=1", "TERM=xterm")
-	d.Proc = e2e.StartProcess(t, cmd)
-	e2e.WaitHTTP(t, d.URL+"/healthz")
+	d := &e2e.Daemon{Dir: dir, Socket: filepath.Join(dir, "run", "mcpgw.sock")}
+	d.Proc, d.URL = e2e.Serve(t, d.Socket, func(listen string) *exec.Cmd {
+		cmd := exec.Command(bin, "serve", "--config", config, "--listen", listen,
+			"--cache", filepath.Join(dir, "cache.json"), "--socket", d.Socket, "--no-bootstrap")
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+			"MCPGW_TOKEN=s3cret-token", "DAEMON_ONLY_VAR=1", "TERM=xterm")
+		return cmd
+	})
 	target := e2e.Target{URL: d.MCPURL(), Headers: map[string]string{"Authorization": "Bearer s3cret-token"}}
 	r := e2e.RunClient(t, target, []e2e.Step{
 		e2e.MCPCall(map[string]any{"tool": "inh_environ"}),

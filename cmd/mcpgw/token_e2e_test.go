@@ -93,13 +93,13 @@ func startDaemonEnv(t *testing.T, dir string, env []string, extra ...string) str
 	t.Helper()
 	bin := e2e.BuildMcpgw(t)
 	config := e2e.WriteConfig(t, dir, map[string]any{}, nil)
-	port := e2e.FreePort(t)
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cmd := exec.Command(bin, append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", filepath.Join(dir, "cache.json"), "--socket", filepath.Join(dir, "run", "mcpgw.sock"), "--no-bootstrap"}, extra...)...)
-	cmd.Env = cliEnv(dir, append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run")}, env...)...)
-	e2e.StartProcess(t, cmd)
-	e2e.WaitHTTP(t, url+"/healthz")
+	sock := filepath.Join(dir, "run", "mcpgw.sock")
+	_, url := e2e.Serve(t, sock, func(listen string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"serve", "--config", config, "--listen", listen,
+			"--cache", filepath.Join(dir, "cache.json"), "--socket", sock, "--no-bootstrap"}, extra...)...)
+		cmd.Env = cliEnv(dir, append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run")}, env...)...)
+		return cmd
+	})
 	return url
 }
 

@@ -103,25 +103,74 @@ func withTestDiscovery(settings map[string]any) map[string]any {
 }
 
 // startDaemon runs the mcpgw binary with config in dir, HOME pointed at dir
-// so nothing outside the test is read or written, and waits for /healthz.
+// so nothing outside the test is read or written, and waits until it serves.
 func StartDaemon(t testing.TB, dir, config string, extra ...string) *Daemon {
 	t.Helper()
 	bin := BuildMcpgw(t)
-	port := FreePort(t)
 	d := &Daemon{
-		URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
 		Dir:    dir,
 		Socket: filepath.Join(dir, "run", "mcpgw.sock"),
 		Cache:  filepath.Join(dir, "cache.json"),
 	}
-	args := append([]string{"serve", "--config", config, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--cache", d.Cache, "--socket", d.Socket, "--log-format", "text", "--log-level", "debug"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	d.Proc = StartProcess(t, cmd)
-	WaitHTTP(t, d.URL+"/healthz")
+	d.Proc, d.URL = Serve(t, d.Socket, func(listen string) *exec.Cmd {
+		args := append([]string{"serve", "--config", config, "--listen", listen,
+			"--cache", d.Cache, "--socket", d.Socket, "--log-format", "text", "--log-level", "debug"}, extra...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+			"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+		return cmd
+	})
 	return d
+}
+
+// Serve starts the `mcpgw serve` that cmdAt gives for the listen address
+// 127.0.0.1:P, on a port P it picks, and waits until the daemon answers on
+// its unix socket sock. It returns the process and the daemon's base URL.
+//
+// The daemon binds its TCP port before it serves either, so an answer on
+// the socket means the port is the daemon's. A port the test picked can be
+// taken by another process before the daemon binds it; the daemon then
+// exits, and is started again on another port. Waiting at the port instead
+// would take that process's answer for the daemon's.
+func Serve(t testing.TB, sock string, cmdAt func(listen string) *exec.Cmd) (*Process, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		listen := fmt.Sprintf("127.0.0.1:%d", daemonPort(t))
+		p := StartProcess(t, cmdAt(listen))
+		err := waitSocket(sock, p)
+		if err == nil {
+			return p, "http://" + listen
+		}
+		if attempt == 3 || !strings.Contains(p.Output.String(), "address already in use") {
+			t.Fatalf("starting mcpgw: %v; its output:\n%s", err, p.Output.String())
+		}
+		t.Logf("%s was taken before mcpgw bound it; trying another port", listen)
+	}
+}
+
+// daemonPort picks Serve's port; a test of the harness replaces it.
+var daemonPort = FreePort
+
+// waitSocket waits up to WaitLimit for the daemon p to answer as mcpgw on
+// its unix socket sock.
+func waitSocket(sock string, p *Process) error {
+	deadline := time.Now().Add(WaitLimit)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		up := (&control.Control{Socket: sock}).ViaSocket(ctx)
+		cancel()
+		if up {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer on %s after %v", sock, WaitLimit)
+		}
+		select {
+		case <-p.Exited:
+			return fmt.Errorf("it exited before serving: %v", p.Err)
+		case <-time.After(delay):
+		}
+	}
 }
 
 func (d *Daemon) Report(t testing.TB) *api.Report {

@@ -1,0 +1,52 @@
+//go:build unix
+
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestStartDaemonPortTaken: when the port StartDaemon picked is taken
+// before the daemon binds it, by a program that answers HTTP, the daemon
+// is started again on another port, and the Daemon's URL is the daemon's,
+// not that program's.
+func TestStartDaemonPortTaken(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	u, _ := url.Parse(other.URL)
+	taken, _ := strconv.Atoi(u.Port())
+	picks := 0
+	daemonPort = func(t testing.TB) int {
+		picks++
+		if picks == 1 {
+			return taken
+		}
+		return FreePort(t)
+	}
+	t.Cleanup(func() { daemonPort = FreePort })
+
+	dir := t.TempDir()
+	d := StartDaemon(t, dir, WriteConfig(t, dir, map[string]any{}, nil))
+	if picks != 2 {
+		t.Errorf("StartDaemon picked %d ports, want 2", picks)
+	}
+	if d.URL == other.URL {
+		t.Fatalf("the Daemon's URL is the other program's, %s", d.URL)
+	}
+	resp, err := http.Get(d.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcpgw-Version") == "" {
+		t.Errorf("GET %s/healthz: %s, Mcpgw-Version %q; want mcpgw's 200", d.URL, resp.Status, resp.Header.Get("Mcpgw-Version"))
+	}
+	if out := d.Proc.Output.String(); !strings.Contains(out, "mcpgw serving") {
+		t.Errorf("the daemon's log has no \"mcpgw serving\":\n%s", out)
+	}
+}
