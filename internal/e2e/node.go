@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Root is the module's directory, an absolute path.
@@ -89,7 +91,9 @@ func StartEverything(t testing.TB, mode string) (url string) {
 		t.Fatalf("startEverything: unknown mode %q (want streamableHttp or sse)", mode)
 	}
 	// freePort's port can be taken again before node binds it; a process that
-	// exits before it is ready is retried on another port.
+	// exits before it is ready is retried on another port. It is ready when
+	// it says it listens, not when something answers at the port: that could
+	// be the process that took it.
 	var lastErr error
 	for range 3 {
 		port := FreePort(t)
@@ -98,7 +102,7 @@ func StartEverything(t testing.TB, mode string) (url string) {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 		p := StartProcess(t, cmd)
 		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		if lastErr = WaitHTTPOrExit(base+"/", p.Exited, WaitLimit); lastErr == nil {
+		if lastErr = waitOutput(p, fmt.Sprintf("on port %d\n", port), WaitLimit); lastErr == nil {
 			return base + path
 		}
 		p.Stop()
@@ -106,4 +110,20 @@ func StartEverything(t testing.TB, mode string) (url string) {
 	}
 	t.Fatalf("starting server-everything %s: %v", mode, lastErr)
 	return ""
+}
+
+// waitOutput waits until p's output holds text, p exits, or timeout passes.
+func waitOutput(p *Process, text string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.Output.String(), text) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %q in its output after %v", text, timeout)
+		}
+		select {
+		case <-p.Exited:
+			return fmt.Errorf("it exited before saying %q", text)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
