@@ -23,11 +23,14 @@ import (
 // and the upstream's result is relayed as bytes where nothing in it has
 // to change (content.Relayable).
 
-// Fast implements transport.Session: the fast call of the tools/call id
-// with params, or ok false when the go-sdk should answer it.
-func (ss *session) Fast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
+// Fast implements transport.Session: the answer to the tools/call or
+// tools/list id with params, or ok false when the go-sdk should answer it.
+func (ss *session) Fast(method string, id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool) {
 	ss.lastActive.Store(time.Now().UnixNano())
 	ss.gw.busy()
+	if method == "tools/list" {
+		return ss.prepareList(params)
+	}
 	return ss.prepareFast(id, params)
 }
 

@@ -224,7 +224,8 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		t.Run(string(mode)+"/"+tc.transport, func(t *testing.T) {
 			t.Parallel()
 			var answers [2][]string
-			var fast, relayed [2]int64
+			var lists [2]string
+			var fast, relayed, fastLists [2]int64
 			for i, noFast := range []bool{false, true} {
 				cfg := &registry.Config{Servers: map[string]*registry.Server{}, Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, MaxOutputBytes: 1000, DiscoveryTimeout: 2 * waitBound}}
 				for _, name := range []string{"a", "b"} {
@@ -247,12 +248,25 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 				if tc.transport == "socket-2026" {
 					list = with2026Meta(t, list)
 				}
+				// The first list of a session in direct mode waits for
+				// the servers' discovery, on the SDK's path; the second
+				// has nothing to wait for.
 				send(list)
+				lists[i] = string(send(list))
 				for _, c := range msgs {
 					answers[i] = append(answers[i], canonical(t, send(c)))
 				}
-				fast[i], relayed[i] = gw.fastCalls.Load(), gw.relayedCalls.Load()
+				fast[i], relayed[i], fastLists[i] = gw.fastCalls.Load(), gw.relayedCalls.Load(), gw.fastLists.Load()
 				gw.Close()
+			}
+			// The list, byte for byte; answered on the fast path by a
+			// session of the 2025 era only.
+			listed := map[Mode]string{ModeDirect: `"name":"a_echo"`, ModeProxy: `"name":"mcp"`}[mode]
+			if lists[0] != lists[1] || !strings.Contains(lists[0], listed) {
+				t.Errorf("tools/list\nfast path: %s\nSDK path:  %s", lists[0], lists[1])
+			}
+			if era2026 := tc.transport == "socket-2026"; era2026 && fastLists[0] != 0 || !era2026 && fastLists[0] < 1 || fastLists[1] != 0 {
+				t.Errorf("lists on the fast path: %d, and %d with NoFastPath", fastLists[0], fastLists[1])
 			}
 			for j, c := range msgs {
 				if answers[0][j] != answers[1][j] {

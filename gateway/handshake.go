@@ -47,7 +47,30 @@ func (ss *session) eraMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 						"server/discover: this session began with initialize, in protocol %s, and stays in it", p.ProtocolVersion)}
 				}
 			}
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if err == nil {
+			ss.conn.initialized(req.GetSession(), res)
+		}
+		return res, err
+	}
+}
+
+// initialized notes the protocol an initialize agreed on, for the fast
+// path, when sess is already the session's (a shim's is from the moment
+// its connection opens): its client may send its next requests (tools/list
+// at once) before the go-sdk has read the notifications/initialized ahead
+// of them, which registers the session (Hub.register). The go-sdk itself
+// serves requests from the initialize on.
+func (c *clientConn) initialized(sess mcp.Session, res mcp.Result) {
+	ir, ok := res.(*mcp.InitializeResult)
+	if !ok || ir.ProtocolVersion == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ss != nil && mcp.Session(c.ss) == sess && c.protocol == "" {
+		c.protocol = ir.ProtocolVersion
 	}
 }

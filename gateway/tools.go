@@ -208,14 +208,15 @@ func (ss *session) listTools(ctx context.Context, req *mcp.ListToolsRequest) (mc
 		}
 		ss.syncTools(v)
 	}
-	res := &mcp.ListToolsResult{Tools: ss.tools.Load().list}
+	t := ss.tools.Load()
+	res := &mcp.ListToolsResult{Tools: t.list}
 	// Protocol 2026-07-28's cache hints: what mcpgw lists is the user's
 	// own (their config, their project, their mode), and changes are
 	// announced, so no shared cache may keep it and no client should
 	// trust it for long.
 	res.TTLMs, res.CacheScope = 0, "private"
 	ss.relist.answered()
-	return res, nil
+	return &listAnswer{ListToolsResult: res, table: t}, nil
 }
 
 // listsUpstream reports whether the session's tools/list can name

@@ -42,8 +42,19 @@ func bigListing(n int) *registry.Listing {
 // BenchmarkDirectSession1600 measures what a direct-mode session over
 // 1,600 tools costs the daemon: the session made, its client (raw lines,
 // so that only the daemon's work is counted) initialized, its tools
-// listed once, and the session closed.
+// listed once, and the session closed. On the shim's socket the list is
+// answered on the fast path; "sdk" is a session the go-sdk alone serves.
 func BenchmarkDirectSession1600(b *testing.B) {
+	for _, shim := range []bool{true, false} {
+		name := "shim"
+		if !shim {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) { benchDirectSession(b, shim) })
+	}
+}
+
+func benchDirectSession(b *testing.B, shim bool) {
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"big": fakeupstream.Server("big", nil)},
 		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 	gw := New(cfg, &Options{NoBootstrap: true})
@@ -57,12 +68,22 @@ func BenchmarkDirectSession1600(b *testing.B) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = gw.ServeSession(ctx, &mcp.IOTransport{Reader: daemon, Writer: daemon, MaxLineLength: -1}, SessionOptions{}, nil)
+			if shim {
+				_ = gw.transports.ServeShim(ctx, daemon)
+			} else {
+				_ = gw.ServeSession(ctx, &mcp.IOTransport{Reader: daemon, Writer: daemon, MaxLineLength: -1}, SessionOptions{}, nil)
+			}
 		}()
 		br := bufio.NewReaderSize(client, 1<<20)
 		send := func(line string) {
 			if _, err := io.WriteString(client, line+"\n"); err != nil {
 				b.Fatal(err)
+			}
+		}
+		if shim {
+			send(`{"mcpgw":1,"version":"bench"}`)
+			if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
+				b.Fatalf("handshake: %q, %v", line, err)
 			}
 		}
 		send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
@@ -101,6 +122,7 @@ func BenchmarkDirectSession1600(b *testing.B) {
 		cancel()
 		<-done
 	}
+	b.ReportMetric(float64(gw.fastLists.Load())/float64(b.N), "fastlists/op")
 }
 
 var nextCursor = regexp.MustCompile(`"nextCursor":("[^"]*")`)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,6 +58,9 @@ type Tool struct {
 	exposedOnce  sync.Once
 	exposed      *mcp.Tool
 	headersBound bool
+
+	jsonOnce sync.Once
+	json     []byte // Exposed, encoded
 }
 
 // Exposed is the tool as a client lists it: the gateway name and the
@@ -73,6 +77,21 @@ func (t *Tool) Exposed() *mcp.Tool {
 		t.headersBound = bytes.Contains(in, []byte("x-mcp-header"))
 	})
 	return t.exposed
+}
+
+// ExposedJSON is Exposed as a tools/list answer carries it, encoded once,
+// the first time a session lists it, and shared as Exposed is.
+func (t *Tool) ExposedJSON() []byte {
+	t.jsonOnce.Do(func() {
+		data, err := jsonwire.Marshal(t.Exposed())
+		if err != nil {
+			// What the SDK would fail on too; listed as a tool with its
+			// name alone, rather than failing every list.
+			data, _ = jsonwire.Marshal(&mcp.Tool{Name: t.Name, InputSchema: ObjectSchema(nil)})
+		}
+		t.json = data
+	})
+	return t.json
 }
 
 // HeadersBound reports whether the tool's input schema binds arguments to

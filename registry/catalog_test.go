@@ -191,3 +191,23 @@ func TestSearchKeywords(t *testing.T) {
 		t.Errorf("a list for searchKeywords: %v", err)
 	}
 }
+
+// TestExposedJSON: a tool's listed encoding is its exposed definition,
+// under its gateway name, made once; a definition that cannot be encoded
+// (a schema of broken raw JSON) is listed by its name alone, with an
+// object schema, rather than failing every list it is on.
+func TestExposedJSON(t *testing.T) {
+	good := &Tool{Name: "srv_read", Server: "srv", Original: "read",
+		Def: &mcp.Tool{Name: "read", Description: "Reads <files>", InputSchema: map[string]any{"type": "object"}}}
+	if got, want := string(good.ExposedJSON()), `{"description":"Reads <files>","inputSchema":{"type":"object"},"name":"srv_read"}`; got != want {
+		t.Errorf("ExposedJSON = %s, want %s", got, want)
+	}
+	if a, b := good.ExposedJSON(), good.ExposedJSON(); &a[0] != &b[0] {
+		t.Error("ExposedJSON encoded the tool twice")
+	}
+	broken := &Tool{Name: "srv_bad", Server: "srv", Original: "bad",
+		Def: &mcp.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":`)}}
+	if got, want := string(broken.ExposedJSON()), `{"inputSchema":{"type":"object"},"name":"srv_bad"}`; got != want {
+		t.Errorf("ExposedJSON of a broken schema = %s, want %s", got, want)
+	}
+}

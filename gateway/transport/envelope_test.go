@@ -9,21 +9,29 @@ import (
 )
 
 // parseFastRequest takes a single, well-formed JSON-RPC tools/call
-// request with an ID and object params, and nothing else: whatever the
-// fast path cannot read as the go-sdk would goes to the go-sdk.
+// request with an ID and object params, or tools/list with object params
+// or none, and nothing else: whatever the fast path cannot read as the
+// go-sdk would goes to the go-sdk.
 func TestParseFastRequest(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		msg        string
 		id, params string // "" = not a fast call
+		list       bool   // tools/list, not tools/call
 	}{
 		{msg: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`, id: `7`, params: `{"name":"x"}`},
 		{msg: `{"method":"tools/call","params":{"name":"x","arguments":{"a":[1]}},"id":"r-1","jsonrpc":"2.0"}`, id: `"r-1"`, params: `{"name":"x","arguments":{"a":[1]}}`},
 		{msg: " \n{ \"jsonrpc\" : \"2.0\" , \"id\" : -3 , \"method\" : \"tools/call\" , \"params\" : { } }\r\n", id: `-3`, params: `{ }`},
 		// the last of a repeated member, as encoding/json reads it
 		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{}}`, id: `1`, params: `{}`},
-		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list","params":{}}`},
-		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list","params":{}}`, id: `1`, params: `{}`, list: true},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, id: `1`, params: `{}`, list: true},
+		{msg: `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`, id: `"l"`, list: true},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}`},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`},
+		{msg: `{"jsonrpc":"2.0","method":"tools/list"}`},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"tools/lists","params":{}}`},
+		{msg: `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{"x":"tools/list"}}`},
 		{msg: `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}]`},
 		{msg: `{"jsonrpc":"2.0","method":"tools/call","params":{}}`},
 		{msg: `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{}}`},
@@ -43,8 +51,12 @@ func TestParseFastRequest(t *testing.T) {
 		{msg: ``},
 	} {
 		r, ok := parseFastRequest([]byte(tc.msg))
-		if want := tc.id != ""; ok != want || ok && (string(r.id) != tc.id || string(r.params) != tc.params) {
-			t.Errorf("%q: ok %v, id %s, params %s; want ok %v, id %s, params %s", tc.msg, ok, r.id, r.params, want, tc.id, tc.params)
+		method := "tools/call"
+		if tc.list {
+			method = "tools/list"
+		}
+		if want := tc.id != ""; ok != want || ok && (string(r.id) != tc.id || string(r.params) != tc.params || r.method != method) {
+			t.Errorf("%q: ok %v, %s id %s, params %s; want ok %v, %s id %s, params %s", tc.msg, ok, r.method, r.id, r.params, want, method, tc.id, tc.params)
 		}
 	}
 }

@@ -25,27 +25,32 @@ import (
 // given to its session (Session.Fast), which makes it through the same
 // dispatcher as any call (gateway/dispatch) and may relay the upstream's
 // result as bytes where nothing in it has to change (content.Relayable).
-// Everything else goes to the SDK as before: other methods, calls with a
-// progress token, ToolSearch and the mcp tool's other actions, unknown
-// tools (for the SDK path's explanations), sessions not yet initialized.
+// A session's tools/list is answered the same way, from its tool table
+// and the tools' encodings made once (the SDK would encode the list for
+// each answer, and copy it twice more). Everything else goes to the SDK
+// as before: other methods, calls with a progress token, ToolSearch and
+// the mcp tool's other actions, unknown tools (for the SDK path's
+// explanations), sessions not yet initialized.
 //
 // Nothing is lost by answering outside the SDK: messages related to a
 // call (log messages, sampling, elicitation, roots requests) reach the
 // client out of band either way, on the session's standalone stream
 // (Streamable HTTP with JSON responses) or on the socket between lines.
 
-// fastRequest is a tools/call request read from its envelope.
+// fastRequest is a tools/call or tools/list request read from its
+// envelope.
 type fastRequest struct {
+	method string // tools/call or tools/list
 	id     []byte // the request's ID, as written
-	params []byte
+	params []byte // nil for a tools/list without
 }
 
-// parseFastRequest reads a single JSON-RPC request for tools/call; ok is
-// false for anything else (batches, other methods, notifications,
-// responses).
+// parseFastRequest reads a single JSON-RPC request for tools/call or
+// tools/list; ok is false for anything else (batches, other methods,
+// notifications, responses).
 func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 	msg = bytes.TrimSpace(msg)
-	if len(msg) == 0 || msg[0] != '{' || !bytes.Contains(msg, []byte(`"tools/call"`)) {
+	if len(msg) == 0 || msg[0] != '{' || !bytes.Contains(msg, []byte(`"tools/`)) {
 		return r, false
 	}
 	var method []byte
@@ -67,12 +72,20 @@ func parseFastRequest(msg []byte) (r fastRequest, ok bool) {
 		// reads it (the last one).
 		return true
 	})
+	switch string(method) {
+	case `"tools/call"`:
+		r.method = "tools/call"
+	case `"tools/list"`:
+		r.method = "tools/list" // its params are optional
+	}
 	switch {
-	case !wellFormed, !version, string(method) != `"tools/call"`, len(r.id) == 0, len(r.params) == 0:
+	case !wellFormed, !version, r.method == "", len(r.id) == 0:
 		return r, false
 	case r.id[0] != '"' && (r.id[0] < '0' || r.id[0] > '9') && r.id[0] != '-':
 		return r, false // null, or not an ID at all
-	case r.params[0] != '{':
+	case r.params == nil && r.method == "tools/list":
+		return r, true
+	case len(r.params) == 0 || r.params[0] != '{':
 		return r, false
 	}
 	return r, true
@@ -182,7 +195,7 @@ func (t *Transports) serveFast(w http.ResponseWriter, r *http.Request, body []by
 		// timeout: let it see this one.
 		return false
 	}
-	run, ok := ss.Fast(req.id, req.params)
+	run, ok := ss.Fast(req.method, req.id, req.params)
 	if !ok {
 		return false
 	}
@@ -219,7 +232,7 @@ func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request
 		return false
 	}
 	req, ok := parseFastRequest(body)
-	if !ok {
+	if !ok || req.method != "tools/call" {
 		return false
 	}
 	name, _ := jsonwire.String(member(req.params, "name"))
@@ -231,7 +244,7 @@ func (t *Transports) serveSessionlessFast(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return false
 	}
-	run, ok := ss.Fast(req.id, req.params)
+	run, ok := ss.Fast(req.method, req.id, req.params)
 	if !ok {
 		return false
 	}

@@ -101,8 +101,8 @@ func (s *fakeSession) ShimIdentity() (id, secret string) { return s.id, s.secret
 func (s *fakeSession) User() string                      { return s.user }
 
 func (s *fakeSession) Context() context.Context { return context.Background() }
-func (s *fakeSession) Fast(id, params []byte) (func(context.Context) (json.RawMessage, error), bool) {
-	if !s.fast {
+func (s *fakeSession) Fast(method string, id, params []byte) (func(context.Context) (json.RawMessage, error), bool) {
+	if !s.fast || method != "tools/call" {
 		return nil, false
 	}
 	return func(context.Context) (json.RawMessage, error) {

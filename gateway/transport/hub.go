@@ -92,11 +92,12 @@ type Hub interface {
 type Session interface {
 	// Context ends when the session or the daemon ends.
 	Context() context.Context
-	// Fast returns the fast call of the tools/call request id with
-	// params, or ok false when the go-sdk should answer it (see fast.go).
-	// It counts as a request of the client's. run returns the call's
-	// result, or the JSON-RPC error (a *jsonrpc.Error) to answer with.
-	Fast(id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool)
+	// Fast returns the answer to the request id of method (tools/call or
+	// tools/list) with params, or ok false when the go-sdk should answer
+	// it (see fast.go). It counts as a request of the client's. run
+	// returns the result, or the JSON-RPC error (a *jsonrpc.Error) to
+	// answer with.
+	Fast(method string, id, params []byte) (run func(context.Context) (json.RawMessage, error), ok bool)
 	// CancelFast ends the fast call whose request ID (as written) a
 	// client's notifications/cancelled named.
 	CancelFast(id []byte)

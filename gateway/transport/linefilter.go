@@ -130,7 +130,7 @@ func (f *lineFilter) fast(ss Session, msg []byte) bool {
 		cancelFast(ss, msg)
 		return false
 	}
-	run, ok := ss.Fast(req.id, req.params)
+	run, ok := ss.Fast(req.method, req.id, req.params)
 	if !ok {
 		return false
 	}

@@ -9,6 +9,11 @@
 // report not found, never panic.
 package jsonwire
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // Member returns the raw value of the top-level member key of the JSON
 // object obj (leading whitespace allowed), or ok false if obj is not an
 // object or has no such member. Keys are compared as written: a key
@@ -270,4 +275,17 @@ func String(raw []byte) (s string, ok bool) {
 		}
 	}
 	return string(inner), true
+}
+
+// Marshal is json.Marshal without HTML escaping: the bytes the go-sdk
+// writes for v in a message, so that what is encoded ahead of time reads
+// as what it would have written.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
