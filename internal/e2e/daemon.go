@@ -135,7 +135,7 @@ func StartDaemon(t testing.TB, dir, config string, extra ...string) *Daemon {
 func Serve(t testing.TB, sock string, cmdAt func(listen string) *exec.Cmd) (*Process, string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		listen := fmt.Sprintf("127.0.0.1:%d", daemonPort(t))
+		listen := fmt.Sprintf("127.0.0.1:%d", pickPort(t))
 		p := StartProcess(t, cmdAt(listen))
 		err := waitSocket(sock, p)
 		if err == nil {
@@ -148,8 +148,9 @@ func Serve(t testing.TB, sock string, cmdAt func(listen string) *exec.Cmd) (*Pro
 	}
 }
 
-// daemonPort picks Serve's port; a test of the harness replaces it.
-var daemonPort = FreePort
+// pickPort picks the ports of the processes the harness starts (Serve,
+// StartEverything); a test of the harness replaces it.
+var pickPort = FreePort
 
 // waitSocket waits up to WaitLimit for the daemon p to answer as mcpgw on
 // its unix socket sock.

@@ -21,14 +21,14 @@ func TestStartDaemonPortTaken(t *testing.T) {
 	u, _ := url.Parse(other.URL)
 	taken, _ := strconv.Atoi(u.Port())
 	picks := 0
-	daemonPort = func(t testing.TB) int {
+	pickPort = func(t testing.TB) int {
 		picks++
 		if picks == 1 {
 			return taken
 		}
 		return FreePort(t)
 	}
-	t.Cleanup(func() { daemonPort = FreePort })
+	t.Cleanup(func() { pickPort = FreePort })
 
 	dir := t.TempDir()
 	d := StartDaemon(t, dir, WriteConfig(t, dir, map[string]any{}, nil))
@@ -48,5 +48,35 @@ func TestStartDaemonPortTaken(t *testing.T) {
 	}
 	if out := d.Proc.Output.String(); !strings.Contains(out, "mcpgw serving") {
 		t.Errorf("the daemon's log has no \"mcpgw serving\":\n%s", out)
+	}
+}
+
+// TestStartEverythingPortTaken: when the port picked for server-everything
+// is taken before it binds it, by a program that answers HTTP (here an
+// mcpgw-like 404), it is started again on another port, and the URL
+// returned is its own: an MCP client finds its echo tool there.
+func TestStartEverythingPortTaken(t *testing.T) {
+	NeedNode(t)
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	u, _ := url.Parse(other.URL)
+	taken, _ := strconv.Atoi(u.Port())
+	picks := 0
+	pickPort = func(t testing.TB) int {
+		picks++
+		if picks == 1 {
+			return taken
+		}
+		return FreePort(t)
+	}
+	t.Cleanup(func() { pickPort = FreePort })
+
+	mcpURL := StartEverything(t, "streamableHttp")
+	if picks != 2 || strings.HasPrefix(mcpURL, other.URL) {
+		t.Fatalf("picked %d ports, URL %s (the other program's is %s)", picks, mcpURL, other.URL)
+	}
+	r := RunClient(t, Target{URL: mcpURL}, []Step{{Op: "listTools"}})
+	if !strings.Contains(string(r[0].Result), `"echo"`) {
+		t.Errorf("listTools at %s: %s", mcpURL, r[0].Result)
 	}
 }

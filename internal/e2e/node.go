@@ -92,17 +92,18 @@ func StartEverything(t testing.TB, mode string) (url string) {
 	}
 	// freePort's port can be taken again before node binds it; a process that
 	// exits before it is ready is retried on another port. It is ready when
-	// it says it listens, not when something answers at the port: that could
-	// be the process that took it.
+	// it holds a socket listening on the port: not when something answers
+	// there (that could be the process that took it), nor when it says it
+	// listens (it says so when it failed to, too).
 	var lastErr error
 	for range 3 {
-		port := FreePort(t)
+		port := pickPort(t)
 		cmd := exec.Command(node, Path(everythingPkg+"/dist/index.js"), mode)
 		cmd.Dir = Path(".")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 		p := StartProcess(t, cmd)
 		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		if lastErr = waitOutput(p, fmt.Sprintf("on port %d\n", port), WaitLimit); lastErr == nil {
+		if lastErr = waitListening(p, port, base, WaitLimit); lastErr == nil {
 			return base + path
 		}
 		p.Stop()
@@ -112,18 +113,57 @@ func StartEverything(t testing.TB, mode string) (url string) {
 	return ""
 }
 
-// waitOutput waits until p's output holds text, p exits, or timeout passes.
-func waitOutput(p *Process, text string, timeout time.Duration) error {
+// waitListening waits until p holds a TCP socket listening on port, p
+// exits, or timeout passes. Without /proc (not Linux) it waits for an
+// answer at base instead.
+func waitListening(p *Process, port int, base string, timeout time.Duration) error {
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		return WaitHTTPOrExit(base+"/", p.Exited, timeout)
+	}
 	deadline := time.Now().Add(timeout)
-	for !strings.Contains(p.Output.String(), text) {
+	for !listensOn(p.Cmd.Process.Pid, port) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no %q in its output after %v", text, timeout)
+			return fmt.Errorf("not listening on port %d after %v", port, timeout)
 		}
 		select {
 		case <-p.Exited:
-			return fmt.Errorf("it exited before saying %q", text)
+			return fmt.Errorf("it exited before listening on port %d", port)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	return nil
+}
+
+// listensOn reports whether process pid has a socket listening on TCP
+// port: one of its descriptors is a socket that /proc/net/tcp or tcp6
+// lists in state LISTEN on that port.
+func listensOn(pid, port int) bool {
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			if len(f) < 10 || f[3] != "0A" {
+				continue
+			}
+			if _, hexPort, ok := strings.Cut(f[1], ":"); ok && hexPort == fmt.Sprintf("%04X", port) {
+				inodes[f[9]] = true
+			}
+		}
+	}
+	if len(inodes) == 0 {
+		return false
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok && inodes[strings.TrimSuffix(inode, "]")] {
+			return true
+		}
+	}
+	return false
 }
