@@ -16,24 +16,12 @@ import (
 // is started again on another port, and the Daemon's URL is the daemon's,
 // not that program's.
 func TestStartDaemonPortTaken(t *testing.T) {
-	other := httptest.NewServer(http.NotFoundHandler())
-	defer other.Close()
-	u, _ := url.Parse(other.URL)
-	taken, _ := strconv.Atoi(u.Port())
-	picks := 0
-	pickPort = func(t testing.TB) int {
-		picks++
-		if picks == 1 {
-			return taken
-		}
-		return FreePort(t)
-	}
-	t.Cleanup(func() { pickPort = FreePort })
+	other, picks := takeFirstPick(t)
 
 	dir := t.TempDir()
 	d := StartDaemon(t, dir, WriteConfig(t, dir, map[string]any{}, nil))
-	if picks != 2 {
-		t.Errorf("StartDaemon picked %d ports, want 2", picks)
+	if *picks != 2 {
+		t.Errorf("StartDaemon picked %d ports, want 2", *picks)
 	}
 	if d.URL == other.URL {
 		t.Fatalf("the Daemon's URL is the other program's, %s", d.URL)
@@ -57,26 +45,34 @@ func TestStartDaemonPortTaken(t *testing.T) {
 // returned is its own: an MCP client finds its echo tool there.
 func TestStartEverythingPortTaken(t *testing.T) {
 	NeedNode(t)
-	other := httptest.NewServer(http.NotFoundHandler())
-	defer other.Close()
-	u, _ := url.Parse(other.URL)
-	taken, _ := strconv.Atoi(u.Port())
-	picks := 0
-	pickPort = func(t testing.TB) int {
-		picks++
-		if picks == 1 {
-			return taken
-		}
-		return FreePort(t)
-	}
-	t.Cleanup(func() { pickPort = FreePort })
+	other, picks := takeFirstPick(t)
 
 	mcpURL := StartEverything(t, "streamableHttp")
-	if picks != 2 || strings.HasPrefix(mcpURL, other.URL) {
-		t.Fatalf("picked %d ports, URL %s (the other program's is %s)", picks, mcpURL, other.URL)
+	if *picks != 2 || strings.HasPrefix(mcpURL, other.URL) {
+		t.Fatalf("picked %d ports, URL %s (the other program's is %s)", *picks, mcpURL, other.URL)
 	}
 	r := RunClient(t, Target{URL: mcpURL}, []Step{{Op: "listTools"}})
 	if !strings.Contains(string(r[0].Result), `"echo"`) {
 		t.Errorf("listTools at %s: %s", mcpURL, r[0].Result)
 	}
+}
+
+// takeFirstPick makes the harness's first port pick one already held by
+// another program answering HTTP (404), and counts the picks. The test
+// must not be parallel: pickPort is the package's.
+func takeFirstPick(t *testing.T) (other *httptest.Server, picks *int) {
+	other = httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(other.Close)
+	u, _ := url.Parse(other.URL)
+	taken, _ := strconv.Atoi(u.Port())
+	picks = new(int)
+	pickPort = func(t testing.TB) int {
+		*picks++
+		if *picks == 1 {
+			return taken
+		}
+		return FreePort(t)
+	}
+	t.Cleanup(func() { pickPort = FreePort })
+	return other, picks
 }
