@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/api"
@@ -29,8 +30,12 @@ var (
 	//go:embed ui/page.html
 	pageHTML string
 	//go:embed ui/style.css
-	pageCSS  string
-	pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+	pageCSS string
+	// pageTmpl is parsed when the page is first shown, not when the
+	// daemon starts: most daemons are never looked at.
+	pageTmpl = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("page").Parse(pageHTML))
+	})
 )
 
 // Data is what the page shows; GET / with Accept: application/json
@@ -235,7 +240,7 @@ func servePage(h Hub) http.HandlerFunc {
 			return
 		}
 		var buf bytes.Buffer
-		if err := pageTmpl.Execute(&buf, view{Data: data, Uptime: api.Ago(now, data.StartedAt), CSS: template.CSS(pageCSS), now: now}); err != nil {
+		if err := pageTmpl().Execute(&buf, view{Data: data, Uptime: api.Ago(now, data.StartedAt), CSS: template.CSS(pageCSS), now: now}); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}

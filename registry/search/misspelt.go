@@ -19,11 +19,11 @@ const (
 	maxMisspelt = 3
 )
 
-// lexicon are the stems of the words the ranking knows, long enough to
-// look for misspelt, sorted.
-var lexicon = func() []string {
+// buildLexicon returns the stems of maps long enough to look for
+// misspelt, sorted (vocabulary.lexicon).
+func buildLexicon(maps ...map[string][]string) []string {
 	var out []string
-	for _, m := range []map[string][]string{synonymsOf, relatedTo} {
+	for _, m := range maps {
 		for st := range m {
 			if len(st) >= minMisspelt && isASCII(st) {
 				out = append(out, st)
@@ -32,13 +32,14 @@ var lexicon = func() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}()
+}
 
 // misspellings maps each known stem the catalogue lacks to its term one
 // edit away (a letter missing, added or changed, or two swapped).
 func (ix *Index) misspellings() {
 	var buf [64]byte
-	for _, st := range lexicon {
+	v := vocab()
+	for _, st := range v.lexicon {
 		if _, ok := ix.terms[st]; ok {
 			continue
 		}
@@ -51,10 +52,10 @@ func (ix *Index) misspellings() {
 			if !ok || id == found || ix.postStart[id+1]-ix.postStart[id] > maxMisspelt {
 				return
 			}
-			if _, known := synonymsOf[string(b)]; known {
+			if _, known := v.synonymsOf[string(b)]; known {
 				return // another word the ranking knows
 			}
-			if _, known := relatedTo[string(b)]; known {
+			if _, known := v.relatedTo[string(b)]; known {
 				return
 			}
 			found = id

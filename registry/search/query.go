@@ -185,7 +185,7 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 	if id, ok := ix.termOf(st); ok {
 		most = ix.idf(id)
 	} else {
-		for _, syn := range synonymsOf[st] {
+		for _, syn := range vocab().synonymsOf[st] {
 			if id, ok := ix.termOf(syn); ok {
 				most = min(most, ix.idf(id))
 			}
@@ -197,12 +197,12 @@ func (ix *Index) expandWord(b *queryBuilder, w, st string, short bool) {
 		}
 		b.add(id, w)
 	}
-	for _, syn := range synonymsOf[st] {
+	for _, syn := range vocab().synonymsOf[st] {
 		if id, ok := ix.termOf(syn); ok {
 			alt(id, p.synonym)
 		}
 	}
-	for _, rel := range relatedTo[st] {
+	for _, rel := range vocab().relatedTo[st] {
 		if id, ok := ix.termOf(rel); ok {
 			alt(id, p.related)
 		}

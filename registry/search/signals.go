@@ -165,7 +165,7 @@ func (ix *Index) markQuery(query string, s *searchScratch) uint32 {
 				s.one[id] = s.gen
 			}
 		}
-		for _, syn := range synonymsOf[st] {
+		for _, syn := range vocab().synonymsOf[st] {
 			if id, ok := ix.terms[syn]; ok {
 				s.mark[id] = s.gen
 			}

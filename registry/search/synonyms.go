@@ -1,6 +1,9 @@
 package search
 
-import "sort"
+import (
+	"sort"
+	"sync"
+)
 
 // synonymGroups are words that mean the same in tool catalogues ("folder"
 // and "directory"). A query word also matches the other words of every group
@@ -233,12 +236,24 @@ var relatedGroups = [][]string{
 		"dress", "clothes", "clothing", "jacket", "cosmetics", "makeup", "skincare", "toy", "jewelry"},
 }
 
-// synonymsOf and relatedTo map a stem to the stems it matches, built once
-// from the tables above.
-var (
-	synonymsOf = buildSynonyms(synonymGroups)
-	relatedTo  = buildSynonyms(relatedGroups)
-)
+// vocabulary is what the ranking knows of words beyond a catalogue, built
+// from the tables above on first use (an index built, a query ranked)
+// rather than when the program starts: a daemon whose clients never search
+// does not hold it.
+type vocabulary struct {
+	// synonymsOf and relatedTo map a stem to the stems it matches.
+	synonymsOf, relatedTo map[string][]string
+	// lexicon are the stems of the words the ranking knows, long enough
+	// to look for misspelt, sorted.
+	lexicon []string
+}
+
+// vocab returns the vocabulary, built once.
+var vocab = sync.OnceValue(func() *vocabulary {
+	v := &vocabulary{synonymsOf: buildSynonyms(synonymGroups), relatedTo: buildSynonyms(relatedGroups)}
+	v.lexicon = buildLexicon(v.synonymsOf, v.relatedTo)
+	return v
+})
 
 func buildSynonyms(groups [][]string) map[string][]string {
 	sets := make(map[string]map[string]struct{})
