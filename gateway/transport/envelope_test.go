@@ -98,6 +98,15 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 	}
 }
 
+// Every fast call's Accept header is read this way: it allocates nothing.
+// (Not parallel: AllocsPerRun counts the whole program's allocations.)
+func TestAcceptsJSONAndSSEAllocations(t *testing.T) {
+	values := []string{"application/json, text/event-stream;q=0.9"}
+	if n := testing.AllocsPerRun(100, func() { acceptsJSONAndSSE(values) }); n != 0 {
+		t.Errorf("acceptsJSONAndSSE allocates %v times per request, want 0", n)
+	}
+}
+
 // A POST to /mcp whose body is not UTF-8 is answered with a JSON-RPC parse
 // error; no session hears of it.
 func TestBodyNotUTF8(t *testing.T) {

@@ -291,7 +291,9 @@ func isJSON(ct string) bool {
 func acceptsJSONAndSSE(values []string) bool {
 	var js, sse bool
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		// strings.SplitSeq: the parts are not gathered in a slice made
+		// for each request.
+		for part := range strings.SplitSeq(v, ",") {
 			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
 			switch strings.TrimSpace(mt) {
 			case "application/json", "application/*":
