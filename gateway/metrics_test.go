@@ -19,14 +19,20 @@ import (
 	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
-// scrape fetches /metrics from h and parses it with the Prometheus text
-// parser.
+// scrape fetches /metrics from h, offering gzip as Prometheus does, and
+// parses it with the Prometheus text parser. The answer must be plain text
+// all the same (see transport's Handler).
 func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", rec.Code)
+	}
+	if ce := rec.Header().Get("Content-Encoding"); ce != "" {
+		t.Errorf("GET /metrics answered with Content-Encoding %q, want none", ce)
 	}
 	body, _ := io.ReadAll(rec.Body)
 	p := expfmt.NewTextParser(model.UTF8Validation)

@@ -143,7 +143,12 @@ func (t *Transports) Handler(opts *HTTPOptions, ctl Control) http.Handler {
 	}
 	if o.Gatherer != nil {
 		// Open to local scrapers of any user, but not to a DNS-rebinding page.
-		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})))
+		// Uncompressed: a gzip answer needs a compressor, which promhttp
+		// keeps only until the next collections, so a daemon scraped every
+		// few seconds made one per scrape: 991 KB allocated per scrape
+		// against 205 KB uncompressed, in a daemon whose heap is a few MB,
+		// to save 6 KB on what is mostly a loopback connection.
+		mux.Handle("GET /metrics", loopbackHost(promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{DisableCompression: true})))
 	}
 	return versionHeader(t.o.Version, mux)
 }
