@@ -45,27 +45,21 @@ func (ss *session) syncPromptsLocked(v *registry.View) {
 		func(p *registry.Prompt) (string, any) { return p.Name, p.Def },
 		func(gone []string) { ss.server.RemovePrompts(gone...) },
 		func(name string, p *registry.Prompt) bool {
-			def := *p.Def
-			def.Name = name
-			ss.server.AddPrompt(&def, ss.getPrompt(name))
+			ss.server.AddPrompt(p.Exposed(), ss.getPrompt(name))
 			return true
 		})
 	syncOffered(ss.listing.resources, v.Resources,
 		func(r *registry.Resource) (string, any) { return r.URI, r.Def },
 		func(gone []string) { ss.server.RemoveResources(gone...) },
 		func(uri string, r *registry.Resource) bool {
-			def := *r.Def
-			def.URI = uri
-			ss.server.AddResource(&def, ss.readResource)
+			ss.server.AddResource(r.Exposed(), ss.readResource)
 			return true
 		})
 	syncOffered(ss.listing.templates, v.Templates,
 		func(t *registry.Template) (string, any) { return t.URITemplate, t.Def },
 		func(gone []string) { ss.server.RemoveResourceTemplates(gone...) },
 		func(tmpl string, t *registry.Template) bool {
-			def := *t.Def
-			def.URITemplate = tmpl
-			if err := addTemplate(ss.server, &def, ss.readTemplate(tmpl)); err != nil {
+			if err := addTemplate(ss.server, t.Exposed(), ss.readTemplate(tmpl)); err != nil {
 				ss.gw.log.Warn("resource template not offered", "server", t.Server, "template", t.Original, "err", err)
 				return false
 			}
@@ -78,6 +72,17 @@ func (ss *session) syncPromptsLocked(v *registry.View) {
 // ones (another definition) added; add reports whether the Server took it.
 func syncOffered[T any](have map[string]T, want []T, keyDef func(T) (string, any),
 	remove func([]string), add func(string, T) bool) {
+	if len(have) == 0 {
+		// A new session's first sync: nothing to remove or compare, so
+		// no map of what is wanted (a session offering 220 resources
+		// made one of 22 KB).
+		for _, x := range want {
+			if k, _ := keyDef(x); add(k, x) {
+				have[k] = x
+			}
+		}
+		return
+	}
 	wanted := make(map[string]T, len(want))
 	for _, x := range want {
 		k, _ := keyDef(x)

@@ -168,3 +168,32 @@ func BenchmarkSessionlessCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSessionOffers measures what a session costs for the prompts,
+// resources and templates it offers: two servers' worth (server-everything
+// lists 100 resources and a handful of prompts and templates; the second
+// server's colliding URIs are renamed), on a session made and closed.
+func BenchmarkSessionOffers(b *testing.B) {
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil), "b": fakeupstream.Server("b", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect}}
+	gw := New(cfg, &Options{NoBootstrap: true})
+	gw.Start()
+	defer gw.Close()
+	for _, name := range []string{"a", "b"} {
+		l := &registry.Listing{Source: registry.SourceCache}
+		for i := range 10 {
+			l.Prompts = append(l.Prompts, &mcp.Prompt{Name: fmt.Sprintf("prompt_%d", i), Description: "A prompt that asks for something at length.",
+				Arguments: []*mcp.PromptArgument{{Name: "topic", Description: "What about", Required: true}}})
+		}
+		for i := range 100 {
+			l.Resources = append(l.Resources, &mcp.Resource{Name: fmt.Sprintf("Resource %d", i), URI: fmt.Sprintf("test://static/resource/%d", i), MIMEType: "text/plain"})
+		}
+		l.Templates = []*mcp.ResourceTemplate{{Name: "Static Resource", URITemplate: "test://static/resource/{id}", MIMEType: "text/plain"}}
+		gw.Catalog().SetListing(gw.Catalog().View().Config.Servers[name].Hash, l)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ss := gw.newSession(SessionOptions{}, nil, false)
+		ss.cancel()
+	}
+}

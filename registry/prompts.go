@@ -3,6 +3,7 @@ package registry
 import (
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,6 +15,24 @@ type Prompt struct {
 	Server   string
 	Original string // the prompt's name on the upstream
 	Def      *mcp.Prompt
+
+	exposedOnce sync.Once
+	exposed     *mcp.Prompt
+}
+
+// Exposed is the prompt's definition as sessions offer it: the upstream's,
+// under its gateway name. It is made once per catalogue view and shared
+// by every session that offers the prompt; nothing may modify it.
+func (p *Prompt) Exposed() *mcp.Prompt {
+	p.exposedOnce.Do(func() {
+		p.exposed = p.Def
+		if p.Def.Name != p.Name {
+			def := *p.Def
+			def.Name = p.Name
+			p.exposed = &def
+		}
+	})
+	return p.exposed
 }
 
 // Resource is one upstream resource as the gateway offers it. URI is the
@@ -27,6 +46,23 @@ type Resource struct {
 	// Unlisted: a tool's UI resource its server does not list; readable,
 	// not in View.Resources.
 	Unlisted bool
+
+	exposedOnce sync.Once
+	exposed     *mcp.Resource
+}
+
+// Exposed is the resource's definition as sessions offer it, under its
+// gateway URI; made once and shared as Prompt.Exposed is.
+func (r *Resource) Exposed() *mcp.Resource {
+	r.exposedOnce.Do(func() {
+		r.exposed = r.Def
+		if r.Def.URI != r.URI {
+			def := *r.Def
+			def.URI = r.URI
+			r.exposed = &def
+		}
+	})
+	return r.exposed
 }
 
 // Template is one upstream resource template as the gateway offers it,
@@ -36,6 +72,23 @@ type Template struct {
 	Server      string
 	Original    string
 	Def         *mcp.ResourceTemplate
+
+	exposedOnce sync.Once
+	exposed     *mcp.ResourceTemplate
+}
+
+// Exposed is the template's definition as sessions offer it, under its
+// gateway URI template; made once and shared as Prompt.Exposed is.
+func (t *Template) Exposed() *mcp.ResourceTemplate {
+	t.exposedOnce.Do(func() {
+		t.exposed = t.Def
+		if t.Def.URITemplate != t.URITemplate {
+			def := *t.Def
+			def.URITemplate = t.URITemplate
+			t.exposed = &def
+		}
+	})
+	return t.exposed
 }
 
 // gatewayURI is the URI under which a server's resource whose URI another
