@@ -16,23 +16,33 @@ type Prompt struct {
 	Original string // the prompt's name on the upstream
 	Def      *mcp.Prompt
 
-	exposedOnce sync.Once
-	exposed     *mcp.Prompt
+	exposed exposed[mcp.Prompt]
 }
 
 // Exposed is the prompt's definition as sessions offer it: the upstream's,
 // under its gateway name. It is made once per catalogue view and shared
 // by every session that offers the prompt; nothing may modify it.
 func (p *Prompt) Exposed() *mcp.Prompt {
-	p.exposedOnce.Do(func() {
-		p.exposed = p.Def
-		if p.Def.Name != p.Name {
-			def := *p.Def
-			def.Name = p.Name
-			p.exposed = &def
+	return p.exposed.get(p.Def, p.Def.Name != p.Name, func(d *mcp.Prompt) { d.Name = p.Name })
+}
+
+// exposed is a definition as sessions offer it, made once: the upstream's
+// own, or a copy renamed when the gateway offers it under another name.
+type exposed[T any] struct {
+	once sync.Once
+	def  *T
+}
+
+func (e *exposed[T]) get(def *T, renamed bool, rename func(*T)) *T {
+	e.once.Do(func() {
+		e.def = def
+		if renamed {
+			c := *def
+			rename(&c)
+			e.def = &c
 		}
 	})
-	return p.exposed
+	return e.def
 }
 
 // Resource is one upstream resource as the gateway offers it. URI is the
@@ -47,22 +57,13 @@ type Resource struct {
 	// not in View.Resources.
 	Unlisted bool
 
-	exposedOnce sync.Once
-	exposed     *mcp.Resource
+	exposed exposed[mcp.Resource]
 }
 
 // Exposed is the resource's definition as sessions offer it, under its
 // gateway URI; made once and shared as Prompt.Exposed is.
 func (r *Resource) Exposed() *mcp.Resource {
-	r.exposedOnce.Do(func() {
-		r.exposed = r.Def
-		if r.Def.URI != r.URI {
-			def := *r.Def
-			def.URI = r.URI
-			r.exposed = &def
-		}
-	})
-	return r.exposed
+	return r.exposed.get(r.Def, r.Def.URI != r.URI, func(d *mcp.Resource) { d.URI = r.URI })
 }
 
 // Template is one upstream resource template as the gateway offers it,
@@ -73,22 +74,13 @@ type Template struct {
 	Original    string
 	Def         *mcp.ResourceTemplate
 
-	exposedOnce sync.Once
-	exposed     *mcp.ResourceTemplate
+	exposed exposed[mcp.ResourceTemplate]
 }
 
 // Exposed is the template's definition as sessions offer it, under its
 // gateway URI template; made once and shared as Prompt.Exposed is.
 func (t *Template) Exposed() *mcp.ResourceTemplate {
-	t.exposedOnce.Do(func() {
-		t.exposed = t.Def
-		if t.Def.URITemplate != t.URITemplate {
-			def := *t.Def
-			def.URITemplate = t.URITemplate
-			t.exposed = &def
-		}
-	})
-	return t.exposed
+	return t.exposed.get(t.Def, t.Def.URITemplate != t.URITemplate, func(d *mcp.ResourceTemplate) { d.URITemplate = t.URITemplate })
 }
 
 // gatewayURI is the URI under which a server's resource whose URI another
