@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // CallOptions are optional parts of a call (nil: none).
@@ -107,65 +108,16 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		// only on its first round.
 		answering := relay && (len(opts.Input.Responses) > 0 || opts.Input.State != "")
 		if s.lines != nil && (opts == nil || opts.OnProgress == nil) && !answering {
-			if p, ok := u.rawCallParams(s, tool, args, opts); ok {
-				start := time.Now()
-				r, err := s.lines.rawCall(ctx, "tools/call", *p, timeout)
-				putLineBuf(p)
-				if err != nil {
-					return errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil, err
-				}
-				if !needsInput(r) {
-					raw = r
-					return false, nil
-				}
-				first = new(mcp.CallToolResult)
-				if err := json.Unmarshal(r, first); err != nil {
-					return false, fmt.Errorf("the upstream's result: %w", err)
-				}
-				// The SDK's rounds that follow have what is left of it.
-				if timeout -= time.Since(start); timeout <= 0 {
-					return true, context.DeadlineExceeded
-				}
+			var done bool
+			if raw, first, done, timedOut, err = u.rawToolCall(ctx, s, tool, args, opts, &timeout); done {
+				return timedOut, err
 			}
 		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		parent := ctx
-		defer func() { timedOut = errors.Is(cctx.Err(), context.DeadlineExceeded) && parent.Err() == nil }()
-		ctx = cctx
-		params := &mcp.CallToolParams{Name: tool, Arguments: args, Meta: u.callMeta(opts)}
-		if opts != nil && opts.OnProgress != nil {
-			token, done := u.watchProgress(opts.OnProgress)
-			defer done()
-			// The SDK delivers a call's result on its reading goroutine and
-			// notifications on another, in order: a progress notification
-			// the server sent just before its result can still be on its
-			// way when the result is here. Give it a moment, so that it
-			// reaches the client before the result does.
-			defer time.Sleep(progressSettle)
-			params.SetProgressToken(token)
+		if relay && first != nil {
+			res = first // the raw call's result, which needs input: the caller's to give
+			return false, nil
 		}
-		if relay {
-			if first != nil { // the raw call's result, which needs input: the caller's to give
-				res = first
-				return false, nil
-			}
-			params.InputResponses, params.RequestState = opts.Input.Responses, opts.Input.State
-			res, err = s.cs.CallTool(ctx, params)
-			return false, err // timedOut: set on return
-		}
-		res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
-			if first != nil {
-				r := first
-				first = nil
-				return r, nil
-			}
-			params.InputResponses, params.RequestState = in, state
-			return s.cs.CallTool(ctx, params)
-		}, func(r *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
-			return r.InputRequests, r.RequestState, r.NeedsInput()
-		})
-		return false, err
+		return u.sdkToolCall(ctx, s, tool, args, opts, timeout, first, &res)
 	})
 	if raw != nil {
 		raw = withoutServerInfo(raw)
@@ -174,6 +126,77 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		dropServerInfo(res)
 	}
 	return res, raw, err
+}
+
+// rawToolCall makes a call on s's raw path (lineConn.rawCall): done, with
+// its raw result or error, unless the call cannot go that way (then
+// nothing was sent) or the result needs input and the SDK's rounds are to
+// follow with first, its result decoded, in what is left of *timeout.
+// Apart from call's closure so that a call waiting for its upstream holds
+// a small stack: the SDK's path needs a much larger frame.
+func (u *Upstream) rawToolCall(ctx context.Context, s *session, tool string, args any, opts *CallOptions, timeout *time.Duration) (raw json.RawMessage, first *mcp.CallToolResult, done, timedOut bool, err error) {
+	p, ok := u.rawCallParams(s, tool, args, opts)
+	if !ok {
+		return nil, nil, false, false, nil
+	}
+	start := time.Now()
+	r, err := s.lines.rawCall(ctx, "tools/call", *p, *timeout)
+	putLineBuf(p)
+	if err != nil {
+		return nil, nil, true, errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil, err
+	}
+	if !needsInput(r) {
+		return r, nil, true, false, nil
+	}
+	first = new(mcp.CallToolResult)
+	if err := json.Unmarshal(r, first); err != nil {
+		return nil, nil, true, false, fmt.Errorf("the upstream's result: %w", err)
+	}
+	// The SDK's rounds that follow have what is left of it.
+	if *timeout -= time.Since(start); *timeout <= 0 {
+		return nil, nil, true, true, context.DeadlineExceeded
+	}
+	return nil, first, false, false, nil
+}
+
+// sdkToolCall makes a call through s's SDK client session, within
+// timeout, its input rounds included; first is the raw path's result
+// that needs input, if the call started there.
+func (u *Upstream) sdkToolCall(ctx context.Context, s *session, tool string, args any, opts *CallOptions, timeout time.Duration, first *mcp.CallToolResult, res **mcp.CallToolResult) (timedOut bool, err error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	parent := ctx
+	defer func() { timedOut = errors.Is(cctx.Err(), context.DeadlineExceeded) && parent.Err() == nil }()
+	ctx = cctx
+	params := &mcp.CallToolParams{Name: tool, Arguments: args, Meta: u.callMeta(opts)}
+	if opts != nil && opts.OnProgress != nil {
+		token, done := u.watchProgress(opts.OnProgress)
+		defer done()
+		// The SDK delivers a call's result on its reading goroutine and
+		// notifications on another, in order: a progress notification
+		// the server sent just before its result can still be on its
+		// way when the result is here. Give it a moment, so that it
+		// reaches the client before the result does.
+		defer time.Sleep(progressSettle)
+		params.SetProgressToken(token)
+	}
+	if opts != nil && opts.Input != nil {
+		params.InputResponses, params.RequestState = opts.Input.Responses, opts.Input.State
+		*res, err = s.cs.CallTool(ctx, params)
+		return false, err // timedOut: set on return
+	}
+	*res, err = roundTrips(ctx, u, func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+		if first != nil {
+			r := first
+			first = nil
+			return r, nil
+		}
+		params.InputResponses, params.RequestState = in, state
+		return s.cs.CallTool(ctx, params)
+	}, func(r *mcp.CallToolResult) (mcp.InputRequestMap, string, bool) {
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	})
+	return false, err
 }
 
 // callMeta is the _meta of a call: the caller's (but for the progress
@@ -490,35 +513,46 @@ func (u *Upstream) doAttempts(ctx context.Context, op operation, limit time.Dura
 		if err == nil {
 			return nil
 		}
-		switch {
-		case timedOut:
-			u.checkAfterTimeout(s)
-			return &TimeoutError{Server: srv.Name, Op: op.String(), After: timeout}
-		case ctx.Err() != nil:
+		if err = u.attemptFailed(ctx, s, srv, op, err, timedOut, timeout, try); err != nil {
 			return err
-		case errors.Is(err, mcp.ErrSessionMissing) && try == 0:
-			u.logger().Info("upstream session expired; reconnecting")
-			u.dropSession(s, "session expired")
-			continue
 		}
-		if s.http != nil {
-			if reason, ok := s.http.unauthorized(); ok {
-				ae := &AuthError{Server: srv.Name, Reason: reason}
-				u.needsAuth(s, ae)
-				return fmt.Errorf("%s: %w", op, ae)
-			}
-		}
-		if u.isRetired() {
-			return fmt.Errorf("%s on upstream %q: %w (%v)", op, srv.Name, ErrClosed, err)
-		}
-		if s.proc != nil && (connectionGone(err) || s.ended()) {
-			if exit := s.proc.exitError(ctx, exitWait); exit != nil {
-				u.sessionLost(s, exit)
-				return fmt.Errorf("%s: %w", op, exit)
-			}
-		}
-		return fmt.Errorf("%s on upstream %q: %w", op, srv.Name, err)
+		// The upstream's session had expired: once more, on a new one.
 	}
+}
+
+// attemptFailed makes what an attempt of op on s failed with, err, into
+// the error its caller gets; nil when the attempt is to be made again.
+// Apart from doAttempts so that a call waiting for its upstream holds a
+// small stack.
+func (u *Upstream) attemptFailed(ctx context.Context, s *session, srv *registry.Server, op operation, err error, timedOut bool, timeout time.Duration, try int) error {
+	switch {
+	case timedOut:
+		u.checkAfterTimeout(s)
+		return &TimeoutError{Server: srv.Name, Op: op.String(), After: timeout}
+	case ctx.Err() != nil:
+		return err
+	case errors.Is(err, mcp.ErrSessionMissing) && try == 0:
+		u.logger().Info("upstream session expired; reconnecting")
+		u.dropSession(s, "session expired")
+		return nil
+	}
+	if s.http != nil {
+		if reason, ok := s.http.unauthorized(); ok {
+			ae := &AuthError{Server: srv.Name, Reason: reason}
+			u.needsAuth(s, ae)
+			return fmt.Errorf("%s: %w", op, ae)
+		}
+	}
+	if u.isRetired() {
+		return fmt.Errorf("%s on upstream %q: %w (%v)", op, srv.Name, ErrClosed, err)
+	}
+	if s.proc != nil && (connectionGone(err) || s.ended()) {
+		if exit := s.proc.exitError(ctx, exitWait); exit != nil {
+			u.sessionLost(s, exit)
+			return fmt.Errorf("%s: %w", op, exit)
+		}
+	}
+	return fmt.Errorf("%s on upstream %q: %w", op, srv.Name, err)
 }
 
 // pingAfterTimeout bounds the health check after a timed-out call.

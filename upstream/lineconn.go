@@ -320,9 +320,8 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
 	if c.calls == nil {
-		err := c.err
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
+		return nil, c.closedErr("")
 	}
 	c.calls[id] = ch
 	c.mu.Unlock()
@@ -340,7 +339,7 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 	// Errors read as the SDK's do.
 	if err := c.writeLine(msg); err != nil {
 		c.forget(id)
-		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+		return nil, writeFailed(method, err)
 	}
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -352,10 +351,7 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 	select {
 	case line, ok := <-ch:
 		if !ok {
-			c.mu.Lock()
-			err := c.err
-			c.mu.Unlock()
-			return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+			return nil, c.closedErr(method)
 		}
 		res, err := responseResult(line)
 		if err != nil {
@@ -367,12 +363,37 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 	case <-expired:
 		cause = context.DeadlineExceeded // as a context's timeout reads
 	}
+	c.cancelled(id, cause)
+	return nil, cause
+}
+
+// The error paths of rawCall are functions of their own so that a call
+// waiting for its response holds a small stack.
+
+// closedErr is a raw call's error when the connection has ended.
+func (c *lineConn) closedErr(method string) error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if method == "" {
+		return fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
+	}
+	return fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+}
+
+// writeFailed is a raw call's error when its request could not be written.
+func writeFailed(method string, err error) error {
+	return fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, method, err)
+}
+
+// cancelled forgets the raw call with request ID id (as written), which
+// ended for cause before its response, and tells the upstream.
+func (c *lineConn) cancelled(id string, cause error) {
 	c.forget(id)
 	// Best effort, and off the caller's way: a peer that does not read
 	// its stdin must not hold the caller past its deadline.
 	note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(cause.Error()) + "}}\n")
 	go func() { _ = c.writeLine(note) }()
-	return nil, cause
 }
 
 // timers are stopped timers for raw calls' timeouts: a call's own timer

@@ -164,10 +164,39 @@ func New(o Options) *Dispatcher {
 // client exactly as the upstream wrote it is returned as that JSON (raw),
 // and res is nil; otherwise res is the result and raw nil. Failures are
 // results (IsError) the model can read, never Go errors.
-func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolResult, raw json.RawMessage) {
-	// The call's duration counts what the caller waits for: discovery and
-	// the connect of a server whose tools were not known yet too.
-	start := time.Now()
+func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (*mcp.CallToolResult, json.RawMessage) {
+	// Three steps, each its own frame: the goroutine that waits for the
+	// upstream holds only what routing needs, so that a fast call's whole
+	// path stays within a small stack (64 sessions each waiting on a call
+	// hold 64 such stacks).
+	var a admitted
+	if refused := d.admit(ctx, c, &a); refused != nil {
+		return refused, nil
+	}
+	res, raw, err := d.route(ctx, c, &a)
+	return d.settle(ctx, c, &a, res, raw, err)
+}
+
+// admitted is a call resolved, its arguments checked and the gate passed:
+// what routing it and settling its outcome need.
+type admitted struct {
+	start    time.Time // the call's duration counts discovery and a connect too
+	v        *registry.View
+	t        *registry.Tool
+	srv      *registry.Server
+	args     json.RawMessage
+	auditing bool
+	rec      audit.Record
+	opts     *upstream.CallOptions
+	limit    int  // of the result's size (surface.OutputLimit), -1 none
+	exposed  bool // the caller lists the tool itself
+}
+
+// admit resolves c, checks its arguments and passes it through the gate,
+// filling a; a call refused on the way is audited, and its answer
+// returned.
+func (d *Dispatcher) admit(ctx context.Context, c *Call, a *admitted) (refused *mcp.CallToolResult) {
+	a.start = time.Now()
 	v := c.Caller.View()
 	name := c.Name
 	if c.Route != ViaExposed {
@@ -180,48 +209,47 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	}
 	// A call refused here is audited too: what a model tried and was
 	// not allowed is as much the user's business as what it did.
-	auditing := d.auditing(v)
-	rec := audit.Record{Event: audit.EventCall, Tool: name, Script: c.Script}
+	a.v, a.t, a.auditing = v, t, d.auditing(v)
+	rec := &a.rec
+	*rec = audit.Record{Event: audit.EventCall, Tool: name, Script: c.Script}
 	rec.Session, rec.Client = c.Caller.Identity()
 	rec.User = c.Caller.User()
 	refuse := func(outcome string, args []byte) {
 		c.Outcome = outcome
-		if auditing {
-			rec.Outcome, rec.Args, rec.DurationMs = outcome, d.o.Audit.Digest(args), msSince(start)
-			d.auditWrite(v, rec)
+		if a.auditing {
+			rec.Outcome, rec.Args, rec.DurationMs = outcome, d.o.Audit.Digest(args), msSince(a.start)
+			d.auditWrite(v, *rec)
 		}
 	}
 	if failed != nil {
 		refuse("unknown_tool", c.Args)
-		return failed, nil
+		return failed
 	}
 	rec.Server, rec.Tool = t.Server, t.Original
 	args, problem := surface.CheckArgs(t, c.Args)
 	if problem != "" {
 		refuse("invalid_args", c.Args)
-		return surface.Errorf("%s\n\n%s", problem, surface.Params(t)), nil
+		return surface.Errorf("%s\n\n%s", problem, surface.Params(t))
 	}
 	srv, err := UsableServer(v, t.Server)
 	if err != nil {
 		refuse("error", args)
-		return surface.Errorf("%v", err), nil
+		return surface.Errorf("%v", err)
 	}
-	if auditing {
+	if a.auditing {
 		rec.Args = d.o.Audit.Digest(args)
 	}
-	if refused := d.gate(ctx, c, v, t, srv, args, &rec); refused != nil {
+	if refused := d.gate(ctx, c, v, t, srv, args, rec); refused != nil {
 		c.Outcome = rec.Outcome
-		rec.DurationMs = msSince(start)
-		d.auditWrite(v, rec)
-		return refused, nil
+		rec.DurationMs = msSince(a.start)
+		d.auditWrite(v, *rec)
+		return refused
 	}
-	exposed := c.Route != ViaProxy
-	u := c.Caller.Upstream(srv)
-	c.Caller.Used(srv.Name)
-	ctx = upstream.WithName(ctx, srv.Name) // counted under the name called, an alias's too
-	limit := surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
+	a.srv, a.args = srv, args
+	a.exposed = c.Route != ViaProxy
+	a.limit = surface.OutputLimit(v.Config.Settings.MaxOutputBytes)
 	if c.Route == ViaScript {
-		limit = -1 // a script has its own budget for what it reads
+		a.limit = -1 // a script has its own budget for what it reads
 	}
 	opts := c.Opts
 	if opts == nil {
@@ -234,10 +262,19 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	// The entry called through decides: two entries for one upstream
 	// share its process, not their timeouts.
 	opts.Timeout = srv.RequestTimeout
+	a.opts = opts
+	return nil
+}
+
+// route makes the admitted call on its upstream.
+func (d *Dispatcher) route(ctx context.Context, c *Call, a *admitted) (res *mcp.CallToolResult, raw json.RawMessage, err error) {
+	u := c.Caller.Upstream(a.srv)
+	c.Caller.Used(a.srv.Name)
+	ctx = upstream.WithName(ctx, a.srv.Name) // counted under the name called, an alias's too
 	switch {
-	case t.Resource != nil:
+	case a.t.Resource != nil:
 		var rr *mcp.ReadResourceResult
-		rr, err = u.ReadResource(ctx, t.Resource.URI, opts.Input)
+		rr, err = u.ReadResource(ctx, a.t.Resource.URI, a.opts.Input)
 		switch {
 		case err == nil && rr.NeedsInput():
 			// Relayed (Opts.Input) as a tool's request for input is: the
@@ -247,33 +284,40 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 			res = content.FromResource(rr)
 		}
 	case c.Relay:
-		raw, err = u.CallRaw(ctx, t.Original, args, opts)
-		if err == nil && !content.Relayable(raw, c.Protocol, limit, exposed) {
+		raw, err = u.CallRaw(ctx, a.t.Original, a.args, a.opts)
+		if err == nil && !content.Relayable(raw, c.Protocol, a.limit, a.exposed) {
 			res = new(mcp.CallToolResult)
 			err = upstream.DecodeResult(raw, res)
 			raw = nil
 		}
 	default:
-		res, err = u.Call(ctx, t.Original, args, opts)
+		res, err = u.Call(ctx, a.t.Original, a.args, a.opts)
 	}
-	elapsed := time.Since(start)
+	return res, raw, err
+}
+
+// settle counts and audits the outcome of the routed call and shapes its
+// result for the caller.
+func (d *Dispatcher) settle(ctx context.Context, c *Call, a *admitted, res *mcp.CallToolResult, raw json.RawMessage, err error) (*mcp.CallToolResult, json.RawMessage) {
+	elapsed := time.Since(a.start)
 	if c.inputApproval != "" && (err != nil || !(needsInput(res) || raw != nil && rawNeedsInput(raw))) {
 		d.inputs.remove(c.inputApproval) // the call is over: its approval with it
 	}
 	outcome := callOutcome(ctx, res, err)
 	c.Outcome = outcome
-	d.o.Observer.Called(srv.Name, c.Caller.User(), outcome, elapsed)
-	if auditing {
-		rec.Outcome, rec.DurationMs = outcome, msSince(start)
-		d.auditWrite(v, rec)
+	d.o.Observer.Called(a.srv.Name, c.Caller.User(), outcome, elapsed)
+	if a.auditing {
+		a.rec.Outcome, a.rec.DurationMs = outcome, msSince(a.start)
+		d.auditWrite(a.v, a.rec)
 	}
+	t := a.t
 	if err != nil {
-		d.log.Warn("tool call", "server", srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
+		d.log.Warn("tool call", "server", a.srv.Name, "tool", t.Original, "duration", elapsed, "err", err)
 		var jerr *jsonrpc.Error
-		if opts.Input != nil && errors.As(err, &jerr) {
+		if a.opts.Input != nil && errors.As(err, &jerr) {
 			c.ProtocolErr = jerr
 		}
-		return surface.Errorf("Calling %s on server %s: %v\n\n%s", t.Original, srv.Name, err, surface.Params(t)), nil
+		return surface.Errorf("Calling %s on server %s: %v\n\n%s", t.Original, a.srv.Name, err, surface.Params(t)), nil
 	}
 	if raw != nil {
 		// As DecodeResult does: the client's protocol has no resultType.
@@ -290,7 +334,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, c *Call) (res *mcp.CallToolRe
 	if d.o.SaverFor != nil {
 		save = d.o.SaverFor(c.Caller)
 	}
-	return surface.Shape(res, t, c.Protocol, exposed, limit, save), nil
+	return surface.Shape(res, t, c.Protocol, a.exposed, a.limit, save), nil
 }
 
 // auditing reports whether calls are recorded: a log, and settings.audit
