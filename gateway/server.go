@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -462,8 +465,15 @@ func (s *Hub) ProjectFiles() []string {
 	return out
 }
 
-// Close ends every session, closes every upstream and waits for all
-// goroutines the Hub started. Safe to call twice.
+// closeWait bounds how long Close waits for the Hub's goroutines once
+// every session has been told to end and every upstream is closed (their
+// processes with them): a daemon asked to stop, by a service manager say,
+// exits rather than hanging on one that does not end, and says what was
+// still running.
+var closeWait = 10 * time.Second
+
+// Close ends every session, closes every upstream and waits, for at most
+// closeWait, for all goroutines the Hub started. Safe to call twice.
 func (s *Hub) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -478,6 +488,18 @@ func (s *Hub) Close() error {
 		ss.close()
 	}
 	err := s.pool.Close()
-	s.wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		s.log.Error("closing without the sessions and tasks that did not end in time", "after", closeWait,
+			"sessions", len(s.sessionList()), "goroutines", runtime.NumGoroutine(), "stacks", stacks.String())
+	}
 	return err
 }
