@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -36,8 +37,8 @@ const (
 type mode interface {
 	// Name is the mode as the config and clients name it.
 	Name() registry.Mode
-	// own returns mcpgw's tools the mode lists to ss in v.
-	own(ss *session, v *registry.View) []ownTool
+	// own returns mcpgw's tools the mode lists in v.
+	own(v *registry.View) []ownTool
 	// lists reports whether the mode lists upstream tool t to ss, beyond
 	// the direct tools. ss.mu is held.
 	lists(ss *session, t *registry.Tool) bool
@@ -61,8 +62,13 @@ type mode interface {
 // ownTool is one of mcpgw's own tools on a session's list.
 type ownTool struct {
 	def    *mcp.Tool
-	handle mcp.ToolHandler
+	handle ownHandler
 }
+
+// ownHandler answers a call of one of mcpgw's own tools for the session
+// that made it. It is not bound to a session, so that a tool table can be
+// shared by every session that lists the same (sharedTable).
+type ownHandler func(ss *session, ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
 
 // modeOf returns the session's mode: its own request, else the config's,
 // else proxy. A conversation (sessionless) keeps no activations, so a
@@ -93,11 +99,11 @@ var (
 
 // scriptTool is mcp_script on the list of a session in mode m, when
 // scripts are on.
-func scriptTool(ss *session, v *registry.View, m registry.Mode) []ownTool {
+func scriptTool(v *registry.View, m registry.Mode) []ownTool {
 	if !surface.ScriptsOn(v, m) {
 		return nil
 	}
-	return []ownTool{{scriptToolDef, ss.handleScriptTool}}
+	return []ownTool{{scriptToolDef, (*session).handleScriptTool}}
 }
 
 // proxyMode lists the mcp tool, which reaches every upstream tool.
@@ -105,8 +111,8 @@ type proxyMode struct{}
 
 func (proxyMode) Name() registry.Mode { return ModeProxy }
 
-func (proxyMode) own(ss *session, _ *registry.View) []ownTool {
-	return []ownTool{{mcpToolDef, ss.handleProxy}}
+func (proxyMode) own(*registry.View) []ownTool {
+	return []ownTool{{mcpToolDef, (*session).handleProxy}}
 }
 
 func (proxyMode) lists(*session, *registry.Tool) bool { return false }
@@ -141,10 +147,10 @@ type toolSearchMode struct{}
 
 func (toolSearchMode) Name() registry.Mode { return ModeToolSearch }
 
-func (toolSearchMode) own(ss *session, v *registry.View) []ownTool {
+func (toolSearchMode) own(v *registry.View) []ownTool {
 	// Its description names the servers and their tool counts, so it is
 	// made per view.
-	return append([]ownTool{{surface.ToolSearchTool(v), ss.handleToolSearch}}, scriptTool(ss, v, ModeToolSearch)...)
+	return append([]ownTool{{surface.ToolSearchTool(v), (*session).handleToolSearch}}, scriptTool(v, ModeToolSearch)...)
 }
 
 func (toolSearchMode) lists(ss *session, t *registry.Tool) bool { return ss.activated[t.Name] }
@@ -167,8 +173,8 @@ type directMode struct{}
 
 func (directMode) Name() registry.Mode { return ModeDirect }
 
-func (directMode) own(ss *session, v *registry.View) []ownTool {
-	return scriptTool(ss, v, ModeDirect)
+func (directMode) own(v *registry.View) []ownTool {
+	return scriptTool(v, ModeDirect)
 }
 
 func (directMode) lists(*session, *registry.Tool) bool    { return true }

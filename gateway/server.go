@@ -127,6 +127,7 @@ type Hub struct {
 	fastCalls    atomic.Int64                    // calls answered on the fast path
 	relayedCalls atomic.Int64                    // fast calls answered with the upstream's own bytes
 	fastLists    atomic.Int64                    // tools/list answered on the fast path
+	tables       sharedTables                    // tool tables sessions share (sharedtable.go)
 
 	// convs are the open conversations of protocol 2026-07-28
 	// (conversation.go); convs.mu is taken before reconcileMu and mu.

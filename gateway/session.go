@@ -35,6 +35,7 @@ type session struct {
 	sessionless bool
 	mode        mode
 	direct      directSpec
+	directSrc   string // the direct tools as the session or the daemon gave them
 	server      *mcp.Server
 	// ctx ends when the session or the daemon ends; every request's context
 	// ends with it, so a closing session does not wait for slow calls.
@@ -211,7 +212,7 @@ func (s *Hub) newSession(opts SessionOptions, st *sessionState, sessionless bool
 	if opts.DirectTools != "" {
 		spec = opts.DirectTools
 	}
-	ss.direct = parseDirectSpec(spec)
+	ss.direct, ss.directSrc = parseDirectSpec(spec), spec
 	ss.overlay.Store(ov)
 
 	instructions := surface.SessionInstructions(v, ss.mode.Name())

@@ -22,17 +22,18 @@ import (
 // Server: the SDK carries the wire (and list_changed, see announceTools),
 // and tools/list and tools/call are answered here (toolsMiddleware). The
 // definitions are the catalogue's, made once per view and shared by every
-// session that lists them (registry.Tool.Exposed), so a session over 1,600
-// tools costs a slice and a map, not a parsed schema per tool; and a
+// session that lists them (registry.Tool.Exposed), and sessions that list
+// the same tools share one table (sharedtable.go), so a session over 1,600
+// tools costs no parsed schema per tool, nor a map of its own; and a
 // conversation of protocol 2026-07-28, which has no session to register
 // on, is answered the same way.
 
 // toolTable is a session's tool list at one moment: immutable once made,
 // replaced whole (session.tools).
 type toolTable struct {
-	list     []*mcp.Tool                // what tools/list answers, sorted by name
-	own      map[string]mcp.ToolHandler // mcpgw's own tools
-	upstream map[string]*registry.Tool  // upstream tools, by gateway name
+	list     []*mcp.Tool               // what tools/list answers, sorted by name
+	own      map[string]ownHandler     // mcpgw's own tools
+	upstream map[string]*registry.Tool // upstream tools, by gateway name
 }
 
 // has reports whether name is on the list.
@@ -70,13 +71,25 @@ func (t *toolTable) same(o *toolTable) bool {
 	return true
 }
 
-// tableLocked makes the session's table for v. ss.mu is held.
+// tableLocked returns the session's table for v: the one every session
+// with the same view, mode, client and direct tools lists, unless what it
+// lists depends on the session itself (ToolSearch's activations). ss.mu
+// is held.
 func (ss *session) tableLocked(v *registry.View) *toolTable {
+	if ss.mode.Name() == ModeToolSearch && len(ss.activated) > 0 {
+		return ss.makeTableLocked(v)
+	}
+	key := tableKey{v: v, mode: ss.mode.Name(), ui: ss.conn.declaredUI(), direct: ss.directSrc}
+	return ss.gw.tables.get(ss.gw.catalog.View(), key, func() *toolTable { return ss.makeTableLocked(v) })
+}
+
+// makeTableLocked makes the session's table for v. ss.mu is held.
+func (ss *session) makeTableLocked(v *registry.View) *toolTable {
 	up := ss.wanted(v)
-	own := ss.mode.own(ss, v)
+	own := ss.mode.own(v)
 	t := &toolTable{
 		list:     make([]*mcp.Tool, 0, len(up)+len(own)),
-		own:      make(map[string]mcp.ToolHandler, len(own)),
+		own:      make(map[string]ownHandler, len(own)),
 		upstream: up,
 	}
 	for _, o := range own {
@@ -247,7 +260,7 @@ func (ss *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.
 	var res *mcp.CallToolResult
 	if h, ok := t.own[name]; ok {
 		var err error
-		if res, err = h(ctx, req); err != nil {
+		if res, err = h(ss, ctx, req); err != nil {
 			return nil, err
 		}
 	} else {
