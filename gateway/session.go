@@ -416,8 +416,9 @@ func resourceTools(v *registry.View, server string) bool {
 	return srv != nil && srv.ExposeResources != nil && *srv.ExposeResources
 }
 
-// wanted returns the upstream tools the session should list, by gateway name.
-func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
+// wanted returns the upstream tools the session should list, by gateway
+// name, its client having declared MCP Apps if ui.
+func (ss *session) wanted(v *registry.View, ui bool) map[string]*registry.Tool {
 	out := make(map[string]*registry.Tool)
 	var appOnly []*registry.Tool
 	for _, t := range v.Tools {
@@ -433,7 +434,7 @@ func (ss *session) wanted(v *registry.View) map[string]*registry.Tool {
 	}
 	// A tool only an app calls is listed to a client that can run apps,
 	// beside the listed tools of its server; no model sees it there.
-	if ss.conn.declaredUI() {
+	if ui {
 		listed := map[string]bool{}
 		for _, t := range out {
 			listed[t.Server] = true

@@ -77,15 +77,19 @@ func (t *toolTable) same(o *toolTable) bool {
 // is held.
 func (ss *session) tableLocked(v *registry.View) *toolTable {
 	if ss.mode.Name() == ModeToolSearch && len(ss.activated) > 0 {
-		return ss.makeTableLocked(v)
+		return ss.makeTableLocked(v, ss.conn.declaredUI())
 	}
+	// The table is made from the key's ui, read once: a client's
+	// initialize that declares MCP Apps meanwhile cannot put a table
+	// with app-only tools under the key of clients that did not.
 	key := tableKey{v: v, mode: ss.mode.Name(), ui: ss.conn.declaredUI(), direct: ss.directSrc}
-	return ss.gw.tables.get(ss.gw.catalog.View(), key, func() *toolTable { return ss.makeTableLocked(v) })
+	return ss.gw.tables.get(ss.gw.catalog.View(), key, func() *toolTable { return ss.makeTableLocked(v, key.ui) })
 }
 
-// makeTableLocked makes the session's table for v. ss.mu is held.
-func (ss *session) makeTableLocked(v *registry.View) *toolTable {
-	up := ss.wanted(v)
+// makeTableLocked makes the session's table for v, for a client that
+// declared MCP Apps if ui. ss.mu is held.
+func (ss *session) makeTableLocked(v *registry.View, ui bool) *toolTable {
+	up := ss.wanted(v, ui)
 	own := ss.mode.own(v)
 	t := &toolTable{
 		list:     make([]*mcp.Tool, 0, len(up)+len(own)),
