@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -172,7 +173,7 @@ func (e *agentEnv) approveFromCLI(tool string) string {
 			e.t.Fatalf("the agent ended before a call of %s waited for approval", tool)
 		case <-time.After(50 * time.Millisecond):
 		}
-		resp, err := http.Get(e.url + "/-/status")
+		resp, err := e.daemonGet("/-/status")
 		if err != nil {
 			continue // the shim has not started the daemon yet
 		}
@@ -200,6 +201,22 @@ func (e *agentEnv) approveFromCLI(tool string) string {
 	return list
 }
 
+// daemonGet gets path from the daemon on its unix socket, where it serves
+// the same HTTP API as at its URL: the daemon a shim started keeps
+// serving the socket when another program took the test's port before it
+// could bind it (it then serves no TCP port), and that program must not
+// be taken for it.
+func (e *agentEnv) daemonGet(path string) (*http.Response, error) {
+	client := &http.Client{Transport: &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", e.sock)
+		},
+	}}
+	return client.Get("http://localhost" + path)
+}
+
 // turns logs what the model got and fails the test unless the
 // conversation had want turns; it returns them.
 func (e *agentEnv) turns(want int) []e2e.ModelRequest {
@@ -216,7 +233,7 @@ func (e *agentEnv) turns(want int) []e2e.ModelRequest {
 // written there, or "(absent)".
 func (e *agentEnv) metric(series string) string {
 	e.t.Helper()
-	resp, err := http.Get(e.url + "/metrics")
+	resp, err := e.daemonGet("/metrics")
 	if err != nil {
 		e.t.Fatal(err)
 	}
