@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/upstream/fakeupstream"
 )
 
 // Sessions that list the same tools share one table; a session whose list
@@ -17,12 +16,7 @@ import (
 // list.
 func TestSessionsShareTheirToolTable(t *testing.T) {
 	t.Parallel()
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"big": fakeupstream.Server("big", nil)},
-		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	gw.Start()
-	t.Cleanup(func() { gw.Close() })
-	gw.Catalog().SetListing(gw.Catalog().View().Config.Servers["big"].Hash, bigListing(20))
+	gw := bigDirectHub(t, 20)
 	open := func(opts SessionOptions) *session {
 		ss := gw.newSession(opts, nil, false)
 		t.Cleanup(ss.cancel)
@@ -82,12 +76,7 @@ func TestSessionsShareTheirToolTable(t *testing.T) {
 // BenchmarkDirectSessionsHeld measures the heap a direct-mode session over
 // 1,600 tools holds while it is open, 20 sessions at once.
 func BenchmarkDirectSessionsHeld(b *testing.B) {
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"big": fakeupstream.Server("big", nil)},
-		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
-	gw := New(cfg, &Options{NoBootstrap: true})
-	gw.Start()
-	defer gw.Close()
-	gw.Catalog().SetListing(gw.Catalog().View().Config.Servers["big"].Hash, bigListing(1600))
+	gw := bigDirectHub(b, 1600)
 	const sessions = 20
 	var held int64
 	for b.Loop() {

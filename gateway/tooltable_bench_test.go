@@ -54,13 +54,21 @@ func BenchmarkDirectSession1600(b *testing.B) {
 	}
 }
 
-func benchDirectSession(b *testing.B, shim bool) {
+// bigDirectHub is a started direct-mode Hub whose one server, "big", is
+// listed (as from the cache) with n tools; it is closed when tb ends.
+func bigDirectHub(tb testing.TB, n int) *Hub {
+	tb.Helper()
 	cfg := &registry.Config{Servers: map[string]*registry.Server{"big": fakeupstream.Server("big", nil)},
 		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: ModeDirect, DiscoveryTimeout: registry.DefaultDiscoveryTimeout}}
 	gw := New(cfg, &Options{NoBootstrap: true})
 	gw.Start()
-	defer gw.Close()
-	gw.Catalog().SetListing(gw.Catalog().View().Config.Servers["big"].Hash, bigListing(1600))
+	tb.Cleanup(func() { gw.Close() })
+	gw.Catalog().SetListing(gw.Catalog().View().Config.Servers["big"].Hash, bigListing(n))
+	return gw
+}
+
+func benchDirectSession(b *testing.B, shim bool) {
+	gw := bigDirectHub(b, 1600)
 	b.ReportAllocs()
 	for b.Loop() {
 		client, daemon := net.Pipe()
