@@ -142,6 +142,52 @@ func TestFlushedWithoutClose(t *testing.T) {
 	}
 }
 
+// TestBuffersStayBounded: while calls come faster than FlushInterval
+// writes them, what waits is written once it passes flushSoon, rather
+// than growing for the whole interval.
+func TestBuffersStayBounded(t *testing.T) {
+	defer func(d time.Duration) { FlushInterval = d }(FlushInterval)
+	FlushInterval = time.Hour // only the size can start a flush
+	l, dir := open(t, nil)
+	r := Record{Event: EventCall, Session: "O7ZSSBR4LIMYTALPVKVMU4RM73", Client: "pi", Server: "go", Tool: "echo",
+		Args: l.Digest([]byte(`{"message":"hello"}`)), Outcome: "ok", DurationMs: 1}
+	const total = 4 * flushSoon
+	written, records := 0, 0
+	for written < total {
+		r.Time = time.Now()
+		n := len(appendRecord(nil, &r))
+		if err := l.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		written, records = written+n, records+1
+	}
+	path := filepath.Join(dir, "audit.jsonl")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// All but what is under flushSoon reaches the file without
+		// waiting out the interval.
+		if fi.Size() >= int64(written-flushSoon) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d bytes in the file after 10 s; the rest waits for FlushInterval", fi.Size(), written)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, path)
+	if want := records; len(recs) != want {
+		t.Errorf("%d records in the file, want %d", len(recs), want)
+	}
+}
+
 func TestRotation(t *testing.T) {
 	l, dir := open(t, &Options{MaxBytes: 4096, Files: 2})
 	for i := range 200 {
