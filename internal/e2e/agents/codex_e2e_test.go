@@ -4,6 +4,7 @@ package agents
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/e2e"
 )
@@ -69,13 +71,34 @@ default_tools_approval_mode = "approve"
 }
 
 // serve starts the daemon as a service would (with the whole environment)
-// and waits until it answers.
+// and waits until it answers on its socket, where the shim Codex starts
+// finds it: another program may have taken the test's port before the
+// daemon bound it (the daemon then serves its socket only), and would
+// answer there instead.
 func (e *agentEnv) serve() {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, "serve")
 	cmd.Env = e.env
-	e2e.StartProcess(e.t, cmd)
-	e2e.WaitHTTP(e.t, e.url+"/healthz")
+	p := e2e.StartProcess(e.t, cmd)
+	deadline := time.Now().Add(e2e.WaitLimit)
+	for {
+		resp, err := e.daemonGet("/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			err = fmt.Errorf("/healthz answered %s", resp.Status)
+		}
+		select {
+		case <-p.Exited:
+			e.t.Fatalf("mcpgw serve exited (%v); its output:\n%s", p.Err, p.Output.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("mcpgw did not answer on %s within %v: %v; its output:\n%s", e.sock, e2e.WaitLimit, err, p.Output.String())
+		}
+	}
 }
 
 // codexResult is how Codex hands the model an MCP tool's text: after the
