@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -43,6 +44,7 @@ func holdStreams(next http.Handler) http.Handler {
 		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 		sw := &streamWriter{conn: conn, header: header, broken: cancel}
 		r = r.WithContext(ctx)
+		r.Header = heldHeader(r.Header)
 		// The client waits for this answer and sends nothing more on the
 		// connection: a byte it did send is taken for its going away.
 		stop := hangup.Watch(conn, true, cancel)
@@ -57,6 +59,26 @@ func holdStreams(next http.Handler) http.Handler {
 			_ = conn.Close()
 		}()
 	})
+}
+
+// heldHeaders are the request headers the go-sdk reads of a session's
+// GET: which session, which protocol, what the client accepts and where
+// it resumes. Everything before the go-sdk's handler (the owner, token
+// and Host checks) has read the request by then.
+var heldHeaders = [...]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Accept", "Last-Event-Id"}
+
+// heldHeader is the part of h a held stream keeps for its life: the
+// whole header of a client's GET (its user agent, encodings, host and
+// the rest) is about 2.5 KB, 160 KB at 64 sessions, live until the
+// session ends.
+func heldHeader(h http.Header) http.Header {
+	kept := make(http.Header, len(heldHeaders))
+	for _, k := range heldHeaders {
+		if v, ok := h[k]; ok {
+			kept[k] = slices.Clone(v) // not the request's shared array of values
+		}
+	}
+	return kept
 }
 
 // streamWriteTimeout bounds one write of an event to a held stream: a

@@ -159,3 +159,45 @@ func TestHoldStreamsLeavesOtherRequests(t *testing.T) {
 		t.Fatalf("GET without a session: %d %v %q", resp.StatusCode, resp.Header, body)
 	}
 }
+
+// TestHeldStreamKeepsWhatTheSDKReads: a held stream's request keeps only
+// the headers the go-sdk reads of a GET, with their values, not the
+// client's whole header for the session's life.
+func TestHeldStreamKeepsWhatTheSDKReads(t *testing.T) {
+	seen := make(chan http.Header, 1)
+	ts := httptest.NewServer(holdStreams(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: {}\n\n"))
+	})))
+	t.Cleanup(ts.Close)
+	host := strings.TrimPrefix(ts.URL, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nUser-Agent: agent/1\r\nAccept: text/event-stream\r\nAccept: application/json\r\n"+
+		"Accept-Encoding: gzip\r\nMcp-Session-Id: S1\r\nMcp-Protocol-Version: 2025-11-25\r\nLast-Event-ID: 7_3\r\nX-Padding: %s\r\n\r\n",
+		host, strings.Repeat("p", 2000))
+	var h http.Header
+	select {
+	case h = <-seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held stream's handler never ran")
+	}
+	want := http.Header{
+		"Mcp-Session-Id":       {"S1"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+		"Accept":               {"text/event-stream", "application/json"},
+		"Last-Event-Id":        {"7_3"},
+	}
+	if fmt.Sprint(h) != fmt.Sprint(want) {
+		t.Errorf("the held request's header is %v, want %v", h, want)
+	}
+	br := bufio.NewReader(conn)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Fatalf("status line %q, %v", status, err)
+	}
+}
