@@ -76,7 +76,9 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	if t := ss.tools.Load().upstream[name]; t != nil && modern && t.HeadersBound() {
 		return nil, false // the SDK's handler checks its Mcp-Param-* headers
 	}
-	c := &dispatch.Call{Caller: ss, Name: name, Route: dispatch.ViaExposed, Protocol: protocol, Relay: true, Opts: &upstream.CallOptions{}}
+	fc := &fastCall{ss: ss, id: id, modern: modern}
+	fc.call = dispatch.Call{Caller: ss, Name: name, Route: dispatch.ViaExposed, Protocol: protocol, Relay: true, Opts: &fc.opts}
+	c := &fc.call
 	if hasMeta {
 		if _, progress := jsonwire.Member(meta, "progressToken"); progress {
 			return nil, false
@@ -100,38 +102,53 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	if modern {
 		// An upstream's input_required goes back to the client as it is,
 		// as on the SDK's path (sdkToolCall).
-		c.Opts.Input = &upstream.InputRound{}
+		c.Opts.Input = &fc.input
 	}
-	return func(ctx context.Context) (json.RawMessage, error) {
-		ss.gw.fastCalls.Add(1)
-		// Cancelled by the client's notifications/cancelled (CancelFast)
-		// and by the session's end (fastCalls.cancelAll), as
-		// cancelMiddleware does for the SDK's requests.
-		ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
-		defer cancel()
-		defer ss.fast.remove(ss.fast.add(string(id), cancel))
-		res, raw := ss.gw.calls.Dispatch(ctx, c)
-		if c.ProtocolErr != nil {
-			// An upstream's JSON-RPC error to a relayed round (a
-			// capability the caller did not declare, a tampered state)
-			// is the caller's answer, as on the SDK's path.
-			return nil, c.ProtocolErr
+	return fc.run, true
+}
+
+// fastCall is one fast call, made in one allocation: the call, its
+// options and what run needs.
+type fastCall struct {
+	ss     *session
+	id     []byte // the request's ID, as written
+	modern bool   // protocol 2026-07-28 or later
+	call   dispatch.Call
+	opts   upstream.CallOptions
+	input  upstream.InputRound
+}
+
+// run makes the call and returns its result.
+func (fc *fastCall) run(ctx context.Context) (json.RawMessage, error) {
+	ss, c := fc.ss, &fc.call
+	ss.gw.fastCalls.Add(1)
+	// Cancelled by the client's notifications/cancelled (CancelFast)
+	// and by the session's end (fastCalls.cancelAll), as
+	// cancelMiddleware does for the SDK's requests.
+	ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
+	defer cancel()
+	defer ss.fast.remove(ss.fast.add(string(fc.id), cancel))
+	res, raw := ss.gw.calls.Dispatch(ctx, c)
+	if c.ProtocolErr != nil {
+		// An upstream's JSON-RPC error to a relayed round (a capability
+		// the caller did not declare, a tampered state) is the caller's
+		// answer, as on the SDK's path.
+		return nil, c.ProtocolErr
+	}
+	data, needsInput := raw, false
+	if raw != nil {
+		ss.gw.relayedCalls.Add(1)
+	} else {
+		var err error
+		if data, err = json.Marshal(res); err != nil {
+			data, _ = json.Marshal(surface.EncodingFailed(err))
 		}
-		data, needsInput := raw, false
-		if raw != nil {
-			ss.gw.relayedCalls.Add(1)
-		} else {
-			var err error
-			if data, err = json.Marshal(res); err != nil {
-				data, _ = json.Marshal(surface.EncodingFailed(err))
-			}
-			needsInput = len(res.InputRequests) > 0
-		}
-		if modern {
-			data = withServerInfo(withResultType(data, needsInput), ss.gw.serverInfo)
-		}
-		return data, nil
-	}, true
+		needsInput = len(res.InputRequests) > 0
+	}
+	if fc.modern {
+		data = withServerInfo(withResultType(data, needsInput), ss.gw.serverInfo)
+	}
+	return data, nil
 }
 
 // CancelFast implements transport.Session: it ends the fast call whose
