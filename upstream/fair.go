@@ -44,7 +44,7 @@ func (g *fairGate) enter(ctx context.Context, peer Peer) (leave func(), err erro
 		g.mu.Unlock()
 		return g.leave, nil
 	}
-	ch := make(chan struct{})
+	ch := getTurn()
 	if len(g.queues[peer]) == 0 {
 		g.order = append(g.order, peer)
 	}
@@ -52,6 +52,7 @@ func (g *fairGate) enter(ctx context.Context, peer Peer) (leave func(), err erro
 	g.mu.Unlock()
 	select {
 	case <-ch:
+		turns.Put(ch) // handOff took it out of the queue before it sent
 		return g.leave, nil
 	case <-ctx.Done():
 		g.mu.Lock()
@@ -93,7 +94,7 @@ func (g *fairGate) handOff() bool {
 	peer := g.order[0]
 	g.order = g.order[1:]
 	q := g.queues[peer]
-	close(q[0])
+	q[0] <- struct{}{} // buffered, and sent once: never blocks
 	if q = q[1:]; len(q) > 0 {
 		g.queues[peer] = q
 		g.order = append(g.order, peer) // its next call waits for its turn
@@ -102,3 +103,11 @@ func (g *fairGate) handOff() bool {
 	}
 	return true
 }
+
+// turns are the channels waiting calls are woken on (buffered, one send
+// each), reused: a call puts its channel back once it has received its
+// turn, which handOff sends after taking the channel out of the queue. A
+// call that gave up waiting leaves its channel to the collector.
+var turns = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+func getTurn() chan struct{} { return turns.Get().(chan struct{}) }

@@ -3,6 +3,9 @@ package upstream
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -98,4 +101,63 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestFairGateBoundUnderChurn: with calls that give up while waiting (some
+// after their turn came) among calls that wait, no call ever enters past
+// the limit, each call that waits gets in once, and the gate ends empty:
+// a turn channel put back for reuse carries no turn of its last call's.
+func TestFairGateBoundUnderChurn(t *testing.T) {
+	t.Parallel()
+	const limit, peers, perPeer = 3, 8, 60
+	g := newFairGate(limit)
+	var mu sync.Mutex
+	inside, most, entered := 0, 0, 0
+	var wg sync.WaitGroup
+	for p := range peers {
+		peer := &fakePeer{name: strconv.Itoa(p)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perPeer {
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%3 == 1 {
+					// Gives up at once, or once its turn may have come.
+					go func() { runtime.Gosched(); cancel() }()
+				}
+				leave, err := g.enter(ctx, peer)
+				if err != nil {
+					cancel()
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("enter: %v", err)
+					}
+					continue
+				}
+				mu.Lock()
+				inside++
+				entered++
+				most = max(most, inside)
+				mu.Unlock()
+				runtime.Gosched()
+				mu.Lock()
+				inside--
+				mu.Unlock()
+				leave()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	if most > limit {
+		t.Errorf("%d calls inside at once, limit %d", most, limit)
+	}
+	if min := peers * perPeer * 2 / 3; entered < min {
+		t.Errorf("%d calls entered, want at least the %d that never gave up", entered, min)
+	}
+	g.mu.Lock()
+	active, waiting := g.active, len(g.order)+len(g.queues)
+	g.mu.Unlock()
+	if active != 0 || waiting != 0 {
+		t.Errorf("gate not empty afterwards: %d active, %d waiting", active, waiting)
+	}
 }

@@ -317,7 +317,7 @@ func (c *lineConn) requestMeta() []metaMember {
 // cancelled, as the SDK would.
 func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, timeout time.Duration) (json.RawMessage, error) {
 	id := rawIDPrefix + strconv.FormatUint(c.ids.Add(1), 10) + `"`
-	ch := make(chan []byte, 1)
+	ch := getReplyChan()
 	c.mu.Lock()
 	if c.calls == nil {
 		c.mu.Unlock()
@@ -353,6 +353,8 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 		if !ok {
 			return nil, c.closedErr(method)
 		}
+		// route took ch out of calls before it sent: nothing else has it.
+		replyChans.Put(ch)
 		res, err := responseResult(line)
 		if err != nil {
 			return nil, fmt.Errorf("calling %q: %w", method, err)
@@ -394,6 +396,20 @@ func (c *lineConn) cancelled(id string, cause error) {
 	// its stdin must not hold the caller past its deadline.
 	note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(cause.Error()) + "}}\n")
 	go func() { _ = c.writeLine(note) }()
+}
+
+// replyChans are raw calls' empty reply channels (buffered, one
+// response each), reused: a call takes one, and puts it back once it has
+// received the response, which route sends after taking the channel out
+// of calls, so no other send can reach it. A channel closed by stop, or
+// left by a call that ended first, is not put back.
+var replyChans sync.Pool
+
+func getReplyChan() chan []byte {
+	if ch, ok := replyChans.Get().(chan []byte); ok {
+		return ch
+	}
+	return make(chan []byte, 1)
 }
 
 // timers are stopped timers for raw calls' timeouts: a call's own timer
