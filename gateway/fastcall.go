@@ -116,6 +116,7 @@ type fastCall struct {
 	call   dispatch.Call
 	opts   upstream.CallOptions
 	input  upstream.InputRound
+	peer   upstream.PeerContext // the context it runs in, but for its cancel
 }
 
 // run makes the call and returns its result.
@@ -125,7 +126,8 @@ func (fc *fastCall) run(ctx context.Context) (json.RawMessage, error) {
 	// Cancelled by the client's notifications/cancelled (CancelFast)
 	// and by the session's end (fastCalls.cancelAll), as
 	// cancelMiddleware does for the SDK's requests.
-	ctx, cancel := context.WithCancel(upstream.WithPeer(ctx, ss))
+	fc.peer = upstream.PeerContext{Context: ctx, Peer: ss}
+	ctx, cancel := context.WithCancel(&fc.peer)
 	defer cancel()
 	defer ss.fast.remove(ss.fast.add(string(fc.id), cancel))
 	res, raw := ss.gw.calls.Dispatch(ctx, c)

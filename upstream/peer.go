@@ -62,6 +62,21 @@ func WithPeer(ctx context.Context, p Peer) context.Context {
 	return context.WithValue(ctx, peerKey{}, p)
 }
 
+// PeerContext is a context carrying Peer, as WithPeer's does, for a
+// caller that makes it part of an allocation of its own (a fast call).
+type PeerContext struct {
+	context.Context
+	Peer Peer
+}
+
+// Value implements context.Context.
+func (c *PeerContext) Value(key any) any {
+	if key == (peerKey{}) {
+		return c.Peer
+	}
+	return c.Context.Value(key)
+}
+
 // PeerFrom returns the peer of ctx (WithPeer), or nil.
 func PeerFrom(ctx context.Context) Peer {
 	p, _ := ctx.Value(peerKey{}).(Peer)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -144,5 +145,35 @@ func TestSessionUpstreams(t *testing.T) {
 	}
 	if n := len(p.Status()); n != 0 {
 		t.Errorf("Status lists %d upstreams, want none", n)
+	}
+}
+
+// A PeerContext answers PeerFrom with its peer, passes other values on
+// to its parent, and ends with it, as WithPeer's context does.
+func TestPeerContext(t *testing.T) {
+	t.Parallel()
+	p := &fakePeer{name: "a"}
+	type otherKey struct{}
+	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), otherKey{}, "v"))
+	pc := &PeerContext{Context: parent, Peer: p}
+	if got := PeerFrom(pc); got != p {
+		t.Errorf("PeerFrom = %v, want the context's peer", got)
+	}
+	if got := pc.Value(otherKey{}); got != "v" {
+		t.Errorf("Value(otherKey) = %v, want the parent's v", got)
+	}
+	if got := PeerFrom(WithPeer(pc, &fakePeer{name: "b"})); got.(*fakePeer).name != "b" {
+		t.Errorf("a peer set on top: PeerFrom = %v, want b", got)
+	}
+	child, cancel := context.WithCancel(pc)
+	defer cancel()
+	cancelParent()
+	select {
+	case <-child.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("a context made from a PeerContext outlived the PeerContext's parent")
+	}
+	if PeerFrom(child) != p {
+		t.Error("the child lost the peer")
 	}
 }
