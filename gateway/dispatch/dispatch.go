@@ -366,11 +366,10 @@ func (d *Dispatcher) Result(ctx context.Context, c *Call) *mcp.CallToolResult {
 
 // callOutcome is a call's outcome label on the call metric.
 func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string {
-	var te *upstream.TimeoutError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return "canceled"
-	case errors.As(err, &te):
+	case isTimeout(err):
 		return "timeout"
 	case err != nil:
 		return "error"
@@ -378,6 +377,13 @@ func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) string
 		return "tool_error"
 	}
 	return "ok"
+}
+
+// isTimeout reports whether err is an upstream's timeout; errors.As
+// would make every call allocate its target, errors or not.
+func isTimeout(err error) bool {
+	_, ok := errors.AsType[*upstream.TimeoutError](err)
+	return ok
 }
 
 // UsableServer returns the server name of v, or why it may not be used:
