@@ -46,7 +46,7 @@ type lineConn struct {
 	queue     []jsonrpc.Message // the rest of a batch; Read's own
 
 	mu    sync.Mutex
-	calls map[string]chan []byte // raw calls awaiting their response, by ID (as written, quoted)
+	calls map[uint64]chan []byte // raw calls awaiting their response, by the number in their ID
 	meta  []metaMember           // the per-request _meta members the SDK adds for protocol 2026-07-28, as captured from its requests
 	ids   atomic.Uint64
 }
@@ -54,6 +54,25 @@ type lineConn struct {
 // rawIDPrefix starts the IDs of the connection's own requests: the SDK
 // numbers its requests, so the two never meet.
 const rawIDPrefix = `"mcpgw~`
+
+// appendRawID appends the JSON string ID of the connection's request
+// number n.
+func appendRawID(b []byte, n uint64) []byte {
+	b = append(b, rawIDPrefix...)
+	b = strconv.AppendUint(b, n, 10)
+	return append(b, '"')
+}
+
+// rawIDNumber returns the request number of a raw call's ID, as written
+// (quoted); false if id is not one appendRawID writes.
+func rawIDNumber(id []byte) (uint64, bool) {
+	digits, ok := bytes.CutPrefix(id, []byte(rawIDPrefix))
+	if !ok || len(digits) < 2 || digits[len(digits)-1] != '"' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(digits[:len(digits)-1]), 10, 64)
+	return n, err == nil
+}
 
 // maxUpstreamLine bounds one message from an upstream, as the SDK does.
 const maxUpstreamLine = mcp.DefaultMaxLineLength
@@ -64,7 +83,7 @@ func newLineConn(r io.Reader, w io.Writer, closer io.Closer, log *slog.Logger) *
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
-		calls:    make(map[string]chan []byte),
+		calls:    make(map[uint64]chan []byte),
 	}
 	go c.readLoop()
 	return c
@@ -108,9 +127,10 @@ func (c *lineConn) readLoop() {
 func (c *lineConn) route(line []byte) bool {
 	if bytes.Contains(line, []byte(rawIDPrefix)) {
 		if id, ok := jsonwire.Member(line, "id"); ok && bytes.HasPrefix(id, []byte(rawIDPrefix)) {
+			n, _ := rawIDNumber(id) // not one of ours if not: no call has it
 			c.mu.Lock()
-			ch := c.calls[string(id)]
-			delete(c.calls, string(id))
+			ch := c.calls[n]
+			delete(c.calls, n)
 			c.mu.Unlock()
 			if ch != nil {
 				ch <- bytes.Clone(line) // buffered: never blocks
@@ -316,7 +336,7 @@ func (c *lineConn) requestMeta() []metaMember {
 // returns it. If ctx ends first, the upstream is told the request is
 // cancelled, as the SDK would.
 func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, timeout time.Duration) (json.RawMessage, error) {
-	id := rawIDPrefix + strconv.FormatUint(c.ids.Add(1), 10) + `"`
+	id := c.ids.Add(1)
 	ch := getReplyChan()
 	c.mu.Lock()
 	if c.calls == nil {
@@ -329,7 +349,7 @@ func (c *lineConn) rawCall(ctx context.Context, method string, params []byte, ti
 	buf := getLineBuf()
 	defer putLineBuf(buf)
 	msg := append((*buf)[:0], `{"jsonrpc":"2.0","id":`...)
-	msg = append(msg, id...)
+	msg = appendRawID(msg, id)
 	msg = append(msg, `,"method":`...)
 	msg = strconv.AppendQuote(msg, method)
 	msg = append(msg, `,"params":`...)
@@ -390,11 +410,14 @@ func writeFailed(method string, err error) error {
 
 // cancelled forgets the raw call with request ID id (as written), which
 // ended for cause before its response, and tells the upstream.
-func (c *lineConn) cancelled(id string, cause error) {
+func (c *lineConn) cancelled(id uint64, cause error) {
 	c.forget(id)
 	// Best effort, and off the caller's way: a peer that does not read
 	// its stdin must not hold the caller past its deadline.
-	note := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":` + strconv.Quote(cause.Error()) + "}}\n")
+	note := appendRawID([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`), id)
+	note = append(note, `,"reason":`...)
+	note = strconv.AppendQuote(note, cause.Error())
+	note = append(note, "}}\n"...)
 	go func() { _ = c.writeLine(note) }()
 }
 
@@ -431,7 +454,7 @@ func putTimer(t *time.Timer) {
 	timers.Put(t)
 }
 
-func (c *lineConn) forget(id string) {
+func (c *lineConn) forget(id uint64) {
 	c.mu.Lock()
 	delete(c.calls, id)
 	c.mu.Unlock()
