@@ -21,10 +21,13 @@ type fairGate struct {
 	active int
 	queues map[Peer][]chan struct{} // waiting calls by session (nil: no session)
 	order  []Peer                   // sessions with waiting calls, next first
+	exit   func()                   // leave, made once: a method value made per call is an allocation per call
 }
 
 func newFairGate(limit int) *fairGate {
-	return &fairGate{limit: limit, queues: map[Peer][]chan struct{}{}}
+	g := &fairGate{limit: limit, queues: map[Peer][]chan struct{}{}}
+	g.exit = g.leave
+	return g
 }
 
 func (g *fairGate) setLimit(limit int) {
@@ -42,7 +45,7 @@ func (g *fairGate) enter(ctx context.Context, peer Peer) (leave func(), err erro
 	if g.active < g.limit && len(g.order) == 0 {
 		g.active++
 		g.mu.Unlock()
-		return g.leave, nil
+		return g.exit, nil
 	}
 	ch := getTurn()
 	if len(g.queues[peer]) == 0 {
@@ -53,7 +56,7 @@ func (g *fairGate) enter(ctx context.Context, peer Peer) (leave func(), err erro
 	select {
 	case <-ch:
 		turns.Put(ch) // handOff took it out of the queue before it sent
-		return g.leave, nil
+		return g.exit, nil
 	case <-ctx.Done():
 		g.mu.Lock()
 		q := g.queues[peer]
