@@ -3,8 +3,11 @@
 package upstream
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -56,5 +59,40 @@ func TestSharedUpstreamKeepsItsName(t *testing.T) {
 	}
 	if v, _ := metricValue(t, reg, "mcpgw_upstream_state", map[string]string{"server": "gh", "state": "connected"}); v != 1 {
 		t.Errorf("state series for gh = %v, want 1", v)
+	}
+}
+
+// Each call counts under the name it came by: CallOptions.As, else the
+// context's (WithName), else the upstream's own.
+func TestCallsCountUnderTheirName(t *testing.T) {
+	t.Parallel()
+	srv, _ := testServer(t, "names", nil)
+	u := newPool(t, nil).Upstream(srv)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := json.RawMessage(`{"message":"hi"}`)
+	for _, c := range []struct {
+		ctx  context.Context
+		opts *CallOptions
+		tool string
+	}{
+		{ctx, &CallOptions{As: "alias"}, "echo"},
+		{ctx, &CallOptions{As: "alias"}, "echo"},
+		{WithName(ctx, "other"), &CallOptions{As: "alias"}, "echo"}, // As wins
+		{WithName(ctx, "other"), nil, "echo"},
+		{ctx, nil, "echo"},
+		{ctx, &CallOptions{As: "alias"}, "no_such_tool"}, // counted, answered or not
+	} {
+		_, _ = u.CallRaw(c.ctx, c.tool, args, c.opts)
+	}
+	st := u.Status()
+	want := map[string]int64{"alias": 4, "other": 1, srv.Name: 1}
+	for name, w := range want {
+		if got := st.ByName[name]; got.Calls != w {
+			t.Errorf("ByName[%q] = %+v, want %d calls", name, got, w)
+		}
+	}
+	if len(st.ByName) != len(want) {
+		t.Errorf("ByName = %v, want the names %v", st.ByName, want)
 	}
 }

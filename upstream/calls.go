@@ -29,6 +29,10 @@ type CallOptions struct {
 	// (for a config entry that shares the upstream under another name);
 	// 0 means the upstream's.
 	Timeout time.Duration
+	// As is the configured name the call came by, as WithName would say
+	// it without a context of its own: it is counted under that name
+	// (Status.ByName). "" means the context's, or the upstream's own.
+	As string
 	// Input, if set, makes the call one round of protocol 2026-07-28's
 	// input_required exchange for a caller that answers input requests
 	// itself: the call carries the caller's answers and the state it was
@@ -98,10 +102,11 @@ func (u *Upstream) call(ctx context.Context, tool string, args any, opts *CallOp
 		args = struct{}{}
 	}
 	var timeout time.Duration
+	op := operation{format: "calling tool %q", arg: tool}
 	if opts != nil {
-		timeout = opts.Timeout
+		timeout, op.as = opts.Timeout, opts.As
 	}
-	err = u.doAttempts(ctx, operation{"calling tool %q", tool}, timeout, func(ctx context.Context, s *session, timeout time.Duration) (timedOut bool, err error) {
+	err = u.doAttempts(ctx, op, timeout, func(ctx context.Context, s *session, timeout time.Duration) (timedOut bool, err error) {
 		var first *mcp.CallToolResult // a raw call's result that needs input
 		relay := opts != nil && opts.Input != nil
 		// The raw path sends no input responses: a relayed call takes it
@@ -364,7 +369,7 @@ func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationPa
 // CallOptions.Input).
 func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string, in *InputRound) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
-	err := u.do(ctx, operation{"getting prompt %q", name}, func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{format: "getting prompt %q", arg: name}, func(ctx context.Context, s *session) error {
 		params := &mcp.GetPromptParams{Name: name, Arguments: args}
 		var err error
 		if in != nil { // see CallOptions.Input
@@ -406,7 +411,7 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 // CallOptions.Input).
 func (u *Upstream) ReadResource(ctx context.Context, uri string, in *InputRound) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
-	err := u.do(ctx, operation{"reading resource %q", uri}, func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{format: "reading resource %q", arg: uri}, func(ctx context.Context, s *session) error {
 		params := &mcp.ReadResourceParams{URI: uri}
 		var err error
 		if in != nil {
@@ -431,7 +436,10 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string, in *InputRound)
 // operation says what a request was doing, in its errors: format with
 // arg, if format has a verb. It is written only for an error, not for
 // every call.
-type operation struct{ format, arg string }
+type operation struct {
+	format, arg string
+	as          string // the name it is counted under, if not the context's (CallOptions.As)
+}
 
 func (o operation) String() string {
 	if !strings.Contains(o.format, "%") {
@@ -465,7 +473,10 @@ type bounded func(ctx context.Context, s *session, timeout time.Duration) (timed
 
 // doAttempts is doWithin with the timeout left to f.
 func (u *Upstream) doAttempts(ctx context.Context, op operation, limit time.Duration, f bounded) (err error) {
-	name := nameFrom(ctx)
+	name := op.as
+	if name == "" {
+		name = nameFrom(ctx)
+	}
 	u.mu.Lock()
 	if name == "" {
 		name = u.srv.Name

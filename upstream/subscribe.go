@@ -42,7 +42,7 @@ func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 	u.stopIdleLocked()
 	u.mu.Unlock()
 	u.superviseKeepAlive()
-	err := u.do(ctx, operation{"subscribing to %s", uri}, func(ctx context.Context, s *session) error {
+	err := u.do(ctx, operation{format: "subscribing to %s", arg: uri}, func(ctx context.Context, s *session) error {
 		return u.subscribeOn(ctx, s, uri)
 	})
 	if err != nil {
@@ -75,7 +75,7 @@ func (u *Upstream) Adopt(uri string) {
 	u.pool.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), adoptTimeout)
 		defer cancel()
-		err := u.do(ctx, operation{"subscribing to %s", uri}, func(ctx context.Context, s *session) error {
+		err := u.do(ctx, operation{format: "subscribing to %s", arg: uri}, func(ctx context.Context, s *session) error {
 			return u.subscribeOn(ctx, s, uri)
 		})
 		if err != nil {
@@ -126,7 +126,7 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 	if s == nil || !s.holds(uri) {
 		return nil
 	}
-	return u.do(ctx, operation{"unsubscribing from %s", uri}, func(ctx context.Context, s *session) error {
+	return u.do(ctx, operation{format: "unsubscribing from %s", arg: uri}, func(ctx context.Context, s *session) error {
 		if !s.release(uri) {
 			return nil
 		}

@@ -262,6 +262,7 @@ func (d *Dispatcher) admit(ctx context.Context, c *Call, a *admitted) (refused *
 	// The entry called through decides: two entries for one upstream
 	// share its process, not their timeouts.
 	opts.Timeout = srv.RequestTimeout
+	opts.As = srv.Name // counted under the name called, an alias's too
 	a.opts = opts
 	return nil
 }
@@ -270,11 +271,12 @@ func (d *Dispatcher) admit(ctx context.Context, c *Call, a *admitted) (refused *
 func (d *Dispatcher) route(ctx context.Context, c *Call, a *admitted) (res *mcp.CallToolResult, raw json.RawMessage, err error) {
 	u := c.Caller.Upstream(a.srv)
 	c.Caller.Used(a.srv.Name)
-	ctx = upstream.WithName(ctx, a.srv.Name) // counted under the name called, an alias's too
 	switch {
 	case a.t.Resource != nil:
 		var rr *mcp.ReadResourceResult
-		rr, err = u.ReadResource(ctx, a.t.Resource.URI, a.opts.Input)
+		// Counted under the name called, an alias's too, as calls are
+		// (opts.As).
+		rr, err = u.ReadResource(upstream.WithName(ctx, a.srv.Name), a.t.Resource.URI, a.opts.Input)
 		switch {
 		case err == nil && rr.NeedsInput():
 			// Relayed (Opts.Input) as a tool's request for input is: the
