@@ -101,30 +101,32 @@ func (u *Upstream) addPeer(p Peer) {
 	u.peerMu.Lock()
 	defer u.peerMu.Unlock()
 	if u.peers == nil {
-		u.peers = map[Peer]*inFlightPeer{}
+		u.peers = map[Peer]inFlightPeer{}
 		u.peerIDs = map[int64]Peer{}
 	}
-	e := u.peers[p]
-	if e == nil {
+	e, ok := u.peers[p]
+	if !ok {
 		u.lastPeerID++
-		e = &inFlightPeer{id: u.lastPeerID}
-		u.peers[p] = e
+		e.id = u.lastPeerID
 		u.peerIDs[e.id] = p
 	}
 	e.calls++
+	u.peers[p] = e // by value: a peer that comes and goes with each call costs no allocation
 }
 
 // removePeer ends a call counted by addPeer.
 func (u *Upstream) removePeer(p Peer) {
 	u.peerMu.Lock()
 	defer u.peerMu.Unlock()
-	e := u.peers[p]
-	if e == nil {
+	e, ok := u.peers[p]
+	if !ok {
 		return
 	}
 	if e.calls--; e.calls <= 0 {
 		delete(u.peers, p)
 		delete(u.peerIDs, e.id)
+	} else {
+		u.peers[p] = e
 	}
 }
 
@@ -132,10 +134,7 @@ func (u *Upstream) removePeer(p Peer) {
 func (u *Upstream) peerTag(p Peer) int64 {
 	u.peerMu.Lock()
 	defer u.peerMu.Unlock()
-	if e := u.peers[p]; e != nil {
-		return e.id
-	}
-	return 0
+	return u.peers[p].id // 0 when none
 }
 
 // peerFor finds the peer a request of the upstream (method) is for: the

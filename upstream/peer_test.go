@@ -177,3 +177,21 @@ func TestPeerContext(t *testing.T) {
 		t.Error("the child lost the peer")
 	}
 }
+
+// Counting a call in flight and its end allocates nothing once the
+// upstream has counted one: every call does both. (Not parallel:
+// AllocsPerRun.)
+func TestPeerCountAllocatesNothing(t *testing.T) {
+	p := New(nil)
+	defer p.Close()
+	u := p.Upstream(&registry.Server{Name: "s", Command: "x", Hash: "h"})
+	a := &fakePeer{name: "a"}
+	u.addPeer(a)
+	u.removePeer(a)
+	if n := testing.AllocsPerRun(100, func() { u.addPeer(a); u.removePeer(a) }); n != 0 {
+		t.Errorf("a call's count in flight: %v allocations, want 0", n)
+	}
+	if u.peerTag(a) != 0 {
+		t.Error("a keeps a tag with no call in flight")
+	}
+}

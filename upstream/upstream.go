@@ -33,8 +33,8 @@ type Upstream struct {
 	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
 
 	peerMu       sync.Mutex
-	peers        map[Peer]*inFlightPeer // peers with calls in flight
-	peerIDs      map[int64]Peer         // the same, by related-stream tag
+	peers        map[Peer]inFlightPeer // peers with calls in flight
+	peerIDs      map[int64]Peer        // the same, by related-stream tag
 	lastPeerID   int64
 	elicitations map[string]Peer // URL elicitations in progress, by ID
 
