@@ -44,6 +44,25 @@ func openRawSessionWith(t testing.TB, url, capabilities string) *rawHTTPSession 
 	return s
 }
 
+// stream opens the session's GET stream, failing the test unless it is
+// answered 200; the caller closes the response's body.
+func (s *rawHTTPSession) stream() *http.Response {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		s.t.Fatalf("GET stream: %s", resp.Status)
+	}
+	return resp
+}
+
 // post sends body and returns the answer, failing the test on an HTTP
 // error or a status other than 2xx.
 func (s *rawHTTPSession) post(body string) ([]byte, http.Header) {

@@ -24,17 +24,7 @@ func TestEndedSessionsAreCollected(t *testing.T) {
 	var ids []string
 	for range 20 {
 		s := openRawSession(t, ts.URL+"/mcp")
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/mcp", nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET stream: %s", resp.Status)
-		}
+		resp := s.stream()
 		go func() { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }()
 		s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 		if body, _ := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"hi"}}}`); len(body) == 0 {
