@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgw/mcpgw/deploy"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -54,6 +55,11 @@ func runReaper(in io.Reader) {
 	// Only EOF ends the reaper: signals meant for mcpgw (a terminal's ^C,
 	// a service manager's SIGTERM) must not stop it before it has worked.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	// It lives as long as the daemon and runs a small loop: the pages the
+	// runtime's start touched go back, and, mapped, would keep their part
+	// of the executable in the page cache for the daemon to map around
+	// its own faults (deploy.EvictText).
+	deploy.TrimText()
 	lines := make(chan string)
 	go func() {
 		defer close(lines)

@@ -12,6 +12,9 @@ import (
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 )
 
+// shimSettle is when a shim hands back what its start touched.
+const shimSettle = 2 * time.Second
+
 // stdioShim is `mcpgw stdio`: it connects an MCP client that speaks stdio
 // to the daemon's unix socket, starting the daemon when none answers. Only
 // protocol bytes ever go to stdout; messages go to stderr.
@@ -35,6 +38,15 @@ func stdioShim(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return deploy.DialOrStartDaemon(ctx, *sock, !*noStart, serveArgs, *timeout)
 	}
 	log := deploy.ShimLogger(stderr).With("component", "mcpgw stdio")
+	// A shim lives as long as its client's session and, once connected,
+	// only copies bytes. What the runtime's start read of the executable
+	// into the page cache, around what it used, is dropped before the
+	// daemon handles this session and maps every cached page around each
+	// of its own faults (deploy.EvictText); what the shim's own start
+	// touched goes back once it is connected.
+	deploy.EvictText()
+	trim := time.AfterFunc(shimSettle, deploy.EvictText)
+	defer trim.Stop()
 	return shim.Run(ctx, stdin, stdout, shim.Options{
 		Dial:    dial,
 		Version: version,

@@ -31,8 +31,9 @@ const settleStart = settleAfter + time.Second
 
 // settleWhenIdle calls settle each time the daemon goes quiet after work
 // (start-up counts as work), until ctx ends: first settleStart after it
-// starts, then once settleIdle has passed without a request. activity
-// counts what the daemon has done so far (Daemon.activity).
+// starts, then once settleIdle has passed without a request; first says
+// it is the first time. activity counts what the daemon has done so far
+// (Daemon.activity).
 //
 // A soft memory limit that followed the live heap (live + half of it +
 // stacks) kept the daemon's RSS under the proxy bench's 64-session load
@@ -40,10 +41,10 @@ const settleStart = settleAfter + time.Second
 // CPU per call instead of 58-66 and throughput fell to 0.79-0.87× of the
 // direct path: the collector keeps Go's pace, and memory goes back once
 // the burst is over.
-func settleWhenIdle(ctx context.Context, activity func() uint64, settle func()) {
+func settleWhenIdle(ctx context.Context, activity func() uint64, settle func(first bool)) {
 	t := time.NewTimer(settleStart)
 	defer t.Stop()
-	last, worked := activity(), true
+	last, worked, first := activity(), true, true
 	for {
 		select {
 		case <-ctx.Done():
@@ -56,15 +57,24 @@ func settleWhenIdle(ctx context.Context, activity func() uint64, settle func()) 
 			last, worked = now, true
 		case worked:
 			worked = false
-			settle()
+			settle(first)
+			first = false
 		}
 	}
 }
 
 // settleMemory hands back what the last burst of work left: free heap and
-// the touched pages of the executable.
-func settleMemory() {
+// the touched pages of the executable. The first time the daemon is quiet
+// after it starts, it also drops the executable's pages from the page
+// cache (deploy.EvictText): start-up ran on what the page cache held, and
+// what runs after is read back as it is used, so that a fault maps no
+// more of the executable's read-only data than the daemon has used.
+func settleMemory(first bool) {
 	debug.FreeOSMemory()
+	if first {
+		deploy.EvictText()
+		return
+	}
 	deploy.TrimText()
 }
 
@@ -92,7 +102,7 @@ func settleMemory() {
 // GOMEMLIMIT=14MiB the peaks were 23.9 / 23.6 / 23.6 MB, but the daemon
 // collected without pause: 6,030 µs per call at concurrency 1.
 func startedMemory() {
-	settleMemory()
+	settleMemory(false)
 }
 
 // settleAfter is when the daemon goes down to one CPU (see Serve).

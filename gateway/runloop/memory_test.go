@@ -13,12 +13,19 @@ import (
 // a request.
 func TestSettleWhenIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var requests, settled atomic.Uint64
+		var requests, settled, firsts atomic.Uint64
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			settleWhenIdle(ctx, requests.Load, func() { settled.Add(1) })
+			settleWhenIdle(ctx, requests.Load, func(first bool) {
+				if settled.Add(1) == 1 != first {
+					t.Errorf("settle %d: first = %v", settled.Load(), first)
+				}
+				if first {
+					firsts.Add(1)
+				}
+			})
 		}()
 		at := func(d time.Duration, want uint64) {
 			t.Helper()
@@ -43,5 +50,8 @@ func TestSettleWhenIdle(t *testing.T) {
 		at(settleIdle, 3)         // S+37.001: over at S+35
 		cancel()
 		<-done
+		if firsts.Load() != 1 {
+			t.Errorf("%d settles were told they were the first; want 1", firsts.Load())
+		}
 	})
 }
