@@ -19,17 +19,7 @@ import (
 // it carries, one per event.
 func (s *rawHTTPSession) listen() <-chan map[string]any {
 	s.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", s.id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("GET stream: %s", resp.Status)
-	}
+	resp := s.stream()
 	s.t.Cleanup(func() { resp.Body.Close() })
 	out := make(chan map[string]any, 16)
 	go func() {
