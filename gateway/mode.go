@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/surface"
+	"github.com/mcpgw/mcpgw/internal/jsonwire"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -129,17 +131,50 @@ func (proxyMode) fast(c *dispatch.Call) bool {
 	if c.Name != mcpToolDef.Name {
 		return false
 	}
-	var a surface.MCPArgs
-	if len(c.Args) > 0 && string(c.Args) != "null" {
-		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return false
+	tool, args, plain := plainProxyCall(c.Args)
+	if !plain {
+		var a surface.MCPArgs
+		if len(c.Args) > 0 && string(c.Args) != "null" {
+			if err := json.Unmarshal(c.Args, &a); err != nil {
+				return false
+			}
 		}
+		tool, args = a.Tool, a.Args
 	}
-	if a.Tool == "" {
+	if tool == "" {
 		return false
 	}
-	c.Name, c.Args, c.Route = a.Tool, a.Args, dispatch.ViaProxy
+	c.Name, c.Args, c.Route = tool, args, dispatch.ViaProxy
 	return true
+}
+
+// plainProxyCall reads the mcp tool's arguments when they are what a
+// model sends for a call, {"tool": NAME, "args": {...}} and nothing else,
+// without decoding them: the name and the arguments' bytes as they came,
+// as decoding into surface.MCPArgs gives them. Anything else (another
+// member, a key spelled otherwise or twice, a name with escapes or not
+// UTF-8, null arguments) is ok false, and the arguments are decoded.
+func plainProxyCall(raw []byte) (tool string, args json.RawMessage, ok bool) {
+	var toolRaw []byte
+	plain := true
+	well := jsonwire.Members(raw, func(k, v []byte) bool {
+		switch {
+		case string(k) == "tool" && toolRaw == nil:
+			toolRaw = v
+		case string(k) == "args" && args == nil && string(v) != "null":
+			args = v
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !well || !plain {
+		return "", nil, false
+	}
+	tool, ok = jsonwire.String(toolRaw)
+	// Decoding makes bytes that are not UTF-8 U+FFFD; the name is then
+	// the decoder's.
+	return tool, args, ok && utf8.ValidString(tool)
 }
 
 // toolSearchMode lists ToolSearch, and the tools it activated.
