@@ -131,21 +131,28 @@ func (proxyMode) fast(c *dispatch.Call) bool {
 	if c.Name != mcpToolDef.Name {
 		return false
 	}
-	tool, args, plain := plainProxyCall(c.Args)
-	if !plain {
-		var a surface.MCPArgs
-		if len(c.Args) > 0 && string(c.Args) != "null" {
-			if err := json.Unmarshal(c.Args, &a); err != nil {
-				return false
-			}
-		}
-		tool, args = a.Tool, a.Args
+	tool, args, ok := plainProxyCall(c.Args)
+	if !ok {
+		tool, args, ok = decodeProxyCall(c.Args)
 	}
-	if tool == "" {
+	if !ok || tool == "" {
 		return false
 	}
 	c.Name, c.Args, c.Route = tool, args, dispatch.ViaProxy
 	return true
+}
+
+// decodeProxyCall decodes the mcp tool's arguments as its handler does,
+// for the tool they name and its arguments; ok false when they do not
+// decode.
+func decodeProxyCall(raw []byte) (tool string, args json.RawMessage, ok bool) {
+	var a surface.MCPArgs
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return "", nil, false
+		}
+	}
+	return a.Tool, a.Args, true
 }
 
 // plainProxyCall reads the mcp tool's arguments when they are what a

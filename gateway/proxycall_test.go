@@ -6,21 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
-	"github.com/mcpgw/mcpgw/gateway/surface"
 )
-
-// decodedProxyCall is what the mcp tool's arguments name when decoded as
-// its handler decodes them: the tool and its arguments, ok false when
-// they do not decode.
-func decodedProxyCall(raw []byte) (tool string, args json.RawMessage, ok bool) {
-	var a surface.MCPArgs
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return "", nil, false
-		}
-	}
-	return a.Tool, a.Args, true
-}
 
 var proxyCallSeeds = []string{
 	`{"tool":"a_echo","args":{"message":"hi"}}`,
@@ -58,7 +44,7 @@ func TestPlainProxyCall(t *testing.T) {
 			continue
 		}
 		plain++
-		dtool, dargs, dok := decodedProxyCall([]byte(s))
+		dtool, dargs, dok := decodeProxyCall([]byte(s))
 		if !dok || tool != dtool || !bytes.Equal(args, dargs) {
 			t.Errorf("%s: read as %q %s; decoded as %q %s (ok %v)", s, tool, args, dtool, dargs, dok)
 		}
@@ -92,7 +78,7 @@ func FuzzPlainProxyCall(f *testing.F) {
 		if !ok || !json.Valid(raw) {
 			return // decoded (or refused) as before
 		}
-		dtool, dargs, dok := decodedProxyCall(raw)
+		dtool, dargs, dok := decodeProxyCall(raw)
 		if !dok || tool != dtool || !bytes.Equal(args, dargs) {
 			t.Errorf("%q: read as %q %q; decoded as %q %q (ok %v)", raw, tool, args, dtool, dargs, dok)
 		}
