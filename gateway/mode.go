@@ -146,11 +146,9 @@ func (proxyMode) fast(c *dispatch.Call) bool {
 // for the tool they name and its arguments; ok false when they do not
 // decode.
 func decodeProxyCall(raw []byte) (tool string, args json.RawMessage, ok bool) {
-	var a surface.MCPArgs
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return "", nil, false
-		}
+	a, err := decodeMCPArgs(raw)
+	if err != nil {
+		return "", nil, false
 	}
 	return a.Tool, a.Args, true
 }

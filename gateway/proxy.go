@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -17,13 +16,22 @@ import (
 // dispatcher, connects, runs a script, reads a saved result, gets a
 // prompt) and answers with package surface's texts.
 
+// decodeMCPArgs decodes the mcp tool's arguments; none, or null, are the
+// zero MCPArgs.
+func decodeMCPArgs(raw []byte) (surface.MCPArgs, error) {
+	var a surface.MCPArgs
+	if len(raw) == 0 || string(raw) == "null" {
+		return a, nil
+	}
+	err := json.Unmarshal(raw, &a)
+	return a, err
+}
+
 // handleProxy serves the mcp tool.
 func (ss *session) handleProxy(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a surface.MCPArgs
-	if raw := req.Params.Arguments; len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return surface.InvalidMCPArgs(err), nil
-		}
+	a, err := decodeMCPArgs(req.Params.Arguments)
+	if err != nil {
+		return surface.InvalidMCPArgs(err), nil
 	}
 	gw := ss.gw
 	switch {
