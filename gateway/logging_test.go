@@ -67,6 +67,18 @@ func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
 	if err := quiet.sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
 		t.Fatal(err)
 	}
+	// The session's level is its own at once; the upstream is asked for
+	// the more verbose one on its way, asynchronously: wait (bounded)
+	// until a debug message reaches the verbose session; the check below
+	// leaves the warm-up's messages out.
+	warm := time.Now().Add(30 * time.Second)
+	for len(verbose.messages()) == 0 && time.Now().Before(warm) {
+		if _, err := verbose.sess.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_log", Arguments: map[string]any{"level": "debug", "message": "warm-up"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	warmed := len(verbose.messages())
 	for _, lvl := range []string{"debug", "info", "error"} {
 		res, err := verbose.sess.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_log", Arguments: map[string]any{"level": lvl, "message": lvl + " message"}})
 		if err != nil || res.IsError {
@@ -76,11 +88,23 @@ func TestUpstreamLogsReachSessionsAtTheirLevels(t *testing.T) {
 	// Notifications arrive asynchronously: wait (bounded) for what each
 	// session should get, then check that it got exactly that.
 	deadline := time.Now().Add(5 * time.Second)
-	for (len(verbose.messages()) < 3 || len(quiet.messages()) < 1) && time.Now().Before(deadline) {
+	measured := func() []string {
+		var got []string
+		for _, m := range verbose.messages() {
+			if m != "debug alpha: warm-up" {
+				got = append(got, m)
+			}
+		}
+		return got
+	}
+	for (len(measured()) < 3 || len(quiet.messages()) < 1) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	if warmed == 0 {
+		t.Fatal("no debug message reached the verbose session within 30 s")
+	}
 	want := []string{"debug alpha: debug message", "info alpha: info message", "error alpha: error message"}
-	if got := verbose.messages(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+	if got := measured(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("debug session got %q, want %q", got, want)
 	}
 	if got := quiet.messages(); len(got) != 1 || got[0] != want[2] {
