@@ -39,7 +39,11 @@ func (ss *session) logMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // updateLogLevel asks upstreams for the most verbose level any session set.
+// Two at once could otherwise each compute from the levels they saw and
+// set them in the other order: the less verbose level would stay.
 func (s *Hub) updateLogLevel() {
+	s.logLevelMu.Lock()
+	defer s.logLevelMu.Unlock()
 	best := -1
 	for _, ss := range s.sessionList() {
 		ss.conn.mu.Lock()

@@ -163,3 +163,55 @@ func TestOutboxBounds(t *testing.T) {
 		t.Errorf("mcpgw_session_messages_dropped_total is %v (%v), want 2", m.GetCounter().GetValue(), err)
 	}
 }
+
+// Sessions that set their levels at once leave the upstream at the most
+// verbose of them, whatever the order their updates run in.
+func TestConcurrentSetLevelsKeepTheMostVerbose(t *testing.T) {
+	t.Parallel()
+	gw, _ := newTestGateway(t, registry.Settings{Mode: ModeDirect}, "alpha")
+	connectNow(t, gw, "alpha")
+	const n = 8
+	clients := make([]*logClient, n)
+	for i := range clients {
+		clients[i] = connectLogClient(t, gw)
+	}
+	ctx := context.Background()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i, c := range clients {
+		level := mcp.LoggingLevel("emergency")
+		if i%2 == 0 {
+			level = "debug"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs <- c.sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := gw.pool.LogLevel(); got != "debug" {
+		t.Fatalf("upstreams are asked for %q, want debug", got)
+	}
+	debug := clients[0]
+	res, err := debug.sess.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_log", Arguments: map[string]any{"level": "debug", "message": "seen"}})
+	if err != nil || res.IsError {
+		t.Fatalf("alpha_log: %v %+v", err, res)
+	}
+	deadline := time.Now().Add(20 * time.Second) // a liveness bound
+	for len(debug.messages()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := debug.messages(); !slices.Equal(got, []string{"debug alpha: seen"}) {
+		t.Fatalf("the debug session got %q", got)
+	}
+}

@@ -154,6 +154,9 @@ type Hub struct {
 	subMu sync.Mutex
 	subs  map[subKey]map[*session]*subscriber
 
+	// logLevelMu makes updateLogLevel one at a time (logging.go).
+	logLevelMu sync.Mutex
+
 	// overrideMu guards what the status page changed until the daemon
 	// stops: servers disabled by name, and projects refused trust (not
 	// listed there again).

@@ -20,10 +20,12 @@ func (p *Pool) LogLevel() mcp.LoggingLevel {
 
 // SetLogLevel sets the level of the log messages upstreams send (those that
 // declare logging): now for connected ones (it returns once they have
-// answered, at most 5 s), at connect for the others.
+// answered, at most 5 s), at connect for the others. A connected upstream
+// that did not take the level in time is asked again at the next
+// SetLogLevel, even of the same level.
 func (p *Pool) SetLogLevel(level mcp.LoggingLevel) {
 	p.mu.Lock()
-	if p.logLevel == level || p.closed {
+	if p.closed {
 		p.mu.Unlock()
 		return
 	}
@@ -42,7 +44,7 @@ func (p *Pool) SetLogLevel(level mcp.LoggingLevel) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 			defer cancel()
-			setLogLevel(ctx, s.cs, level, p.log)
+			p.syncLogLevel(ctx, s, p.log)
 		}) {
 			wg.Done()
 		}
@@ -50,12 +52,32 @@ func (p *Pool) SetLogLevel(level mcp.LoggingLevel) {
 	wg.Wait()
 }
 
-// setLogLevel sends logging/setLevel to an upstream that declared logging.
-func setLogLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel, log *slog.Logger) {
-	if init := cs.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
+// syncLogLevel brings the upstream of s to the pool's current level. The
+// calls for one session are serialized and each sends the level current
+// when it runs, so that SetLogLevels in a row, or one during a connect,
+// leave the upstream at the last level set rather than at whichever
+// request it happened to receive last.
+func (p *Pool) syncLogLevel(ctx context.Context, s *session, log *slog.Logger) {
+	s.levelMu.Lock()
+	defer s.levelMu.Unlock()
+	level := p.LogLevel()
+	if level == "" || level == s.level {
 		return
+	}
+	if setLogLevel(ctx, s.cs, level, log) {
+		s.level = level
+	}
+}
+
+// setLogLevel sends logging/setLevel to an upstream that declared logging;
+// false if the upstream refused it or did not answer.
+func setLogLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel, log *slog.Logger) bool {
+	if init := cs.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
+		return true // nothing to tell
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 		log.Debug("setting the upstream's log level", "level", level, "err", err)
+		return false
 	}
+	return true
 }

@@ -41,6 +41,9 @@ type session struct {
 
 	subMu sync.Mutex
 	subs  map[string]bool // the resources subscribed on this connection (subscribe.go)
+
+	levelMu sync.Mutex
+	level   mcp.LoggingLevel // the log level the upstream was last set to (logging.go)
 }
 
 // ended reports whether the session is known to be over: the connection

@@ -105,6 +105,13 @@ func (u *Upstream) runAttempt(att *attempt) {
 		// The pool is closing and will force-close s (it is registered).
 		close(s.done)
 	}
+	if s != nil {
+		// A SetLogLevel between establish's and addSession found s in
+		// neither place: it is brought to that level now.
+		ctx, cancel := context.WithTimeout(u.pool.ctx, 5*time.Second)
+		u.pool.syncLogLevel(ctx, s, u.logger())
+		cancel()
+	}
 }
 
 // installLocked makes s the upstream's session after a connect that
@@ -199,9 +206,7 @@ func (u *Upstream) establish(ctx context.Context, srv *registry.Server, o dialOp
 		}
 		return nil, nil, fmt.Errorf("listing upstream %q: %w", srv.Name, err)
 	}
-	if level := u.pool.LogLevel(); level != "" {
-		setLogLevel(ctx, s.cs, level, u.logger())
-	}
+	u.pool.syncLogLevel(ctx, s, u.logger())
 	u.resubscribe(ctx, s)
 	return s, snap, nil
 }
