@@ -98,7 +98,10 @@ type benchProxyOptions struct {
 	// ClientProtocol is the protocol version the measuring clients speak
 	// ("": 2025-11-25, with sessions, as the figures so far were taken).
 	ClientProtocol string
-	Progress       io.Writer
+	// Settle is how long the daemon is left quiet before its memory is
+	// read (0: benchSettle); the reading after the load waits 3 s more.
+	Settle   time.Duration
+	Progress io.Writer
 }
 
 func benchProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -127,6 +130,7 @@ process counts are wrong, not when a speed target is missed.
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measuring time of each path")
 	fs.IntVar(&o.Rounds, "rounds", 5, "rounds the measuring time is split into; paths alternate within each")
 	fs.DurationVar(&o.CallTimeout, "call-timeout", benchCallTimeout, "how long a measured call may take before it counts as failed")
+	fs.DurationVar(&o.Settle, "settle", benchSettle, "how long the daemon is left quiet before its memory is read (it hands memory back 30-35 s after its last request)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	phases := fs.String("phases", strings.Join(benchAllPhases, ","), "phases to run")
 	fs.StringVar(&o.Protocol, "protocol", "", "the one protocol `VERSION` the test server speaks, e.g. 2025-11-25 as servers of the TypeScript SDK do (default: every version the SDK speaks)")
@@ -282,7 +286,7 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	}
 	// The daemon with its one server, before any session: start-up
 	// settled (its garbage and the code it ran are handed back).
-	if err := benchSleep(ctx, benchSettle); err != nil {
+	if err := benchSleep(ctx, b.settle()); err != nil {
 		return err
 	}
 	if m, err := benchProcMemory(c.d.pid); err == nil {
@@ -312,7 +316,7 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	}
 	// What the sessions themselves hold, once the warm-up's garbage is
 	// collected and returned (the daemon does so when it goes quiet).
-	if err := benchSleep(ctx, benchSettle); err != nil {
+	if err := benchSleep(ctx, b.settle()); err != nil {
 		return err
 	}
 	if m, err := benchProcMemory(c.d.pid); err == nil && daemonSessions > 0 && b.rep.StartRSSKB > 0 {
@@ -326,12 +330,12 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 				_ = cs.Close()
 			}
 		}
-		b.progress("memory: %v after the sessions closed", benchAfterLoad)
-		if err := benchSleep(ctx, benchAfterLoad); err != nil {
+		b.progress("memory: %v after the sessions closed", b.afterLoad())
+		if err := benchSleep(ctx, b.afterLoad()); err != nil {
 			return err
 		}
 		if m, err := benchProcMemory(c.d.pid); err == nil {
-			b.rep.AfterRSSKB = m.RSS
+			b.rep.AfterRSSKB, b.rep.AfterLoadS = m.RSS, b.afterLoad().Seconds()
 		}
 		if err := c.modesPhase(ctx); err != nil {
 			return err
@@ -340,16 +344,24 @@ func (b *benchRun) callPhases(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// benchAfterLoad is how long after the load the daemon's memory is read
-// again; benchSettle how long the daemon is left quiet before its memory
-// is read with sessions open. The daemon looks every 5 s whether it has
-// been quiet since it last looked, so it hands memory back 5 to 10 s after
-// its last request: at 7 s the figure with 147 sessions open was 13.4 MB
-// in one run and 28.4 MB in the next, of the same build.
-const (
-	benchAfterLoad = 30 * time.Second
-	benchSettle    = 11 * time.Second
-)
+// benchSettle is how long the daemon is left quiet before its memory is
+// read (--settle), with sessions open and between the memory phase's
+// modes; the reading after the load waits 3 s more. The daemon looks every 5 s whether it has
+// been quiet for 30 s, so it hands memory back 30 to 35 s after its last
+// request (gateway/runloop/memory.go); reading too early catches it
+// before or during the settle: at 7 s after, when it settled after 5 s,
+// the figure with 147 sessions open was 13.4 MB in one run and 28.4 MB in
+// the next, of the same build.
+const benchSettle = 37 * time.Second
+
+func (b *benchRun) settle() time.Duration {
+	if b.o.Settle > 0 {
+		return b.o.Settle
+	}
+	return benchSettle
+}
+
+func (b *benchRun) afterLoad() time.Duration { return b.settle() + 3*time.Second }
 
 // callBench is what the latency and throughput phases run against: the
 // daemon with its one test upstream, the same test server over HTTP, and a

@@ -88,7 +88,7 @@ func (c *callBench) modesPhase(ctx context.Context) error {
 			c.b.rep.Problems = append(c.b.rep.Problems, fmt.Sprintf("memory, %s (%d sessions): %d of %d calls failed, first: %v",
 				m.name, len(sessions), p.errs, p.errs+p.calls, p.firstErr))
 		}
-		if err := benchSleep(ctx, benchSettle); err != nil {
+		if err := benchSleep(ctx, c.b.settle()); err != nil {
 			return err
 		}
 	}

@@ -40,11 +40,12 @@ type benchReport struct {
 	LoadHWMKB  int64 `json:"loadHwmKB,omitempty"`
 	// StartRSSKB is the daemon's VmRSS with its server and no session;
 	// SessionsRSSKB with Sessions warmed-up sessions open, before the
-	// measured load; AfterRSSKB benchAfterLoad after they all closed.
-	StartRSSKB    int64 `json:"startRssKB,omitempty"`
-	Sessions      int   `json:"sessions,omitempty"`
-	SessionsRSSKB int64 `json:"sessionsRssKB,omitempty"`
-	AfterRSSKB    int64 `json:"afterRssKB,omitempty"`
+	// measured load; AfterRSSKB AfterLoadS seconds after they all closed.
+	StartRSSKB    int64   `json:"startRssKB,omitempty"`
+	Sessions      int     `json:"sessions,omitempty"`
+	SessionsRSSKB int64   `json:"sessionsRssKB,omitempty"`
+	AfterRSSKB    int64   `json:"afterRssKB,omitempty"`
+	AfterLoadS    float64 `json:"afterLoadS,omitempty"`
 	// Modes is the daemon's memory under benchModeSessions sessions of
 	// one mode at a time, after the throughput phase.
 	Modes []*benchModeMemory `json:"modes,omitempty"`
@@ -417,7 +418,7 @@ func (r *benchReport) writeCalls(w io.Writer) {
 					float64(r.SessionsRSSKB-r.StartRSSKB)/float64(r.Sessions))
 			}
 			if r.AfterRSSKB > 0 {
-				fmt.Fprintf(w, "; %s %v after they closed", benchMB(r.AfterRSSKB), benchAfterLoad)
+				fmt.Fprintf(w, "; %s %gs after they closed", benchMB(r.AfterRSSKB), r.AfterLoadS)
 			}
 			fmt.Fprintln(w)
 		}

@@ -29,8 +29,9 @@ func TestBenchProxy(t *testing.T) {
 	// A call may take long on a machine busy with other tests (one
 	// direct call to the -race test server once took over 10 s): this
 	// test counts failures, not time.
+	// --settle 2s: the figures read after a settle are not checked here.
 	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
-		"--call-timeout", "2m")
+		"--call-timeout", "2m", "--settle", "2s")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -51,6 +52,9 @@ func TestBenchProxy(t *testing.T) {
 	}
 	if r.Errors != 0 || len(r.Problems) > 0 {
 		t.Errorf("errors = %d, problems %q; want none", r.Errors, r.Problems)
+	}
+	if r.AfterRSSKB <= 0 || r.AfterLoadS != 5 {
+		t.Errorf("memory after the load: %d KiB, read %gs after; want > 0, 5s (--settle 2s, and 3s more)", r.AfterRSSKB, r.AfterLoadS)
 	}
 
 	type want struct {

@@ -134,8 +134,8 @@ type Daemon struct {
 	applied uint64
 	// loadConfig reads the configuration (registry.Load of the options).
 	loadConfig func() (*registry.Config, error)
-	// closedConns counts the HTTP connections that have ended: activity
-	// besides the hub's, for settleWhenIdle.
+	// closedConns counts the HTTP connections that have ended: memory
+	// to hand back, for settleWhenIdle (Daemon.freed).
 	closedConns atomic.Uint64
 }
 
@@ -343,10 +343,12 @@ const loadTimeout = 10 * time.Second
 // included) to end before it cuts their connections.
 const shutdownGrace = 5 * time.Second
 
-// activity is what the daemon has done: the hub's requests and the HTTP
-// connections that ended. It only grows; a daemon whose activity has not
-// changed for a while is quiet.
-func (d *Daemon) activity() uint64 { return d.gw.Activity() + d.closedConns.Load() }
+// requests counts the requests the daemon has served, freed the HTTP
+// connections that ended (what they held can be handed back). Both only
+// grow; a daemon whose requests have not changed for a while is quiet.
+func (d *Daemon) requests() uint64 { return d.gw.Activity() }
+
+func (d *Daemon) freed() uint64 { return d.closedConns.Load() }
 
 // load reads the configuration, giving up after loadTimeout. The read
 // itself cannot be interrupted; a stuck one ends with its file, and

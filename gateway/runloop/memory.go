@@ -15,25 +15,39 @@ import (
 // burst touched (deploy.TrimText), which the kernel reads back from the
 // page cache when they are next needed.
 
-// settleIdle is how long without a request counts as the end of a burst.
-const settleIdle = 5 * time.Second
+// settleLook is how often the daemon looks whether it has been quiet.
+const settleLook = 5 * time.Second
+
+// settleQuiet is how long without a request counts as the end of a burst.
+// An agent's session calls tools between turns of its model, seconds to
+// tens of seconds apart: handing memory back after 5 s of quiet did it
+// between most turns, and each next call faulted the heap and the
+// executable's pages back in (about 110 page faults and 5 ms more for a
+// lone call, 900 faults and 10-20 µs more per call over the next 4,000).
+// After 30 s, a session in use stays warm, and an idle daemon is small
+// again within the minute.
+const settleQuiet = 30 * time.Second
 
 // settleStart is when the daemon first looks whether it is quiet, after
 // it starts: once it has gone down to one CPU (settleAfter), before five
 // seconds. startedMemory hands start-up's pages back as soon as the cached
 // listings are in, but what start-up does after (the listeners, the first
 // log lines, on every CPU at once) touches 7-9 MB of the executable's
-// pages again, which stayed until the first settleIdle: a daemon with a
+// pages again, which stayed until the first settle: a daemon with a
 // warm cache of five servers had 13-14 MB of VmRSS until 5 s after its
 // start, sometimes a little past, and 6.3 MB after. Settling at 1 s
 // instead left 8 MB: going down to one CPU touches pages too.
 const settleStart = settleAfter + time.Second
 
-// settleWhenIdle calls settle each time the daemon goes quiet after work
-// (start-up counts as work), until ctx ends: first settleStart after it
-// starts, then once settleIdle has passed without a request; first says
-// it is the first time. activity counts what the daemon has done so far
-// (Daemon.activity).
+// settleWhenIdle calls settle each time the daemon goes quiet after work,
+// until ctx ends: first settleStart after it starts (start-up counts as
+// work; if requests came meanwhile, at the first look without any), then
+// once settleQuiet has passed without a request, as seen at looks
+// settleLook apart: 30 to 35 s after the last. requests counts the
+// requests so far; freed what else ended that held memory (connections
+// closing on their idle timeout, after the requests): it is work to hand
+// back, and does not make the daemon wait another settleQuiet. first
+// says it is the first time.
 //
 // A soft memory limit that followed the live heap (live + half of it +
 // stacks) kept the daemon's RSS under the proxy bench's 64-session load
@@ -41,21 +55,25 @@ const settleStart = settleAfter + time.Second
 // CPU per call instead of 58-66 and throughput fell to 0.79-0.87× of the
 // direct path: the collector keeps Go's pace, and memory goes back once
 // the burst is over.
-func settleWhenIdle(ctx context.Context, activity func() uint64, settle func(first bool)) {
+func settleWhenIdle(ctx context.Context, requests, freed func() uint64, settle func(first bool)) {
 	t := time.NewTimer(settleStart)
 	defer t.Stop()
-	last, worked, first := activity(), true, true
+	lastReqs, lastFreed, worked, first := requests(), freed(), true, true
+	lastSeen := time.Now() // when lastReqs changed, as a look saw it
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		t.Reset(settleIdle)
-		switch now := activity(); {
-		case now != last:
-			last, worked = now, true
-		case worked:
+		t.Reset(settleLook)
+		if f := freed(); f != lastFreed {
+			lastFreed, worked = f, true
+		}
+		switch now := requests(); {
+		case now != lastReqs:
+			lastReqs, worked, lastSeen = now, true, time.Now()
+		case worked && (first || time.Since(lastSeen) >= settleQuiet):
 			worked = false
 			settle(first)
 			first = false

@@ -109,7 +109,7 @@ func Serve(ctx context.Context, gw *gateway.Hub, o ServeOptions) error {
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
-		settleWhenIdle(idleCtx, d.activity, settleMemory)
+		settleWhenIdle(idleCtx, d.requests, d.freed, settleMemory)
 	}()
 	defer func() { stopIdle(); <-settled }()
 	mcpURL := "(none)"
