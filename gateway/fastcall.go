@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -86,7 +87,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 		if _, logs := jsonwire.Member(meta, mcp.MetaKeyLogLevel); logs && modern {
 			return nil, false // the request's log messages travel with its answer
 		}
-		if err := json.Unmarshal(meta, &c.Opts.Meta); err != nil {
+		if c.Opts.Meta = passedMeta(meta); c.Opts.Meta == nil {
 			return nil, false
 		}
 	}
@@ -175,6 +176,37 @@ func requestMetaValid(meta []byte) bool {
 	}
 	info, ok := jsonwire.Member(meta, mcp.MetaKeyClientInfo)
 	return !ok || len(info) > 0 && info[0] == '{'
+}
+
+// passedMeta is a request's _meta as a call passes it on (upstream's
+// callMeta chooses which members): each member's value as it came, not
+// decoded, since it is only encoded again. A request of protocol
+// 2026-07-28 carries the client's capabilities and description in every
+// _meta, and decoding them cost more than a kilobyte per call. A key
+// written with escapes is decoded, as the go-sdk reads it, and so is the
+// whole _meta then; nil if it is not an object.
+func passedMeta(meta []byte) mcp.Meta {
+	m := mcp.Meta{}
+	escaped := false
+	ok := jsonwire.Members(meta, func(k, v []byte) bool {
+		if bytes.IndexByte(k, '\\') >= 0 {
+			escaped = true
+			return false
+		}
+		m[string(k)] = json.RawMessage(v) // the last of a repeated key, as decoding
+		return true
+	})
+	if escaped {
+		m = nil
+		if err := json.Unmarshal(meta, &m); err != nil || m == nil {
+			return nil
+		}
+		return m
+	}
+	if !ok {
+		return nil
+	}
+	return m
 }
 
 // member is jsonwire.Member without the flag.

@@ -205,6 +205,8 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a_ech"}}`,
 			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"b_echo","arguments":{"message":"` + string(bytes.Repeat([]byte("x"), 1200)) + `"}}}`,
 			`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a_echo","arguments":null}}`,
+			`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"a_meta","arguments":{},"_meta":{ "trace" : "t-3", "nested": {"a": [1, 2.50]}, "trace": "t-4" }}}`,
+			`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"a_meta","arguments":{},"_meta":{"tr\u0061ce":"t-5","é":"\u00e9"}}}`,
 		},
 		ModeProxy: {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"hi"}}}}`,
@@ -218,11 +220,11 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		},
 	}
 	// The calls answered with the upstream's bytes as they are: in direct
-	// mode echo, add (its structured content passes), image and meta;
-	// through the mcp tool echo, image and meta (add's structured content
-	// becomes text). Errors get the tool's parameters appended, the long
+	// mode echo, add (its structured content passes), image and the three
+	// meta; through the mcp tool echo, image and meta (add's structured
+	// content becomes text). Errors get the tool's parameters appended, the long
 	// echo is cut.
-	relays := map[Mode]int64{ModeDirect: 4, ModeProxy: 3}
+	relays := map[Mode]int64{ModeDirect: 6, ModeProxy: 3}
 	for _, tc := range []struct {
 		mode      Mode
 		transport string

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -268,8 +269,12 @@ func isSessionless(r *http.Request) bool {
 // httpSessionOptions are the session options an HTTP request asks for,
 // in its query or its headers.
 func httpSessionOptions(r *http.Request) SessionOptions {
+	var query url.Values // parsed once, if there is one
+	if r.URL.RawQuery != "" {
+		query = r.URL.Query()
+	}
 	get := func(param, header string) string {
-		if v := r.URL.Query().Get(param); v != "" {
+		if v := query.Get(param); v != "" {
 			return v
 		}
 		return r.Header.Get(header)
