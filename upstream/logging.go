@@ -4,10 +4,12 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,14 +72,16 @@ func (p *Pool) syncLogLevel(ctx context.Context, s *session, log *slog.Logger) {
 }
 
 // setLogLevel sends logging/setLevel to an upstream that declared logging;
-// false if the upstream refused it or did not answer.
+// false if it did not answer (asking again may help), true if it took the
+// level or refused it (asking again would not).
 func setLogLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel, log *slog.Logger) bool {
 	if init := cs.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
 		return true // nothing to tell
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 		log.Debug("setting the upstream's log level", "level", level, "err", err)
-		return false
+		var refused *jsonrpc.Error
+		return errors.As(err, &refused)
 	}
 	return true
 }
