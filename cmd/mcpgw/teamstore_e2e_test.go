@@ -32,6 +32,7 @@ type roundRobin struct {
 	next     int
 	down     []bool
 	requests []proxied
+	steered  map[string]int // session → the backend of its next tools/call
 }
 
 // proxied is one request the proxy passed on.
@@ -72,22 +73,40 @@ func (p *roundRobin) note(r proxied) {
 func (p *roundRobin) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	p.mu.Lock()
-	i := p.next
-	for p.down[i] {
-		i = (i + 1) % len(p.proxies)
-	}
-	p.next = (i + 1) % len(p.proxies)
-	p.mu.Unlock()
 	method := r.Method
 	var msg struct{ Method string }
 	if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
 		method = msg.Method
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+	id := r.Header.Get("Mcp-Session-Id")
+	p.mu.Lock()
+	i, steered := p.steered[id]
+	if steered && method == "tools/call" {
+		delete(p.steered, id)
+	} else {
+		i = p.next
+		for p.down[i] {
+			i = (i + 1) % len(p.proxies)
+		}
+		p.next = (i + 1) % len(p.proxies)
+	}
+	p.mu.Unlock()
+	if id != "" {
 		p.note(proxied{backend: i, session: id, method: method})
 	}
 	p.proxies[i].ServeHTTP(w, r)
+}
+
+// steer sends the next tools/call of session to backend i, whatever the
+// rotation: the client's other requests (its event stream, notifications)
+// take turns too, so two calls in a row need not alternate.
+func (p *roundRobin) steer(session string, i int) {
+	p.mu.Lock()
+	if p.steered == nil {
+		p.steered = map[string]int{}
+	}
+	p.steered[session] = i
+	p.mu.Unlock()
 }
 
 // setDown takes backend i out of the rotation.
@@ -253,6 +272,7 @@ func TestTeamReplicasE2E(t *testing.T) {
 	})
 	pending, holder := waitPending()
 	other := replicas[1-holder]
+	proxy.steer(pending.Session, 1-holder) // her next call
 	if pending.User != "alice" || pending.Tool != "add" {
 		t.Errorf("pending approval %+v, want alice's call of add", pending)
 	}
