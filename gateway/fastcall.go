@@ -197,11 +197,11 @@ func passedMeta(meta []byte) mcp.Meta {
 		return true
 	})
 	if escaped {
-		m = nil
-		if err := json.Unmarshal(meta, &m); err != nil || m == nil {
+		var decoded mcp.Meta
+		if json.Unmarshal(meta, &decoded) != nil {
 			return nil
 		}
-		return m
+		return decoded
 	}
 	if !ok {
 		return nil
