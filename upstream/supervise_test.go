@@ -183,6 +183,44 @@ func TestIdleTimeoutChangeApplies(t *testing.T) {
 	})
 }
 
+// Every call looks its upstream up with the server it already follows:
+// that keeps the idle timer running rather than making a new one per call,
+// and the upstream still closes when the timeout has passed.
+func TestLookupKeepsTheIdleTimer(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := memPool(nil)
+		defer p.Close()
+		srv := memServer("lazy")
+		srv.IdleTimeout = time.Hour
+		u := p.Upstream(srv)
+		call(t, u, "echo", map[string]any{"message": "x"})
+		idle := func() *time.Timer {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			return u.idle
+		}
+		timer := idle()
+		if timer == nil {
+			t.Fatal("no idle timer after a call")
+		}
+		for range 3 {
+			time.Sleep(10 * time.Minute)
+			if got := p.Upstream(srv); got != u {
+				t.Fatalf("Upstream(srv) = %p, want %p", got, u)
+			}
+			if got := idle(); got != timer {
+				t.Fatalf("the lookup replaced the idle timer %p with %p", timer, got)
+			}
+		}
+		time.Sleep(31 * time.Minute)
+		synctest.Wait()
+		if st := u.Status(); st.State != StateIdle || st.IdleCloses != 1 {
+			t.Errorf("an hour after the call: %+v, want idle", st)
+		}
+	})
+}
+
 func TestBackoffGrowsAndCaps(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

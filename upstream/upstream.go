@@ -235,11 +235,17 @@ func (u *Upstream) awaitDelivery(ctx context.Context, n uint64) error {
 
 // use records that srv, a server with u's identity, is in use: under u's
 // name it updates u's behaviour fields; under another name it becomes an
-// alias. u is never renamed here (see settleNames).
+// alias. u is never renamed here (see settleNames). Every call looks its
+// upstream up this way, with the server it already follows: that changes
+// nothing, and restarting the idle timer for it would make a timer per
+// call.
 func (u *Upstream) use(srv *registry.Server) {
 	u.mu.Lock()
 	defer u.unlock()
-	if srv.Name != u.srv.Name {
+	switch {
+	case srv == u.srv:
+		return
+	case srv.Name != u.srv.Name:
 		if !slices.Contains(u.aliases, srv.Name) {
 			u.aliases = append(slices.Clone(u.aliases), srv.Name)
 			slices.Sort(u.aliases)
