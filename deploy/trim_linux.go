@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,21 +48,56 @@ func trimExecutable(evict bool) {
 
 // trimFile drops this process's read-only mappings of the file at path,
 // marked for random access, and with evict the file's pages no process
-// maps from the page cache.
+// maps from the page cache. It also drops the code of the shared libraries
+// the process has loaded (a build with cgo links the C library): 1 MB of
+// libc's and the loader's, mostly mapped by fault-around at start-up, of
+// which the daemon then uses a few pages. Their other read-only mappings
+// are left alone: those hold relocations the loader wrote (RELRO), which
+// dropping would take back to the file's bytes. Their page cache is left
+// alone too: every process shares it.
 func trimFile(path string, evict bool) {
-	f, err := os.Open("/proc/self/maps")
+	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return
 	}
 	defer f.Close()
+	var cur mapping // the mapping whose fields are being read
+	trim := func() {
+		// A page written since it was mapped (a relocation, a
+		// debugger's breakpoint) would be lost: such a mapping is left.
+		if cur.end > cur.start && cur.clean {
+			if cur.own {
+				madvise(cur.start, cur.end-cur.start, syscall.MADV_RANDOM)
+			}
+			madvise(cur.start, cur.end-cur.start, syscall.MADV_DONTNEED)
+		}
+		cur = mapping{}
+	}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		// start-end perms offset dev inode path
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != path {
+		line := sc.Text()
+		// A private mapping's pages written since they were mapped are
+		// copies of the file's, anonymous memory (Private_Dirty also
+		// counts file pages not yet written back).
+		if v, ok := strings.CutPrefix(line, "Anonymous:"); ok {
+			cur.clean = strings.TrimSpace(v) == "0 kB"
 			continue
 		}
-		if perms := fields[1]; perms != "r-xp" && perms != "r--p" {
+		// A mapping's first line: start-end perms offset dev inode path;
+		// the others are Key: value.
+		fields := strings.Fields(line)
+		if len(fields) < 5 || strings.HasSuffix(fields[0], ":") {
+			continue
+		}
+		trim()
+		if len(fields) < 6 {
+			continue
+		}
+		perms, own := fields[1], fields[5] == path
+		switch {
+		case own && (perms == "r-xp" || perms == "r--p"):
+		case !own && perms == "r-xp" && sharedObject(fields[5]):
+		default:
 			continue
 		}
 		lo, hi, ok := strings.Cut(fields[0], "-")
@@ -70,18 +106,32 @@ func trimFile(path string, evict bool) {
 		}
 		start, err1 := strconv.ParseUint(lo, 16, 64)
 		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
+		if err1 != nil || err2 != nil {
 			continue
 		}
-		madvise(uintptr(start), uintptr(end-start), syscall.MADV_RANDOM)
-		madvise(uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
+		cur = mapping{start: uintptr(start), end: uintptr(end), own: own}
 	}
+	trim()
 	if evict {
 		evictFile(path)
 		// Some of what was just unmapped stays held for a moment (13 of
 		// 40 MB, on Linux 6.18): a second pass drops it.
 		time.AfterFunc(time.Second, func() { evictFile(path) })
 	}
+}
+
+// mapping is one of the process's mappings trimFile may drop.
+type mapping struct {
+	start, end uintptr
+	own        bool // of the file trimFile was given
+	clean      bool // no page of it written since it was mapped
+}
+
+// sharedObject reports whether path names a shared library (libc.so.6,
+// ld-linux-x86-64.so.2, libfoo.so).
+func sharedObject(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasSuffix(base, ".so") || strings.Contains(base, ".so.")
 }
 
 // evictFile drops the clean pages of the file at path that no process

@@ -156,3 +156,72 @@ func TestTrimFileEvicts(t *testing.T) {
 		t.Error("the mapping reads back other bytes than the file's")
 	}
 }
+
+// trimFile, given the executable, also drops the code of the shared
+// libraries the process has loaded, which reads back the same; a
+// library's mapping written since it was mapped (its relocations, after
+// the loader made them read-only) keeps what was written, and its other
+// read-only data stays mapped.
+func TestTrimFileDropsLibraryCode(t *testing.T) {
+	page := os.Getpagesize()
+	want := make([]byte, 16*page)
+	_, _ = rand.Read(want)
+	path := filepath.Join(t.TempDir(), "libtrimtest.so.1")
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mmap := func(prot int) []byte {
+		t.Helper()
+		m, err := unix.Mmap(int(f.Fd()), 0, len(want), prot, unix.MAP_PRIVATE)
+		if err != nil {
+			t.Skipf("mapping %s: %v", path, err) // a noexec file system
+		}
+		t.Cleanup(func() { _ = unix.Munmap(m) })
+		return m
+	}
+	code := mmap(unix.PROT_READ | unix.PROT_EXEC)
+	data := mmap(unix.PROT_READ)
+	// Written, then made read-only: as the loader leaves relocations
+	// (RELRO), and text relocations in code.
+	written := func(prot int) []byte {
+		m := mmap(unix.PROT_READ | unix.PROT_WRITE)
+		copy(m, "relocated")
+		if err := unix.Mprotect(m, prot); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	relro, textrel := written(unix.PROT_READ), written(unix.PROT_READ|unix.PROT_EXEC)
+	for _, m := range [][]byte{code, data} {
+		if !bytes.Equal(m, want) {
+			t.Fatal("a mapping differs from the file")
+		}
+	}
+	all := len(want) / page
+	for name, m := range map[string][]byte{"code": code, "data": data} {
+		if got := presentPages(t, m); got != all {
+			t.Fatalf("%s: %d of %d pages mapped after reading them all", name, got, all)
+		}
+	}
+
+	trimFile(filepath.Join(t.TempDir(), "exe"), false)
+	if got := presentPages(t, code); got != 0 {
+		t.Errorf("the library's code: %d pages still mapped; want 0", got)
+	}
+	if got := presentPages(t, data); got != all {
+		t.Errorf("the library's read-only data: %d of %d pages mapped; want all", got, all)
+	}
+	for name, m := range map[string][]byte{"relocations": relro, "code with relocations": textrel} {
+		if !bytes.HasPrefix(m, []byte("relocated")) || !bytes.Equal(m[len("relocated"):], want[len("relocated"):]) {
+			t.Errorf("%s: the written bytes were lost", name)
+		}
+	}
+	if !bytes.Equal(code, want) {
+		t.Error("the library's code reads back other bytes than the file's")
+	}
+}
