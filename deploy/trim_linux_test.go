@@ -93,15 +93,14 @@ func vmFlags(t *testing.T, m []byte) string {
 	return ""
 }
 
-// trimFile, as EvictText runs it on the executable: the process's
-// read-only mapping of the file loses its pages and is marked for random
-// access, what it held reads back the same, and the page cache keeps none
-// of the file that no process maps.
-func TestTrimFileEvicts(t *testing.T) {
-	page := os.Getpagesize()
-	want := make([]byte, 64*page)
+// randomFile writes pages pages of random bytes to a file named name in a
+// temporary directory, and returns its path, its bytes and the file opened
+// for reading (closed when the test ends).
+func randomFile(t *testing.T, name string, pages int) (path string, want []byte, f *os.File) {
+	t.Helper()
+	want = make([]byte, pages*os.Getpagesize())
 	_, _ = rand.Read(want)
-	path := filepath.Join(t.TempDir(), "exe")
+	path = filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, want, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,17 @@ func TestTrimFileEvicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return path, want, f
+}
+
+// trimFile, as EvictText runs it on the executable: the process's
+// read-only mapping of the file loses its pages and is marked for random
+// access, what it held reads back the same, and the page cache keeps none
+// of the file that no process maps.
+func TestTrimFileEvicts(t *testing.T) {
+	page := os.Getpagesize()
+	path, want, f := randomFile(t, "exe", 64)
 	m, err := unix.Mmap(int(f.Fd()), 0, len(want), unix.PROT_READ, unix.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
@@ -164,17 +173,7 @@ func TestTrimFileEvicts(t *testing.T) {
 // read-only data stays mapped.
 func TestTrimFileDropsLibraryCode(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 16*page)
-	_, _ = rand.Read(want)
-	path := filepath.Join(t.TempDir(), "libtrimtest.so.1")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, want, f := randomFile(t, "libtrimtest.so.1", 16)
 	mmap := func(prot int) []byte {
 		t.Helper()
 		m, err := unix.Mmap(int(f.Fd()), 0, len(want), prot, unix.MAP_PRIVATE)
