@@ -71,8 +71,19 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	modern := protocol >= transport.FirstSessionless
 	rawName, _ := jsonwire.Member(params, "name")
 	name, ok := jsonwire.String(rawName)
-	if !ok || !ss.hasTool(name) {
+	if !ok {
 		return nil, false
+	}
+	known := ss.hasTool(name)
+	if !known {
+		// As callTool: the session's table brought up to date first. A
+		// server being discovered may have it: the SDK's path waits.
+		v := ss.View()
+		if len(ss.gw.pendingFor(v)) > 0 {
+			return nil, false
+		}
+		ss.syncTools(v)
+		known = ss.hasTool(name)
 	}
 	if t := ss.tools.Load().upstream[name]; t != nil && modern && t.HeadersBound() {
 		return nil, false // the SDK's handler checks its Mcp-Param-* headers
@@ -97,6 +108,11 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 		}
 	}
 	c.Args, _ = jsonwire.Member(params, "arguments")
+	if !known {
+		// Answered here, as callTool would: the SDK's path costs a
+		// model that keeps calling a made-up name about 200 KB a call.
+		return fc.unknown, true
+	}
 	if _, own := ss.tools.Load().own[name]; own && !ss.mode.fast(c) {
 		return nil, false // one of mcpgw's own tools: its handler's
 	}
@@ -138,20 +154,38 @@ func (fc *fastCall) run(ctx context.Context) (json.RawMessage, error) {
 		// answer, as on the SDK's path.
 		return nil, c.ProtocolErr
 	}
-	data, needsInput := raw, false
 	if raw != nil {
 		ss.gw.relayedCalls.Add(1)
-	} else {
-		var err error
-		if data, err = json.Marshal(res); err != nil {
-			data, _ = json.Marshal(surface.EncodingFailed(err))
-		}
-		needsInput = len(res.InputRequests) > 0
+		return fc.answer(raw, false), nil
 	}
+	return fc.encode(res), nil
+}
+
+// unknown answers a call of a tool the session does not list: what the
+// SDK's path answers (callTool), and as it does, audited.
+func (fc *fastCall) unknown(context.Context) (json.RawMessage, error) {
+	ss := fc.ss
+	ss.gw.fastCalls.Add(1)
+	return fc.encode(ss.unknownTool(ss.View(), fc.call.Name, fc.call.Args)), nil
+}
+
+// encode is the result res as the call's answer.
+func (fc *fastCall) encode(res *mcp.CallToolResult) json.RawMessage {
+	data, err := json.Marshal(res)
+	if err != nil {
+		data, _ = json.Marshal(surface.EncodingFailed(err))
+	}
+	return fc.answer(data, len(res.InputRequests) > 0)
+}
+
+// answer is the result data as the call's answer: for a caller of
+// protocol 2026-07-28 or later, with its resultType and the server's
+// description.
+func (fc *fastCall) answer(data []byte, needsInput bool) json.RawMessage {
 	if fc.modern {
-		data = withServerInfo(withResultType(data, needsInput), ss.gw.serverInfo)
+		data = withServerInfo(withResultType(data, needsInput), fc.ss.gw.serverInfo)
 	}
-	return data, nil
+	return data
 }
 
 // CancelFast implements transport.Session: it ends the fast call whose

@@ -207,6 +207,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a_echo","arguments":null}}`,
 			`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"a_meta","arguments":{},"_meta":{ "trace" : "t-3", "nested": {"a": [1, 2.50]}, "trace": "t-4" }}}`,
 			`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"a_meta","arguments":{},"_meta":{"tr\u0061ce":"t-5","é":"\u00e9"}}}`,
+			// Unknown names: cased otherwise, and one far too long.
+			`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"A_ECHO","arguments":{"message":"hi"}}}`,
+			`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a_echo` + strings.Repeat("é", 40000) + `"}}`,
 		},
 		ModeProxy: {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"hi"}}}}`,
@@ -217,6 +220,8 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_image"}}}`,
 			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_meta","args":{}},"_meta":{"trace":"t-2"}}}`,
 			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"b_echo","args":{"message":"` + string(bytes.Repeat([]byte("y"), 1200)) + `"}}}}`,
+			// An upstream tool called by its name: not listed in this mode.
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a_echo","arguments":{"message":"hi"}}}`,
 		},
 	}
 	// The calls answered with the upstream's bytes as they are: in direct
@@ -312,8 +317,18 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			if fast[1] != 0 {
 				t.Errorf("with NoFastPath, %d calls took the fast path", fast[1])
 			}
-			// All but the unknown tool (and the mcp tool's search) are fast.
-			if want := int64(len(calls[mode]) - 1); fast[0] != want {
+			// The long name is quoted in part, with its length.
+			if mode == ModeDirect {
+				if a := answers[0][13]; len(a) > 2000 || !strings.Contains(a, `…\" (80006 bytes).`) {
+					t.Errorf("the answer to a call of an 80,006-byte name is %d bytes: %.400s", len(a), a)
+				}
+			}
+			// All but the mcp tool's search are fast, unknown tools too.
+			want := int64(len(calls[mode]))
+			if mode == ModeProxy {
+				want--
+			}
+			if fast[0] != want {
 				t.Errorf("%d calls took the fast path; want %d", fast[0], want)
 			}
 		})

@@ -543,27 +543,46 @@ func (v *View) Lookup(name string) (*Tool, bool) {
 	return found, found != nil
 }
 
-// Suggest returns up to n gateway names close to name, best first.
+// SuggestLimit is the longest name Suggest finds names like: no tool's
+// name is near that long (the protocol asks for at most 128 characters),
+// and the work is bounded by it, whatever a caller sends.
+const SuggestLimit = 1024
+
+// Suggest returns up to n gateway names close to name, best first; none
+// for a name longer than SuggestLimit.
 func (v *View) Suggest(name string, n int) []string {
+	if len(name) > SuggestLimit {
+		return nil
+	}
 	type cand struct {
 		name string
 		d    int
 	}
 	lname := strings.ToLower(name)
+	limit := max(3, len(lname)/2)
+	// near is the edit distance of lname and s when it can be within
+	// limit, else limit+1: it is at least their difference in length,
+	// so the quadratic work is done only for names of about the same
+	// length.
+	near := func(s string) int {
+		if abs(len(s)-len(lname)) > limit {
+			return limit + 1
+		}
+		return editDistance(lname, s)
+	}
 	var cs []cand
 	for _, t := range v.Tools {
 		if t.AppOnly() {
 			continue
 		}
 		ln := strings.ToLower(t.Name)
-		d := editDistance(lname, ln)
+		d := near(ln)
 		if lo := strings.ToLower(t.Original); lo != ln {
-			d = min(d, editDistance(lname, lo))
+			d = min(d, near(lo))
 		}
 		if strings.Contains(ln, lname) || strings.Contains(lname, strings.ToLower(t.Original)) {
 			d = min(d, 1+abs(len(ln)-len(lname))/4)
 		}
-		limit := max(3, len(lname)/2)
 		if d <= limit {
 			cs = append(cs, cand{t.Name, d})
 		}

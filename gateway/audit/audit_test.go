@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,46 @@ func TestRecordUser(t *testing.T) {
 	const with = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","user":"alice","server":"gh","tool":"t","outcome":"ok"}` + "\n"
 	if got := string(appendRecord(nil, &r)); got != with {
 		t.Errorf("with a user:\n got %s\nwant %s", got, with)
+	}
+}
+
+// TestLongFieldsAreCut: a record whose caller wrote a megabyte into a
+// field (a tool that does not exist, the client's name) is one line of a
+// few kilobytes, each long field cut on a character's start and saying
+// how much was left out; the short fields are whole.
+func TestLongFieldsAreCut(t *testing.T) {
+	l, dir := open(t, nil)
+	tool := "bench_" + strings.Repeat("e", 1<<20)
+	client := strings.Repeat("é", MaxField)      // 2 bytes each: cut at 1,024
+	odd := "x" + strings.Repeat("é", MaxField/2) // the cut falls inside a character
+	if err := l.Write(Record{Event: EventCall, Session: "s1", Client: client, Server: "gh", Tool: tool, Method: odd, Outcome: "unknown_tool"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 4*MaxField {
+		t.Errorf("the record is %d bytes", len(data))
+	}
+	recs := readRecords(t, filepath.Join(dir, "audit.jsonl"))
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	r := recs[0]
+	for _, f := range []struct{ name, got, want string }{
+		{"tool", r.Tool, tool[:MaxField] + "…(+" + strconv.Itoa(len(tool)-MaxField) + " bytes)"},
+		{"client", r.Client, client[:MaxField] + "…(+" + strconv.Itoa(MaxField) + " bytes)"},
+		{"method", r.Method, odd[:MaxField-1] + "…(+" + strconv.Itoa(len(odd)-MaxField+1) + " bytes)"},
+		{"session", r.Session, "s1"},
+		{"outcome", r.Outcome, "unknown_tool"},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s: %d bytes ending %q; want %d bytes ending %q", f.name, len(f.got), f.got[max(0, len(f.got)-24):], len(f.want), f.want[max(0, len(f.want)-24):])
+		}
 	}
 }
 

@@ -47,10 +47,26 @@ func appendField(b []byte, name, v string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// MaxField bounds each string of a record, in bytes. What a caller names
+// is written as the caller wrote it (a tool that does not exist, the
+// client's name): past MaxField bytes the rest is left out and counted,
+// so that one request cannot write megabytes to the log nor push other
+// records out of the files kept.
+const MaxField = 1024
+
 // appendString appends s as a JSON string: quotes, backslashes and
 // control characters escaped, invalid UTF-8 replaced, and <, >, & and the
-// line separators escaped as encoding/json does.
+// line separators escaped as encoding/json does. Past MaxField bytes it
+// is cut, on a character's start, and ends "…(+N bytes)".
 func appendString(b []byte, s string) []byte {
+	left := 0
+	if len(s) > MaxField {
+		n := MaxField
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, left = s[:n], len(s)-n
+	}
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -82,6 +98,11 @@ func appendString(b []byte, s string) []byte {
 			b = append(b, s[i:i+size]...)
 		}
 		i += size
+	}
+	if left > 0 {
+		b = append(b, "…(+"...)
+		b = strconv.AppendInt(b, int64(left), 10)
+		b = append(b, " bytes)"...)
 	}
 	return append(b, '"')
 }

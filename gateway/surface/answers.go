@@ -19,7 +19,7 @@ import (
 // it, and how to find tools.
 func UnknownTool(v *registry.View, name string) *mcp.CallToolResult {
 	like := v.Suggest(name, 5)
-	if len(like) == 0 {
+	if len(like) == 0 && len(name) <= registry.SuggestLimit {
 		if hits, err := v.Search(name, search.Options{Limit: 5}); err == nil {
 			for _, h := range hits {
 				like = append(like, h.Name)
@@ -36,14 +36,23 @@ func UnknownTool(v *registry.View, name string) *mcp.CallToolResult {
 }
 
 // UnknownToolText says name is no tool the caller has, with the names
-// like it, as the caller knows them.
+// like it, as the caller knows them. A name longer than quotedName bytes
+// is quoted in part, with its length: the model is not sent back all it
+// sent.
 func UnknownToolText(name string, like []string) string {
 	text := fmt.Sprintf("Unknown tool %q.", name)
+	if len(name) > quotedName {
+		text = fmt.Sprintf("Unknown tool %q (%d bytes).", Truncate(name, quotedName), len(name))
+	}
 	if len(like) > 0 {
 		text += " Did you mean: " + strings.Join(like, ", ") + "?"
 	}
 	return text
 }
+
+// quotedName is the most of an unknown tool's name an answer quotes: more
+// than any tool's name (the protocol asks for at most 128 characters).
+const quotedName = 256
 
 // UnknownToolFor says name is no tool of v, with up to five names like
 // it as naming shows them to the caller: what every path that meets an
