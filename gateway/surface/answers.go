@@ -36,23 +36,29 @@ func UnknownTool(v *registry.View, name string) *mcp.CallToolResult {
 }
 
 // UnknownToolText says name is no tool the caller has, with the names
-// like it, as the caller knows them. A name longer than quotedName bytes
-// is quoted in part, with its length: the model is not sent back all it
-// sent.
+// like it, as the caller knows them.
 func UnknownToolText(name string, like []string) string {
-	text := fmt.Sprintf("Unknown tool %q.", name)
-	if len(name) > quotedName {
-		text = fmt.Sprintf("Unknown tool %q (%d bytes).", Truncate(name, quotedName), len(name))
-	}
+	text := "Unknown tool " + Quote(name) + "."
 	if len(like) > 0 {
 		text += " Did you mean: " + strings.Join(like, ", ") + "?"
 	}
 	return text
 }
 
-// quotedName is the most of an unknown tool's name an answer quotes: more
-// than any tool's name (the protocol asks for at most 128 characters).
-const quotedName = 256
+// quoted is the most of a caller's string (a name, a search) an answer
+// quotes back: more than any tool's name (the protocol asks for at most
+// 128 characters), and than a search of a few words.
+const quoted = 256
+
+// Quote is s quoted as %q does, for an answer to the caller that sent it:
+// past quoted bytes, its start and its length, so that a model is not
+// sent back all it sent.
+func Quote(s string) string {
+	if len(s) <= quoted {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(Truncate(s, quoted)) + " (" + strconv.Itoa(len(s)) + " bytes)"
+}
 
 // UnknownToolFor says name is no tool of v, with up to five names like
 // it as naming shows them to the caller: what every path that meets an
@@ -125,9 +131,9 @@ func UnknownServer(v *registry.View, name string) *mcp.CallToolResult {
 		names[i] = sv.Server.Name
 	}
 	if len(names) == 0 {
-		return Errorf("Unknown server %q: no servers are configured.", name)
+		return Errorf("Unknown server %s: no servers are configured.", Quote(name))
 	}
-	return Errorf("Unknown server %q. Servers: %s.", name, strings.Join(names, ", "))
+	return Errorf("Unknown server %s. Servers: %s.", Quote(name), strings.Join(names, ", "))
 }
 
 // A search answer shows defaultSearchPage tools unless the caller asks
@@ -146,7 +152,7 @@ func Search(v *registry.View, a MCPArgs) *mcp.CallToolResult {
 	}
 	hits, err := v.Search(a.Search, search.Options{Regex: a.Regex, Server: a.Server})
 	if err != nil {
-		return Errorf("Search %q: %v", a.Search, err)
+		return Errorf("Search %s: %v", Quote(a.Search), err)
 	}
 	limit := a.Limit
 	switch {
@@ -160,20 +166,20 @@ func Search(v *registry.View, a MCPArgs) *mcp.CallToolResult {
 	total := len(hits)
 	switch {
 	case total == 0:
-		fmt.Fprintf(&b, "No tools match %q.", a.Search)
+		fmt.Fprintf(&b, "No tools match %s.", Quote(a.Search))
 		if len(v.Tools) == 0 {
 			b.WriteString(" No tools are known yet: mcp({}) shows the servers.")
 		}
 		return Text(b.String())
 	case offset >= total:
-		return Text(fmt.Sprintf("%s %q; offset %d is past the last.", count(total, "tool matches", "tools match"), a.Search, offset))
+		return Text(fmt.Sprintf("%s %s; offset %d is past the last.", count(total, "tool matches", "tools match"), Quote(a.Search), offset))
 	}
 	hits = hits[offset:min(total, offset+limit)]
 	switch {
 	case offset == 0 && len(hits) == total:
-		fmt.Fprintf(&b, "%s %q:\n", count(total, "tool matches", "tools match"), a.Search)
+		fmt.Fprintf(&b, "%s %s:\n", count(total, "tool matches", "tools match"), Quote(a.Search))
 	default:
-		fmt.Fprintf(&b, "%d tools match %q (%d–%d shown", total, a.Search, offset+1, offset+len(hits))
+		fmt.Fprintf(&b, "%d tools match %s (%d–%d shown", total, Quote(a.Search), offset+1, offset+len(hits))
 		if next := offset + len(hits); next < total {
 			fmt.Fprintf(&b, "; nextOffset: %d", next)
 		}

@@ -14,7 +14,7 @@ import (
 // prompts whose names contain it (or whose original name it contains),
 // and how to list them.
 func UnknownPrompt(v *registry.View, name string) *mcp.CallToolResult {
-	msg := fmt.Sprintf("Unknown prompt %q.", name)
+	msg := "Unknown prompt " + Quote(name) + "."
 	var names []string
 	for _, q := range v.Prompts {
 		if strings.Contains(q.Name, name) || strings.Contains(name, q.Original) {

@@ -18,7 +18,7 @@ func NoSavedResults() *mcp.CallToolResult {
 // under it, it was removed, or it is another session's (which reads the
 // same, so that IDs tell nothing).
 func NotSaved(id string) *mcp.CallToolResult {
-	return Errorf("No saved result %q in this session: saved results are kept for a while (settings.savedResultsMaxAge), then removed; a session reads only those it was given.", id)
+	return Errorf("No saved result %s in this session: saved results are kept for a while (settings.savedResultsMaxAge), then removed; a session reads only those it was given.", Quote(id))
 }
 
 // BinaryResult says saved result id is binary data, to read from its

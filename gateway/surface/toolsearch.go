@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/search"
 )
 
 const ToolSearchName = "ToolSearch"
@@ -38,13 +39,13 @@ func NoQuery() *mcp.CallToolResult {
 
 // ToolSearchFailed says a search failed, and why.
 func ToolSearchFailed(query string, err error) *mcp.CallToolResult {
-	return Errorf("ToolSearch %q: %v", query, err)
+	return Errorf("ToolSearch %s: %v", Quote(query), err)
 }
 
 // NoToolsMatch says no tool matches query; unknown adds that no tools are
 // known at all yet.
 func NoToolsMatch(query string, unknown bool) string {
-	text := fmt.Sprintf("No tools match %q.", query)
+	text := "No tools match " + Quote(query) + "."
 	if unknown {
 		text += " No tools are known yet."
 	}
@@ -176,7 +177,8 @@ func Activated(found []*registry.Tool, naming Naming, query string, next int) st
 		fmt.Fprintf(&b, "- %s - %s\n", naming.Name(t.Name), Shorten(t.Description(), 120))
 	}
 	if next > 0 {
-		fmt.Fprintf(&b, "More match: ToolSearch({query: %q, offset: %d}) (nextOffset: %d).\n", query, next, next)
+		// The query searched: its first search.MaxQueryBytes.
+		fmt.Fprintf(&b, "More match: ToolSearch({query: %q, offset: %d}) (nextOffset: %d).\n", search.CapQuery(query), next, next)
 	}
 	return b.String()
 }

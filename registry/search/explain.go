@@ -51,7 +51,7 @@ func (ix *Index) Explain(query string, doc int) Explanation {
 	if doc < 0 || doc >= len(ix.docs) {
 		return ex
 	}
-	query = capQuery(query)
+	query = CapQuery(query)
 	names := make([]string, len(ix.terms))
 	for t, id := range ix.terms {
 		names[id] = t

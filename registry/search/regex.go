@@ -14,6 +14,10 @@ import (
 // name match ranks before a description-only match; a tool matching in both
 // ranks before one matching in its name alone.
 func (ix *Index) searchRegex(query string, opts Options) ([]Hit, error) {
+	if len(query) > MaxQueryBytes {
+		// A pattern cannot be cut as words are: it is refused.
+		return nil, fmt.Errorf("the pattern is %d bytes; at most %d", len(query), MaxQueryBytes)
+	}
 	re, err := regexp.Compile("(?i)" + query)
 	if err != nil {
 		return nil, fmt.Errorf("compiling search pattern %q: %w", query, err)

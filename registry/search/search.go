@@ -286,7 +286,7 @@ func (ix *Index) Search(query string, opts Options) ([]Hit, error) {
 	if opts.Regex {
 		return ix.searchRegex(query, opts)
 	}
-	query = capQuery(query)
+	query = CapQuery(query)
 	server := int32(-1) // no filter
 	if opts.Server != "" {
 		id, ok := ix.servers[opts.Server]

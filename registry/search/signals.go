@@ -226,17 +226,18 @@ func (ix *Index) namedServers(query string, s *searchScratch) []int32 {
 // pasted blob (a base64 image, a log) is cut, so that no query costs more
 // than a few of the usual kind.
 const (
-	maxQueryBytes = 4096
+	MaxQueryBytes = 4096
 	maxQueryWords = 128 // content words
 	maxWordBytes  = 64  // longer "words" are data, not words
 )
 
-// capQuery cuts query to maxQueryBytes, at a rune boundary.
-func capQuery(query string) string {
-	if len(query) <= maxQueryBytes {
+// CapQuery is what of query a search reads: its first MaxQueryBytes, cut
+// at a rune boundary.
+func CapQuery(query string) string {
+	if len(query) <= MaxQueryBytes {
 		return query
 	}
-	cut := maxQueryBytes
+	cut := MaxQueryBytes
 	for cut > 0 && !utf8.RuneStart(query[cut]) {
 		cut--
 	}

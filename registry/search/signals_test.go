@@ -54,8 +54,8 @@ func TestNamedServerAndClauses(t *testing.T) {
 	if got := first("Get the forecast for cell 8a2 and then list all stations"); got == "get_stations_in_cell" {
 		t.Errorf("two steps: first = %s, a mix of both", got)
 	}
-	if got := capQuery(string(make([]byte, 3*maxQueryBytes))); len(got) != maxQueryBytes {
-		t.Errorf("capQuery kept %d bytes, want %d", len(got), maxQueryBytes)
+	if got := CapQuery(string(make([]byte, 3*MaxQueryBytes))); len(got) != MaxQueryBytes {
+		t.Errorf("CapQuery kept %d bytes, want %d", len(got), MaxQueryBytes)
 	}
 }
 
