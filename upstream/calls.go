@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,14 +174,15 @@ func (u *Upstream) sdkToolCall(ctx context.Context, s *session, tool string, arg
 	ctx = cctx
 	params := &mcp.CallToolParams{Name: tool, Arguments: args, Meta: u.callMeta(opts)}
 	if opts != nil && opts.OnProgress != nil {
-		token, done := u.watchProgress(opts.OnProgress)
+		// Its notifications reach the client before its result (see
+		// progress.go).
+		token, w, done := u.progress.watch(opts.OnProgress)
 		defer done()
-		// The SDK delivers a call's result on its reading goroutine and
-		// notifications on another, in order: a progress notification
-		// the server sent just before its result can still be on its
-		// way when the result is here. Give it a moment, so that it
-		// reaches the client before the result does.
-		defer time.Sleep(progressSettle)
+		if s.lines != nil {
+			defer w.settle(progressSettle)
+		} else {
+			defer time.Sleep(progressSettle)
+		}
 		params.SetProgressToken(token)
 	}
 	if opts != nil && opts.Input != nil {
@@ -325,43 +325,6 @@ func noArguments(args any) bool {
 		return a == nil
 	}
 	return false
-}
-
-// progressSettle is how long a call that reports progress waits, after its
-// result, for progress notifications still being delivered.
-const progressSettle = 50 * time.Millisecond
-
-// progressTokens numbers the progress tokens of calls, daemon-wide.
-var progressTokens atomic.Int64
-
-// watchProgress registers f for the progress of one call; done forgets it.
-func (u *Upstream) watchProgress(f func(context.Context, *mcp.ProgressNotificationParams)) (token string, done func()) {
-	token = "mcpgw-" + strconv.FormatInt(progressTokens.Add(1), 10)
-	u.progressMu.Lock()
-	if u.progress == nil {
-		u.progress = make(map[string]func(context.Context, *mcp.ProgressNotificationParams))
-	}
-	u.progress[token] = f
-	u.progressMu.Unlock()
-	return token, func() {
-		u.progressMu.Lock()
-		delete(u.progress, token)
-		u.progressMu.Unlock()
-	}
-}
-
-// progressed routes an upstream progress notification to its call.
-func (u *Upstream) progressed(ctx context.Context, p *mcp.ProgressNotificationParams) {
-	if p == nil {
-		return
-	}
-	token, _ := p.ProgressToken.(string)
-	u.progressMu.Lock()
-	f := u.progress[token]
-	u.progressMu.Unlock()
-	if f != nil {
-		f(ctx, p)
-	}
 }
 
 // GetPrompt gets the prompt called name with args, as Call does for tools;

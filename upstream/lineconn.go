@@ -49,6 +49,8 @@ type lineConn struct {
 	calls map[uint64]chan []byte // raw calls awaiting their response, by the number in their ID
 	meta  []metaMember           // the per-request _meta members the SDK adds for protocol 2026-07-28, as captured from its requests
 	ids   atomic.Uint64
+
+	progress *progressWatches // counts the progress notifications read, if set (progress.go)
 }
 
 // rawIDPrefix starts the IDs of the connection's own requests: the SDK
@@ -77,9 +79,9 @@ func rawIDNumber(id []byte) (uint64, bool) {
 // maxUpstreamLine bounds one message from an upstream, as the SDK does.
 const maxUpstreamLine = mcp.DefaultMaxLineLength
 
-func newLineConn(r io.Reader, w io.Writer, closer io.Closer, log *slog.Logger) *lineConn {
+func newLineConn(r io.Reader, w io.Writer, closer io.Closer, log *slog.Logger, progress *progressWatches) *lineConn {
 	c := &lineConn{
-		r: r, w: w, closer: closer, log: log,
+		r: r, w: w, closer: closer, log: log, progress: progress,
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
@@ -146,6 +148,12 @@ func (c *lineConn) route(line []byte) bool {
 		return true
 	}
 	for _, m := range msgs {
+		if r, ok := m.(*jsonrpc.Request); ok && c.progress != nil && !r.IsCall() && r.Method == "notifications/progress" {
+			raw, _ := jsonwire.Member(r.Params, "progressToken")
+			if token, ok := jsonwire.String(raw); ok {
+				c.progress.noteRead(token)
+			}
+		}
 		select {
 		case c.incoming <- m:
 		case <-c.closed:

@@ -84,7 +84,7 @@ func TestRawCallIDs(t *testing.T) {
 	t.Parallel()
 	inR, inW := io.Pipe()   // what the connection writes to the upstream
 	outR, outW := io.Pipe() // what the upstream answers
-	c := newLineConn(outR, inW, io.NopCloser(nil), slog.New(slog.DiscardHandler))
+	c := newLineConn(outR, inW, io.NopCloser(nil), slog.New(slog.DiscardHandler), nil)
 	t.Cleanup(func() { outW.Close(); inR.Close() })
 	sent := bufio.NewReader(inR)
 	readSent := func() map[string]any {

@@ -508,7 +508,7 @@ func (p *Pool) newClient(u *Upstream) *mcp.Client {
 			u.requestRelist(req.Session)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			u.progressed(ctx, req.Params)
+			u.progress.deliver(ctx, req.Params)
 		},
 		//lint:ignore SA1019 MCP logging is deprecated in 2026-07-28 but still in use; a gateway forwards it
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {

@@ -280,13 +280,14 @@ func exitStatus(err error) string {
 // without waiting for in-flight calls (see session.close), and make raw
 // calls.
 type stdioTransport struct {
-	proc *process
-	log  *slog.Logger
-	conn *lineConn
+	proc     *process
+	log      *slog.Logger
+	progress *progressWatches // the upstream's, counted as read
+	conn     *lineConn
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = newLineConn(stdoutReader{t.proc}, stdinWriter{t.proc}, stdinWriter{t.proc}, t.log)
+	t.conn = newLineConn(stdoutReader{t.proc}, stdinWriter{t.proc}, stdinWriter{t.proc}, t.log, t.progress)
 	return t.conn, nil
 }
 

@@ -135,7 +135,7 @@ func (p *Pool) dialStdio(ctx context.Context, u *Upstream, srv *registry.Server,
 		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
 	}
 	u.noteProcess(proc)
-	t := &stdioTransport{proc: proc, log: u.logger()}
+	t := &stdioTransport{proc: proc, log: u.logger(), progress: &u.progress}
 	cs, err := o.client.Connect(ctx, t, o.sessionOptions())
 	if err != nil {
 		// If the process died, say so (with its stderr). Otherwise end it in

@@ -29,8 +29,7 @@ type Upstream struct {
 	gate    *fairGate
 	session string // the session a private upstream serves ("": shared)
 
-	progressMu sync.Mutex
-	progress   map[string]func(context.Context, *mcp.ProgressNotificationParams) // by progress token
+	progress progressWatches // calls that report progress (progress.go)
 
 	peerMu       sync.Mutex
 	peers        map[Peer]inFlightPeer // peers with calls in flight
