@@ -112,22 +112,8 @@ func openShimSession(t testing.TB, gw *Hub) func(string) []byte {
 // an ID (a notification), which gets no answer.
 func openShimConn(t testing.TB, gw *Hub) func(string) []byte {
 	t.Helper()
-	client, daemon := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = gw.transports.ServeShim(ctx, daemon) }()
-	t.Cleanup(func() { client.Close(); cancel(); <-done })
-	br := bufio.NewReaderSize(client, 1<<20)
-	write := func(line string) {
-		if _, err := io.WriteString(client, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(`{"mcpgw":1,"version":"test"}`)
-	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
-		t.Fatalf("handshake: %q, %v", line, err)
-	}
-	send := func(msg string) []byte {
+	write, br := dialShim(t, gw)
+	return func(msg string) []byte {
 		var req struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -149,7 +135,28 @@ func openShimConn(t testing.TB, gw *Hub) func(string) []byte {
 			}
 		}
 	}
-	return send
+}
+
+// dialShim connects to gw as the shim does, on one end of a pipe, past
+// the shim's handshake: write sends a line, br reads what comes back.
+func dialShim(t testing.TB, gw *Hub) (write func(string), br *bufio.Reader) {
+	t.Helper()
+	client, daemon := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = gw.transports.ServeShim(ctx, daemon) }()
+	t.Cleanup(func() { client.Close(); cancel(); <-done })
+	br = bufio.NewReaderSize(client, 1<<20)
+	write = func(line string) {
+		if _, err := io.WriteString(client, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"mcpgw":1,"version":"test"}`)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
+		t.Fatalf("handshake: %q, %v", line, err)
+	}
+	return write, br
 }
 
 // with2026Meta returns the request msg as a client of protocol 2026-07-28

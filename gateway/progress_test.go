@@ -1,12 +1,8 @@
 package gateway
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"testing"
 
@@ -29,19 +25,12 @@ func TestProgressBeforeItsResult(t *testing.T) {
 	defer gw.Close()
 	connectNow(t, gw, "a")
 
-	client, daemon := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = gw.transports.ServeShim(ctx, daemon) }()
-	defer func() { client.Close(); cancel(); <-done }()
-	br := bufio.NewReaderSize(client, 1<<20)
+	write, br := dialShim(t, gw)
 	// until sends line and returns what comes back up to the answer with
 	// ID id, that answer's text last.
 	until := func(line string, id int) []string {
 		t.Helper()
-		if _, err := io.WriteString(client, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
+		write(line)
 		var got []string
 		for {
 			data, err := br.ReadBytes('\n')
@@ -71,16 +60,8 @@ func TestProgressBeforeItsResult(t *testing.T) {
 			}
 		}
 	}
-	if _, err := io.WriteString(client, `{"mcpgw":1,"version":"test"}`+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
-		t.Fatalf("handshake: %q, %v", line, err)
-	}
 	until(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, 0)
-	if _, err := io.WriteString(client, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		t.Fatal(err)
-	}
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for i := range 20 {
 		got := until(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"a_sleep","arguments":{"ms":0},"_meta":{"progressToken":"p%d"}}}`, 10+i, i), 10+i)
 		want := []string{fmt.Sprintf("p%d 1", i), fmt.Sprintf("p%d 2", i), fmt.Sprintf("p%d 3", i), fmt.Sprintf("p%d 4", i), "slept 0 ms"}
