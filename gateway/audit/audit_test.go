@@ -377,3 +377,34 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// FuzzAppendStringIsEncodingJSON: a string up to MaxField bytes is
+// written as encoding/json writes it, whatever its bytes.
+func FuzzAppendStringIsEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", `we"ird\`, "t\n\x01\u2028é\xff", "<a & b>", "\x7f~ ", "\b\f", "héllo\u2029", "\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > MaxField {
+			return
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got[1:], want)
+		}
+	})
+}
+
+// BenchmarkAppendRecord measures the encoding of one call's record.
+func BenchmarkAppendRecord(b *testing.B) {
+	r := Record{Time: time.Now(), Event: EventCall, Session: "O7ZSSBR4LIMYTALPVKVMU4RM73", Client: "pi-coding-agent", Server: "github", Tool: "search_repositories",
+		Args: "hmac-sha256:0123456789abcdef0123456789abcdef", Outcome: "ok", DurationMs: 1.25}
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendRecord(buf[:0], &r)
+	}
+}

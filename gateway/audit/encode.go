@@ -47,6 +47,18 @@ func appendField(b []byte, name, v string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain holds the bytes appendString writes as they are: printable ASCII
+// but for the quote, the backslash, <, > and &.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
+
 // MaxField bounds each string of a record, in bytes. What a caller names
 // is written as the caller wrote it (a tool that does not exist, the
 // client's name): past MaxField bytes the rest is left out and counted,
@@ -69,6 +81,18 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Runs of bytes written as they are go in one append: a record's
+		// strings (IDs, names, digests) are mostly nothing else.
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -80,6 +104,10 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case c == '\t':
 				b = append(b, '\\', 't')
+			case c == '\b':
+				b = append(b, '\\', 'b')
+			case c == '\f':
+				b = append(b, '\\', 'f')
 			case c < 0x20 || c == '<' || c == '>' || c == '&':
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			default:
