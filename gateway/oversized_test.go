@@ -97,3 +97,66 @@ func TestOversizedNamesGetShortAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestOversizedRequestsGetShortErrors: a megabyte where a prompt's name,
+// a resource's URI or a completion's reference goes gets an error of a
+// few hundred bytes, not its request back; and the audit log a short
+// line.
+func TestOversizedRequestsGetShortErrors(t *testing.T) {
+	t.Parallel()
+	const n = 1 << 20
+	long := strings.Repeat("é", n/2)
+	dir := t.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: registry.ModeDirect, DiscoveryTimeout: 2 * waitBound}}
+	gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
+	gw.Start()
+	defer gw.Close()
+	connectNow(t, gw, "a")
+	ts := httptest.NewServer(gw.Handler(nil))
+	defer ts.Close()
+	s := &rawHTTPSession{t: t, url: ts.URL + "/mcp"}
+	_, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatal("initialize: no session ID")
+	}
+	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	uriSize := strconv.Itoa(len("test://" + long))
+	for i, tc := range []struct {
+		method string
+		params map[string]any
+		want   string // the answer's error message starts so
+		size   int    // and gives this size, of what was sent or of the data left out
+	}{
+		// The SDK's answers, cut.
+		{"prompts/get", map[string]any{"name": long}, `unknown prompt \"ééé`, 0},
+		{"resources/read", map[string]any{"uri": "test://" + long}, `Resource not found (its data, `, len(long) + 17},
+		// mcpgw's.
+		{"resources/subscribe", map[string]any{"uri": "test://" + long}, `Resource not found: a URI of ` + uriSize + ` bytes","data":{"uri":"test://ééé`, 0},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": long}, "argument": map[string]any{"name": "x", "value": "y"}}, `unknown prompt \"ééé`, len(long)},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "test://" + long}, "argument": map[string]any{"name": "x", "value": "y"}}, `Resource not found: a URI of ` + uriSize + ` bytes`, 0},
+	} {
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 2, "method": tc.method, "params": tc.params})
+		body, _ := s.post(string(req))
+		if len(body) > 4096 || !strings.Contains(string(body), `"message":"`+tc.want) {
+			t.Errorf("%s, a %d-byte request: a %d-byte answer, want one with %s: %.300s", tc.method, len(req), len(body), tc.want, body)
+		}
+		if tc.size > 0 && !strings.Contains(string(body), strconv.Itoa(tc.size)+" bytes") {
+			t.Errorf("%s: the answer does not say %d bytes: %.600s", tc.method, tc.size, body)
+		}
+	}
+	gw.Close()
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	for line := range strings.Lines(string(data)) {
+		if len(line) > 4*audit.MaxField {
+			t.Errorf("an audit line of %d bytes: %.300s", len(line), line)
+		}
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/gateway/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/surface"
 	"github.com/mcpgw/mcpgw/gateway/transport"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream"
@@ -160,7 +163,7 @@ func (ss *session) promptGet(ctx context.Context, v *registry.View, name string,
 	p, ok := v.Prompt(name)
 	if !ok {
 		ss.gw.calls.Refused(ss, dispatch.MethodGetPrompt, name, raw, "unknown")
-		return nil, fmt.Errorf("unknown prompt %q", name)
+		return nil, fmt.Errorf("unknown prompt %s", surface.Quote(name))
 	}
 	var res *mcp.GetPromptResult
 	err := ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodGetPrompt,
@@ -177,7 +180,7 @@ func (ss *session) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
 		ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
-		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		return nil, resourceNotFound(req.Params.URI)
 	}
 	return ss.read(ctx, v, r.Server, r.Original, r.URI, r.Original, r.Def.Name, true, readRound(req))
 }
@@ -193,7 +196,7 @@ func (ss *session) readTemplate(tmpl string) mcp.ResourceHandler {
 		t, uri, ok := v.TemplateFor(tmpl, req.Params.URI)
 		if !ok {
 			ss.gw.calls.Refused(ss, dispatch.MethodReadResource, req.Params.URI, nil, "unknown")
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			return nil, resourceNotFound(req.Params.URI)
 		}
 		return ss.read(ctx, v, t.Server, uri, req.Params.URI, t.Original, t.Def.Name, true, readRound(req))
 	}
@@ -248,7 +251,7 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 		p, ok := v.Prompt(ref.Name)
 		if !ok {
 			ss.gw.calls.Refused(ss, dispatch.MethodComplete, ref.Name, arg, "unknown")
-			return nil, fmt.Errorf("unknown prompt %q", ref.Name)
+			return nil, fmt.Errorf("unknown prompt %s", surface.Quote(ref.Name))
 		}
 		server, r.Name = p.Server, p.Original
 	case "ref/resource":
@@ -266,10 +269,10 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 		}
 		if !found {
 			ss.gw.calls.Refused(ss, dispatch.MethodComplete, ref.URI, arg, "unknown")
-			return nil, mcp.ResourceNotFoundError(ref.URI)
+			return nil, resourceNotFound(ref.URI)
 		}
 	default:
-		return nil, fmt.Errorf("unknown reference type %q", ref.Type)
+		return nil, fmt.Errorf("unknown reference type %s", surface.Quote(ref.Type))
 	}
 	name := r.Name
 	if ref.Type == "ref/resource" {
@@ -283,3 +286,23 @@ func (ss *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 		})
 	return res, err
 }
+
+// resourceNotFound is the SDK's error for a URI no server offers the
+// caller (mcp.ResourceNotFoundError), its data the URI: at most
+// maxEchoedURI bytes of it, so that a caller that sends a megabyte is not
+// sent it back, and encoded as JSON (the SDK's Go quoting is not JSON for
+// a control character or invalid UTF-8).
+func resourceNotFound(uri string) error {
+	msg := "Resource not found"
+	if len(uri) > maxEchoedURI {
+		msg += ": a URI of " + strconv.Itoa(len(uri)) + " bytes"
+		uri = surface.Truncate(uri, maxEchoedURI)
+	}
+	data, _ := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{uri})
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: msg, Data: data}
+}
+
+// maxEchoedURI is the longest URI an error gives back whole.
+const maxEchoedURI = 1024

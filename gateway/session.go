@@ -250,7 +250,7 @@ func (s *Hub) newSession(opts SessionOptions, st *sessionState, sessionless bool
 	context.AfterFunc(ss.ctx, ss.fast.cancelAll)
 	// Middleware runs in this order; toolsMiddleware answers tools/list
 	// and tools/call from the session's table (tools.go).
-	ss.server.AddReceivingMiddleware(ss.eraMiddleware, ss.cancelMiddleware, ss.appsMiddleware, ss.logMiddleware, ss.resourceListMiddleware, ss.toolsMiddleware)
+	ss.server.AddReceivingMiddleware(ss.boundErrors, ss.eraMiddleware, ss.cancelMiddleware, ss.appsMiddleware, ss.logMiddleware, ss.resourceListMiddleware, ss.toolsMiddleware)
 	ss.syncTools(v)
 	if ov != nil {
 		s.discover(v) // the project's own servers

@@ -55,7 +55,7 @@ func (ss *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	r, ok := v.Resource(req.Params.URI)
 	if !ok {
 		ss.gw.calls.Refused(ss, dispatch.MethodSubscribe, req.Params.URI, nil, "unknown")
-		return mcp.ResourceNotFoundError(req.Params.URI)
+		return resourceNotFound(req.Params.URI)
 	}
 	return ss.gw.calls.Forward(ctx, &dispatch.Request{Caller: ss, Method: dispatch.MethodSubscribe, Server: r.Server, Name: r.Original},
 		func(ctx context.Context, u *upstream.Upstream) error {

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/gateway/surface"
+)
+
+// maxErrorText bounds an error answer's message, and its data, in bytes.
+const maxErrorText = 2048
+
+// boundErrors keeps the answer of a request that failed short. An error
+// often quotes what the caller sent (the SDK's own among them: a prompt
+// or a resource the session does not have, with its name or URI), and a
+// caller that sent a megabyte would be sent it back: the message is cut
+// to maxErrorText bytes, saying how long it was, and data over that is
+// left out, saying so.
+func (ss *session) boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			err = boundError(err)
+		}
+		return res, err
+	}
+}
+
+// boundError is err as the SDK would answer it (its code, its message and,
+// for a JSON-RPC error itself, its data), within maxErrorText.
+func boundError(err error) error {
+	jerr, ok := err.(*jsonrpc.Error)
+	if !ok {
+		msg := err.Error()
+		if len(msg) <= maxErrorText {
+			return err
+		}
+		// What the SDK answers for a wrapped JSON-RPC error: its code,
+		// the outer message.
+		out := &jsonrpc.Error{Message: cutText(msg)}
+		if errors.As(err, &jerr) {
+			out.Code = jerr.Code
+		}
+		return out
+	}
+	if len(jerr.Message) <= maxErrorText && len(jerr.Data) <= maxErrorText {
+		return err
+	}
+	out := &jsonrpc.Error{Code: jerr.Code, Message: jerr.Message, Data: jerr.Data}
+	if len(out.Message) > maxErrorText {
+		out.Message = cutText(out.Message)
+	}
+	if len(out.Data) > maxErrorText {
+		out.Data = nil
+		out.Message += " (its data, " + strconv.Itoa(len(jerr.Data)) + " bytes, left out)"
+	}
+	return out
+}
+
+// cutText is s cut to maxErrorText bytes, saying how long it was.
+func cutText(s string) string {
+	return surface.Truncate(s, maxErrorText) + " (" + strconv.Itoa(len(s)) + " bytes)"
+}

@@ -1,0 +1,46 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// TestBoundError: an error's answer keeps its code and, when short, its
+// message and data; a long message is cut and gives its length, long data
+// is left out, saying so.
+func TestBoundError(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	short := &jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(`{"uri":"a"}`)}
+	for _, tc := range []struct {
+		in       error
+		code     int64
+		msgStart string
+		msgEnd   string
+		data     string
+	}{
+		{short, -32002, "Resource not found", "Resource not found", `{"uri":"a"}`},
+		{errors.New("short"), 0, "short", "short", ""},
+		{errors.New("bad " + long), 0, "bad xxx", "… (1048580 bytes)", ""},
+		{fmt.Errorf("handling %s: %w", long, &jsonrpc.Error{Code: -32602, Message: "invalid"}), -32602, "handling xxx", "… (1048594 bytes)", ""},
+		{&jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(`{"uri":"` + long + `"}`)}, -32002, "Resource not found", " (its data, 1048586 bytes, left out)", ""},
+		{&jsonrpc.Error{Code: -32602, Message: "unknown " + long}, -32602, "unknown xxx", "… (1048584 bytes)", ""},
+	} {
+		out := boundError(tc.in)
+		var jerr *jsonrpc.Error
+		code, msg, data := int64(0), out.Error(), ""
+		if errors.As(out, &jerr) && out == error(jerr) {
+			code, msg, data = jerr.Code, jerr.Message, string(jerr.Data)
+		}
+		if code != tc.code || !strings.HasPrefix(msg, tc.msgStart) || !strings.HasSuffix(msg, tc.msgEnd) || len(msg) > maxErrorText+100 || data != tc.data {
+			t.Errorf("boundError(%.40q) = code %d, %d-byte message %.60q…%q, data %q", tc.in.Error(), code, len(msg), msg, msg[max(0, len(msg)-40):], data)
+		}
+	}
+	if out := boundError(short); out != error(short) {
+		t.Errorf("a short error was replaced: %v", out)
+	}
+}
