@@ -34,6 +34,20 @@ type metrics struct {
 	// users are the values of mcpgw_tool_calls_total's user label, in
 	// team mode; nil outside it, where the series have no such label.
 	users *userLabels
+
+	// callSeries are the series each call of a server with an outcome
+	// counts in (callKey to *serverCalls): a Vec's WithLabelValues
+	// hashes every label byte and takes a lock, on every call. Call
+	// series are never deleted, so what is kept stays theirs.
+	callSeries sync.Map
+}
+
+type callKey struct{ server, outcome string }
+
+// serverCalls are the series of one server's calls with one outcome.
+type serverCalls struct {
+	calls   prometheus.Counter // nil in team mode, where the user labels it too
+	seconds prometheus.Observer
 }
 
 // newMetrics makes the gateway's series; team (the config's team block,
@@ -155,12 +169,22 @@ func (m *metrics) approval(server, decision string) {
 
 // call counts a call of user ("" outside team mode) to server.
 func (m *metrics) call(server, user, outcome string, d time.Duration) {
+	k := callKey{server, outcome}
+	sc, ok := m.callSeries.Load(k)
+	if !ok {
+		c := &serverCalls{seconds: m.callSeconds.WithLabelValues(server)}
+		if m.users == nil {
+			c.calls = m.calls.WithLabelValues(server, outcome)
+		}
+		sc, _ = m.callSeries.LoadOrStore(k, c)
+	}
+	c := sc.(*serverCalls)
 	if m.users != nil {
 		m.calls.WithLabelValues(server, outcome, m.users.label(user)).Inc()
 	} else {
-		m.calls.WithLabelValues(server, outcome).Inc()
+		c.calls.Inc()
 	}
-	m.callSeconds.WithLabelValues(server).Observe(d.Seconds())
+	c.seconds.Observe(d.Seconds())
 }
 
 // Team mode's user label is bounded: a team of any size, or a caller
