@@ -90,6 +90,10 @@ type benchProxyOptions struct {
 	Phases      []string // of benchAllPhases
 	CPUProfile  string   // passed to the main daemon's serve --cpuprofile
 	MemProfile  string   // passed to the main daemon's serve --memprofile
+	// Keep, if set, is where the daemons' homes are made and left: each
+	// daemon's log (daemon.log), config and audit log. By default they
+	// are in a temporary directory, removed at the end.
+	Keep string
 	// Protocol, if set, is the one protocol version the test server
 	// speaks, on every path; by default it speaks every version the SDK
 	// does, so that the SDK's clients (the daemon's too) negotiate
@@ -137,6 +141,7 @@ process counts are wrong, not when a speed target is missed.
 	fs.StringVar(&o.ClientProtocol, "client-protocol", "2025-11-25", "the protocol `VERSION` the measuring clients speak, to the test server and to mcpgw alike (2026-07-28 has no sessions)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the CPU profile of the daemon measured in the latency and throughput phases to `FILE`")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write the allocation profile of the daemon measured in the latency and throughput phases to `FILE`")
+	fs.StringVar(&o.Keep, "keep", "", "make the daemons' homes in `DIR`, which must not exist, and leave them: each daemon's whole log (daemon.log), config and audit log")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -208,11 +213,22 @@ func runBenchProxy(ctx context.Context, o benchProxyOptions) (*benchReport, erro
 		Duration: o.Duration.Seconds(),
 		Rounds:   o.Rounds,
 	}
-	dir, err := os.MkdirTemp("", "mcpgw-bench-")
-	if err != nil {
-		return nil, err
+	dir := o.Keep
+	if dir != "" {
+		var err error
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, err
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("bench proxy: --keep: %w", err)
+		}
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "mcpgw-bench-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
 	}
-	defer os.RemoveAll(dir)
 	tools, err := benchToolList(ctx)
 	if err != nil {
 		return nil, err

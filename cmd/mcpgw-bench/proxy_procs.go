@@ -63,7 +63,14 @@ func startBenchDaemon(ctx context.Context, exe, dir, config string, extra ...str
 	if err != nil {
 		return nil, err
 	}
+	// Its whole log, in its home: gone with the home at the end, unless
+	// --keep keeps it.
+	logFile, err := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
 	if err := d.cmd.Start(); err != nil {
+		logFile.Close()
 		return nil, fmt.Errorf("starting the daemon: %w", err)
 	}
 	d.pid = d.cmd.Process.Pid
@@ -72,10 +79,14 @@ func startBenchDaemon(ctx context.Context, exe, dir, config string, extra ...str
 	ready := make(chan string, 1)
 	go func() {
 		defer close(d.logs)
+		defer logFile.Close()
+		log := bufio.NewWriter(logFile)
+		defer log.Flush()
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			_, _ = log.WriteString(line + "\n")
 			d.mu.Lock()
 			d.tail = append(d.tail, line)
 			if len(d.tail) > 20 {

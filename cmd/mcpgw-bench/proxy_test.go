@@ -31,7 +31,7 @@ func TestBenchProxy(t *testing.T) {
 	// test counts failures, not time.
 	// --settle 2s: the figures read after a settle are not checked here.
 	cmd := exec.Command(bench, "proxy", "--mcpgw", mcpgw, "--duration", "1s", "--rounds", "2", "--json", "--quiet", "--memprofile", "mem.prof",
-		"--call-timeout", "2m", "--settle", "2s")
+		"--call-timeout", "2m", "--settle", "2s", "--keep", "homes")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -41,6 +41,16 @@ func TestBenchProxy(t *testing.T) {
 	// The daemon's allocation profile, written as it stopped: gzipped.
 	if prof, err := os.ReadFile(filepath.Join(cmd.Dir, "mem.prof")); err != nil || len(prof) < 100 || prof[0] != 0x1f || prof[1] != 0x8b {
 		t.Errorf("--memprofile wrote %d bytes (%v), want a gzipped profile", len(prof), err)
+	}
+	// --keep: the measured daemon's whole log, from its start to its
+	// stop, and its audit log of the calls, are left.
+	home := filepath.Join(cmd.Dir, "homes", "main")
+	if log, err := os.ReadFile(filepath.Join(home, "daemon.log")); err != nil ||
+		!bytes.Contains(log, []byte(`"msg":"mcpgw serving"`)) || !bytes.Contains(log, []byte(`"msg":"mcpgw stopping"`)) {
+		t.Errorf("--keep: the daemon's log (%v):\n%.2000s", err, log)
+	}
+	if audit, err := os.ReadFile(filepath.Join(home, "state", "mcpgw", "audit.jsonl")); err != nil || bytes.Count(audit, []byte(`"outcome":"ok"`)) < 100 {
+		t.Errorf("--keep: the daemon's audit log holds %d calls (%v), want its calls", bytes.Count(audit, []byte(`"outcome":"ok"`)), err)
 	}
 	var r benchReport
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
