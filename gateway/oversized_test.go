@@ -43,26 +43,7 @@ func TestOversizedNamesGetShortAnswers(t *testing.T) {
 	} {
 		t.Run(string(tc.mode)+"/"+tc.want[:12], func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
-				Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: tc.mode, DiscoveryTimeout: 2 * waitBound}}
-			gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
-			gw.Start()
-			defer gw.Close()
-			connectNow(t, gw, "a")
-			ts := httptest.NewServer(gw.Handler(nil))
-			defer ts.Close()
-			s := &rawHTTPSession{t: t, url: ts.URL + "/mcp"}
-			client := strings.Repeat("c", n)
-			_, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + client + `","version":"1"}}}`)
-			if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
-				t.Fatal("initialize: no session ID")
-			}
-			s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			s, auditLog := auditedSession(t, tc.mode, strings.Repeat("c", n))
 			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": tc.name, "arguments": tc.args}})
 			body, _ := s.post(string(req))
 			var resp struct {
@@ -81,17 +62,8 @@ func TestOversizedNamesGetShortAnswers(t *testing.T) {
 			if tc.sentSize > 0 && !strings.Contains(text, `…" (`+strconv.Itoa(tc.sentSize)+" bytes)") {
 				t.Errorf("the answer does not say how long what was sent is (%d bytes): %.600s", tc.sentSize, text)
 			}
-			gw.Close()
-			if err := log.Close(); err != nil {
-				t.Fatal(err)
-			}
-			data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
-			for line := range strings.Lines(string(data)) {
-				if len(line) > 4*audit.MaxField {
-					t.Errorf("an audit line of %d bytes: %.300s", len(line), line)
-				}
-			}
-			if tc.mode == registry.ModeDirect && !strings.Contains(string(data), `"outcome":"unknown_tool"`) {
+			data := auditLog()
+			if tc.mode == registry.ModeDirect && !strings.Contains(data, `"outcome":"unknown_tool"`) {
 				t.Errorf("the unknown tool is not on the audit log: %.300s", data)
 			}
 		})
@@ -106,25 +78,7 @@ func TestOversizedRequestsGetShortErrors(t *testing.T) {
 	t.Parallel()
 	const n = 1 << 20
 	long := strings.Repeat("é", n/2)
-	dir := t.TempDir()
-	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
-		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: registry.ModeDirect, DiscoveryTimeout: 2 * waitBound}}
-	gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
-	gw.Start()
-	defer gw.Close()
-	connectNow(t, gw, "a")
-	ts := httptest.NewServer(gw.Handler(nil))
-	defer ts.Close()
-	s := &rawHTTPSession{t: t, url: ts.URL + "/mcp"}
-	_, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
-		t.Fatal("initialize: no session ID")
-	}
-	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s, auditLog := auditedSession(t, registry.ModeDirect, "c")
 	uriSize := strconv.Itoa(len("test://" + long))
 	for i, tc := range []struct {
 		method string
@@ -149,14 +103,44 @@ func TestOversizedRequestsGetShortErrors(t *testing.T) {
 			t.Errorf("%s: the answer does not say %d bytes: %.600s", tc.method, tc.size, body)
 		}
 	}
-	gw.Close()
-	if err := log.Close(); err != nil {
+	auditLog()
+}
+
+// auditedSession is an initialized HTTP session of client, in mode, on a
+// gateway with one stdio server "a" and an audit log. auditLog closes the
+// gateway and its log and returns the log, after checking that no line of
+// it is over 4 KiB.
+func auditedSession(t *testing.T, mode registry.Mode, client string) (s *rawHTTPSession, auditLog func() string) {
+	dir := t.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.key"), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
-	for line := range strings.Lines(string(data)) {
-		if len(line) > 4*audit.MaxField {
-			t.Errorf("an audit line of %d bytes: %.300s", len(line), line)
+	cfg := &registry.Config{Servers: map[string]*registry.Server{"a": fakeupstream.Server("a", nil)},
+		Settings: registry.Settings{ToolPrefix: registry.PrefixServer, Mode: mode, DiscoveryTimeout: 2 * waitBound}}
+	gw := New(cfg, &Options{NoBootstrap: true, Audit: log})
+	gw.Start()
+	t.Cleanup(func() { gw.Close() })
+	connectNow(t, gw, "a")
+	ts := httptest.NewServer(gw.Handler(nil))
+	t.Cleanup(ts.Close)
+	s = &rawHTTPSession{t: t, url: ts.URL + "/mcp"}
+	_, hdr := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + client + `","version":"1"}}}`)
+	if s.id = hdr.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatal("initialize: no session ID")
+	}
+	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s, func() string {
+		gw.Close()
+		if err := log.Close(); err != nil {
+			t.Fatal(err)
 		}
+		data, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+		for line := range strings.Lines(string(data)) {
+			if len(line) > 4*audit.MaxField {
+				t.Errorf("an audit line of %d bytes: %.300s", len(line), line)
+			}
+		}
+		return string(data)
 	}
 }
