@@ -11,15 +11,20 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/surface"
 )
 
-// maxErrorText bounds an error answer's message, and its data, in bytes.
+// maxErrorText bounds an error answer's message, in bytes.
 const maxErrorText = 2048
+
+// maxErrorData bounds an error answer's data, in bytes: room for what an
+// upstream's error carries for its client to act on (the capabilities it
+// lacks, the URLs to visit), which is relayed as it is.
+const maxErrorData = 64 << 10
 
 // boundErrors keeps the answer of a request that failed short. An error
 // often quotes what the caller sent (the SDK's own among them: a prompt
 // or a resource the session does not have, with its name or URI), and a
 // caller that sent a megabyte would be sent it back: the message is cut
-// to maxErrorText bytes, saying how long it was, and data over that is
-// left out, saying so.
+// to maxErrorText bytes, saying how long it was, and data over
+// maxErrorData is left out, saying so.
 func (ss *session) boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -31,7 +36,8 @@ func (ss *session) boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // boundError is err as the SDK would answer it (its code, its message and,
-// for a JSON-RPC error itself, its data), within maxErrorText.
+// for a JSON-RPC error itself, its data), within maxErrorText and
+// maxErrorData.
 func boundError(err error) error {
 	jerr, ok := err.(*jsonrpc.Error)
 	if !ok {
@@ -47,14 +53,14 @@ func boundError(err error) error {
 		}
 		return out
 	}
-	if len(jerr.Message) <= maxErrorText && len(jerr.Data) <= maxErrorText {
+	if len(jerr.Message) <= maxErrorText && len(jerr.Data) <= maxErrorData {
 		return err
 	}
 	out := &jsonrpc.Error{Code: jerr.Code, Message: jerr.Message, Data: jerr.Data}
 	if len(out.Message) > maxErrorText {
 		out.Message = cutText(out.Message)
 	}
-	if len(out.Data) > maxErrorText {
+	if len(out.Data) > maxErrorData {
 		out.Data = nil
 		out.Message += " (its data, " + strconv.Itoa(len(jerr.Data)) + " bytes, left out)"
 	}

@@ -44,3 +44,17 @@ func TestBoundError(t *testing.T) {
 		t.Errorf("a short error was replaced: %v", out)
 	}
 }
+
+// TestBoundErrorKeepsUpstreamData: the data an upstream's error gives its
+// client to act on (here 20 URLs to visit, 40 KB) is relayed whole.
+func TestBoundErrorKeepsUpstreamData(t *testing.T) {
+	var urls []map[string]string
+	for i := range 20 {
+		urls = append(urls, map[string]string{"mode": "url", "url": "https://auth.example.com/authorize?" + strings.Repeat("q", 2000) + fmt.Sprint(i)})
+	}
+	data, _ := json.Marshal(map[string]any{"elicitations": urls})
+	in := &jsonrpc.Error{Code: -32042, Message: "URL elicitation required", Data: data}
+	if out := boundError(in); out != error(in) {
+		t.Errorf("an upstream's %d bytes of data were changed: %v", len(data), out)
+	}
+}
