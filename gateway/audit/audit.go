@@ -102,9 +102,10 @@ type Log struct {
 
 	mu       sync.Mutex
 	f        *os.File
-	size     int64  // of the file, with what buf holds
-	buf      []byte // written, not yet in the file
-	spare    []byte // the other buffer, swapped in while buf is written
+	size     int64     // of the file, with what buf holds
+	buf      []byte    // written, not yet in the file
+	stamp    timeStamp // the last record's second, formatted
+	spare    []byte    // the other buffer, swapped in while buf is written
 	writing  sync.Mutex
 	flushErr error
 	kick     chan struct{} // buf was empty and is not: flush within FlushInterval
@@ -238,7 +239,7 @@ func (l *Log) Write(r Record) error {
 		return errors.New("audit log closed")
 	}
 	n := len(l.buf)
-	l.buf = appendRecord(l.buf, &r)
+	l.buf = appendRecord(l.buf, &r, &l.stamp)
 	l.size += int64(len(l.buf) - n)
 	rotate := l.size > l.maxBytes && n > 0
 	full := len(l.buf) >= maxPending

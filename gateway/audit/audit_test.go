@@ -17,6 +17,7 @@ import (
 )
 
 func TestAppendRecordIsEncodingJSON(t *testing.T) {
+	var st timeStamp
 	for _, r := range []Record{
 		{Time: time.Date(2026, 11, 25, 10, 0, 0, 123456789, time.UTC), Event: EventCall, Server: "gh", Tool: "delete_repo"},
 		{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Server: "gh", Tool: "test://item/{id}", Method: "resources/read", Outcome: "ok"},
@@ -29,9 +30,37 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := appendRecord(nil, &r)
-		if string(got) != string(want)+"\n" {
+		if got := appendRecord(nil, &r, nil); string(got) != string(want)+"\n" {
 			t.Errorf("appendRecord:\n got %s\nwant %s", got, want)
+		}
+		if got := appendRecord(nil, &r, &st); string(got) != string(want)+"\n" {
+			t.Errorf("appendRecord after the record before:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestTimeStampIsRFC3339Nano: a record's time, written after another's,
+// is what encoding/json writes: in the same second or the next, with a
+// fraction or none, in another zone, across a change of summer time.
+func TestTimeStampIsRFC3339Nano(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip("no zone database:", err)
+	}
+	base := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	shift := time.Date(2026, 3, 29, 0, 59, 59, 0, time.UTC) // 02:00 in Paris becomes 03:00
+	var times []time.Time
+	for _, ns := range []int{0, 1, 10, 120000000, 123456789, 999999999, 500000000, 0} {
+		times = append(times, base.Add(time.Duration(ns)), base.Add(time.Second+time.Duration(ns)))
+	}
+	times = append(times, base.In(paris), base.Add(7).In(paris), base.In(time.FixedZone("x", -(3*3600+1800))), base.Local(),
+		shift.In(paris), shift.Add(time.Second).In(paris), shift.Add(time.Second+5).In(paris),
+		time.Date(999, 1, 1, 0, 0, 0, 50, time.UTC), time.Now(), time.Now())
+	var st timeStamp
+	for _, tm := range times {
+		want, _ := json.Marshal(tm)
+		if got := st.append(nil, tm); `"`+string(got)+`"` != string(want) {
+			t.Errorf("%v: %s, want %s", tm, got, want)
 		}
 	}
 }
@@ -41,12 +70,12 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 func TestRecordUser(t *testing.T) {
 	r := Record{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Session: "s1", Client: "pi", Server: "gh", Tool: "t", Outcome: "ok"}
 	const without = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","server":"gh","tool":"t","outcome":"ok"}` + "\n"
-	if got := string(appendRecord(nil, &r)); got != without {
+	if got := string(appendRecord(nil, &r, nil)); got != without {
 		t.Errorf("without a user:\n got %s\nwant %s", got, without)
 	}
 	r.User = "alice"
 	const with = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","user":"alice","server":"gh","tool":"t","outcome":"ok"}` + "\n"
-	if got := string(appendRecord(nil, &r)); got != with {
+	if got := string(appendRecord(nil, &r, nil)); got != with {
 		t.Errorf("with a user:\n got %s\nwant %s", got, with)
 	}
 }
@@ -196,7 +225,7 @@ func TestBuffersStayBounded(t *testing.T) {
 	written, records := 0, 0
 	for written < total {
 		r.Time = time.Now()
-		n := len(appendRecord(nil, &r))
+		n := len(appendRecord(nil, &r, nil))
 		if err := l.Write(r); err != nil {
 			t.Fatal(err)
 		}
@@ -403,8 +432,9 @@ func BenchmarkAppendRecord(b *testing.B) {
 	r := Record{Time: time.Now(), Event: EventCall, Session: "O7ZSSBR4LIMYTALPVKVMU4RM73", Client: "pi-coding-agent", Server: "github", Tool: "search_repositories",
 		Args: "hmac-sha256:0123456789abcdef0123456789abcdef", Outcome: "ok", DurationMs: 1.25}
 	buf := make([]byte, 0, 512)
+	var st timeStamp
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendRecord(buf[:0], &r)
+		buf = appendRecord(buf[:0], &r, &st)
 	}
 }

@@ -8,10 +8,15 @@ import (
 
 // appendRecord appends r as one JSON line, as encoding/json would write
 // it (the same field names and omissions), without reflection: a line is
-// written for every tool call.
-func appendRecord(b []byte, r *Record) []byte {
+// written for every tool call. st, if not nil, keeps the formatted second
+// of the last record's time for the next.
+func appendRecord(b []byte, r *Record, st *timeStamp) []byte {
 	b = append(b, `{"time":"`...)
-	b = r.Time.AppendFormat(b, time.RFC3339Nano)
+	if st != nil {
+		b = st.append(b, r.Time)
+	} else {
+		b = r.Time.AppendFormat(b, time.RFC3339Nano)
+	}
 	b = append(b, `","event":`...)
 	b = appendString(b, r.Event)
 	b = appendField(b, "session", r.Session)
@@ -133,4 +138,43 @@ func appendString(b []byte, s string) []byte {
 		b = append(b, " bytes)"...)
 	}
 	return append(b, '"')
+}
+
+// timeStamp formats times as time.RFC3339Nano does, keeping the formatted
+// second (date, time of day, zone) of the last: records come many a
+// second, and formatting a whole time was a third of a record's cost.
+type timeStamp struct {
+	sec  int64
+	loc  *time.Location
+	head []byte // "2006-01-02T15:04:05"
+	zone []byte // "Z" or "-07:00"
+}
+
+func (st *timeStamp) append(b []byte, t time.Time) []byte {
+	if sec := t.Unix(); st.head == nil || sec != st.sec || t.Location() != st.loc {
+		// The second as RFC 3339 writes it, without a fraction: the
+		// zone is "Z" or "±hh:mm" at its end.
+		whole := time.Unix(sec, 0).In(t.Location()).AppendFormat(nil, time.RFC3339)
+		z := len(whole) - 1
+		if whole[z] != 'Z' {
+			z = len(whole) - len("-07:00")
+		}
+		st.sec, st.loc, st.head, st.zone = sec, t.Location(), whole[:z], whole[z:]
+	}
+	b = append(b, st.head...)
+	if ns := t.Nanosecond(); ns != 0 {
+		// As RFC3339Nano: nine digits, trailing zeros left out.
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, st.zone...)
 }
