@@ -30,7 +30,7 @@ func TestAppendRecordIsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendRecord(nil, &r, nil); string(got) != string(want)+"\n" {
+		if got := appendRecord(nil, &r, new(timeStamp)); string(got) != string(want)+"\n" {
 			t.Errorf("appendRecord:\n got %s\nwant %s", got, want)
 		}
 		if got := appendRecord(nil, &r, &st); string(got) != string(want)+"\n" {
@@ -70,12 +70,12 @@ func TestTimeStampIsRFC3339Nano(t *testing.T) {
 func TestRecordUser(t *testing.T) {
 	r := Record{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Event: EventCall, Session: "s1", Client: "pi", Server: "gh", Tool: "t", Outcome: "ok"}
 	const without = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","server":"gh","tool":"t","outcome":"ok"}` + "\n"
-	if got := string(appendRecord(nil, &r, nil)); got != without {
+	if got := string(appendRecord(nil, &r, new(timeStamp))); got != without {
 		t.Errorf("without a user:\n got %s\nwant %s", got, without)
 	}
 	r.User = "alice"
 	const with = `{"time":"2026-11-25T10:00:00Z","event":"call","session":"s1","client":"pi","user":"alice","server":"gh","tool":"t","outcome":"ok"}` + "\n"
-	if got := string(appendRecord(nil, &r, nil)); got != with {
+	if got := string(appendRecord(nil, &r, new(timeStamp))); got != with {
 		t.Errorf("with a user:\n got %s\nwant %s", got, with)
 	}
 }
@@ -225,7 +225,7 @@ func TestBuffersStayBounded(t *testing.T) {
 	written, records := 0, 0
 	for written < total {
 		r.Time = time.Now()
-		n := len(appendRecord(nil, &r, nil))
+		n := len(appendRecord(nil, &r, new(timeStamp)))
 		if err := l.Write(r); err != nil {
 			t.Fatal(err)
 		}

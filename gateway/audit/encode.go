@@ -8,15 +8,11 @@ import (
 
 // appendRecord appends r as one JSON line, as encoding/json would write
 // it (the same field names and omissions), without reflection: a line is
-// written for every tool call. st, if not nil, keeps the formatted second
-// of the last record's time for the next.
+// written for every tool call. st keeps the formatted second of the last
+// record's time for the next.
 func appendRecord(b []byte, r *Record, st *timeStamp) []byte {
 	b = append(b, `{"time":"`...)
-	if st != nil {
-		b = st.append(b, r.Time)
-	} else {
-		b = r.Time.AppendFormat(b, time.RFC3339Nano)
-	}
+	b = st.append(b, r.Time)
 	b = append(b, `","event":`...)
 	b = appendString(b, r.Event)
 	b = appendField(b, "session", r.Session)
