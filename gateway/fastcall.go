@@ -48,7 +48,25 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 		// conversation has no go-sdk session of its own.
 		return nil, false
 	}
-	meta, hasMeta := jsonwire.Member(params, "_meta")
+	// The params are read in one pass, the last of a repeated member
+	// taken, as the go-sdk's decoding takes it.
+	var meta, rawName, args []byte
+	var hasMeta, sdkOnly bool
+	if !jsonwire.Members(params, func(k, v []byte) bool {
+		switch string(k) {
+		case "_meta":
+			meta, hasMeta = v, true
+		case "name":
+			rawName = v
+		case "arguments":
+			args = v
+		case "task", "inputResponses", "requestState":
+			sdkOnly = true // the SDK's business
+		}
+		return true
+	}) || sdkOnly {
+		return nil, false
+	}
 	switch pv, _ := jsonwire.String(member(meta, mcp.MetaKeyProtocolVersion)); {
 	case pv >= transport.FirstSessionless:
 		// A request of protocol 2026-07-28 or later says its version,
@@ -69,7 +87,6 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 	// Protocol 2026-07-28 and later: each result says whether it is
 	// complete (SEP-2322), which run writes, as the SDK's path does.
 	modern := protocol >= transport.FirstSessionless
-	rawName, _ := jsonwire.Member(params, "name")
 	name, ok := jsonwire.String(rawName)
 	if !ok {
 		return nil, false
@@ -102,12 +119,7 @@ func (ss *session) prepareFast(id, params []byte) (run func(context.Context) (js
 			return nil, false
 		}
 	}
-	for _, k := range [...]string{"task", "inputResponses", "requestState"} {
-		if _, has := jsonwire.Member(params, k); has {
-			return nil, false // the SDK's business
-		}
-	}
-	c.Args, _ = jsonwire.Member(params, "arguments")
+	c.Args = args
 	if !known {
 		// Answered here, as callTool would: the SDK's path costs a
 		// model that keeps calling a made-up name about 200 KB a call.

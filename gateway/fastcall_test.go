@@ -217,6 +217,8 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			// Unknown names: cased otherwise, and one far too long.
 			`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"A_ECHO","arguments":{"message":"hi"}}}`,
 			`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a_echo` + strings.Repeat("é", 40000) + `"}}`,
+			// Members repeated: the last counts, as the go-sdk decodes.
+			`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"a_ech","arguments":{"message":"first"},"name":"a_echo","arguments":{"message":"last"}}}`,
 		},
 		ModeProxy: {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp","arguments":{"tool":"a_echo","args":{"message":"hi"}}}}`,
@@ -232,11 +234,11 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		},
 	}
 	// The calls answered with the upstream's bytes as they are: in direct
-	// mode echo, add (its structured content passes), image and the three
+	// mode the two echoes, add (its structured content passes), image and the three
 	// meta; through the mcp tool echo, image and meta (add's structured
 	// content becomes text). Errors get the tool's parameters appended, the long
 	// echo is cut.
-	relays := map[Mode]int64{ModeDirect: 6, ModeProxy: 3}
+	relays := map[Mode]int64{ModeDirect: 7, ModeProxy: 3}
 	for _, tc := range []struct {
 		mode      Mode
 		transport string
