@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,18 +55,39 @@ func boundError(err error) error {
 		}
 		return out
 	}
-	if len(jerr.Message) <= maxErrorText && len(jerr.Data) <= maxErrorData {
+	data, fixed := jsonData(jerr.Data)
+	if len(jerr.Message) <= maxErrorText && len(data) <= maxErrorData && !fixed {
 		return err
 	}
-	out := &jsonrpc.Error{Code: jerr.Code, Message: jerr.Message, Data: jerr.Data}
+	out := &jsonrpc.Error{Code: jerr.Code, Message: jerr.Message, Data: data}
 	if len(out.Message) > maxErrorText {
 		out.Message = cutText(out.Message)
 	}
 	if len(out.Data) > maxErrorData {
 		out.Data = nil
-		out.Message += " (its data, " + strconv.Itoa(len(jerr.Data)) + " bytes, left out)"
+		out.Message += " (its data, " + strconv.Itoa(len(data)) + " bytes, left out)"
 	}
 	return out
+}
+
+// jsonData is an error's data as JSON. The go-sdk's ResourceNotFoundError
+// writes the URI with Go's quoting (%q), which is not JSON for a control
+// character or a rune it does not print: the answer then failed to encode,
+// the client got an empty one, and the session answered nothing more.
+// Such a URI is written again as JSON; any other data that is not JSON
+// becomes a string of it. fixed says whether data was not JSON.
+func jsonData(data json.RawMessage) (_ json.RawMessage, fixed bool) {
+	if len(data) == 0 || json.Valid(data) {
+		return data, false
+	}
+	if q, ok := strings.CutPrefix(string(data), `{"uri":`); ok {
+		if uri, err := strconv.Unquote(strings.TrimSuffix(q, "}")); err == nil {
+			out, _ := json.Marshal(map[string]string{"uri": uri})
+			return out, true
+		}
+	}
+	out, _ := json.Marshal(string(data))
+	return out, true
 }
 
 // cutText is s cut to maxErrorText bytes, saying how long it was.

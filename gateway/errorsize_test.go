@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // TestBoundError: an error's answer keeps its code and, when short, its
@@ -29,6 +32,10 @@ func TestBoundError(t *testing.T) {
 		{fmt.Errorf("handling %s: %w", long, &jsonrpc.Error{Code: -32602, Message: "invalid"}), -32602, "handling xxx", "… (1048594 bytes)", ""},
 		{&jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(`{"uri":"` + long + `"}`)}, -32002, "Resource not found", " (its data, 1048586 bytes, left out)", ""},
 		{&jsonrpc.Error{Code: -32602, Message: "unknown " + long}, -32602, "unknown xxx", "… (1048584 bytes)", ""},
+		// The go-sdk's ResourceNotFoundError quotes a URI as Go does: not
+		// JSON for a control character or a rune Go does not print.
+		{mcp.ResourceNotFoundError("a\x01b\v\U000e0001é"), -32602, "Resource not found", "Resource not found", `{"uri":"a\u0001b\u000b󠀁é"}`},
+		{&jsonrpc.Error{Code: -32603, Message: "odd", Data: json.RawMessage(`{'a':1}`)}, -32603, "odd", "odd", `"{'a':1}"`},
 	} {
 		out := boundError(tc.in)
 		var jerr *jsonrpc.Error
@@ -56,5 +63,36 @@ func TestBoundErrorKeepsUpstreamData(t *testing.T) {
 	in := &jsonrpc.Error{Code: -32042, Message: "URL elicitation required", Data: data}
 	if out := boundError(in); out != error(in) {
 		t.Errorf("an upstream's %d bytes of data were changed: %v", len(data), out)
+	}
+}
+
+// TestUnprintableURIsAreAnswered: a URI no resource has, with a control
+// character and a rune Go does not print, gets a JSON error naming it on
+// every method that reads one, and the session goes on answering. The
+// go-sdk's own answer to resources/read could not be encoded: the client
+// got an empty body, and the session nothing more.
+func TestUnprintableURIsAreAnswered(t *testing.T) {
+	t.Parallel()
+	uri := "test://a\x01b\vc\U000e0001é"
+	s, _ := auditedSession(t, registry.ModeDirect, "c")
+	for i, tc := range []struct{ method, params string }{
+		{"resources/read", `{"uri":%s}`},
+		{"resources/subscribe", `{"uri":%s}`},
+		{"completion/complete", `{"ref":{"type":"ref/resource","uri":%s},"argument":{"name":"x","value":"y"}}`},
+	} {
+		quoted, _ := json.Marshal(uri)
+		body, _ := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":`+tc.params+`}`, i+2, tc.method, quoted))
+		var answer struct {
+			Error struct {
+				Message string
+				Data    struct{ URI string }
+			}
+		}
+		if err := json.Unmarshal(body, &answer); err != nil || answer.Error.Data.URI != uri {
+			t.Errorf("%s: %v, the URI in the answer %q, want %q: %q", tc.method, err, answer.Error.Data.URI, uri, body)
+		}
+		if body, _ := s.post(`{"jsonrpc":"2.0","id":100,"method":"ping"}`); string(body) != `{"jsonrpc":"2.0","id":100,"result":{}}` {
+			t.Errorf("ping after %s: %q", tc.method, body)
+		}
 	}
 }
