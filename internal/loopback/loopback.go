@@ -13,6 +13,10 @@ import (
 // IsHost reports whether host (without a port; IPv6 may be bracketed)
 // names a loopback address.
 func IsHost(host string) bool {
+	switch host {
+	case "127.0.0.1", "localhost", "[::1]", "::1":
+		return true // what clients send on every request, read without parsing
+	}
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
