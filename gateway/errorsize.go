@@ -82,8 +82,7 @@ func jsonData(data json.RawMessage) (_ json.RawMessage, fixed bool) {
 	}
 	if q, ok := strings.CutPrefix(string(data), `{"uri":`); ok {
 		if uri, err := strconv.Unquote(strings.TrimSuffix(q, "}")); err == nil {
-			out, _ := json.Marshal(map[string]string{"uri": uri})
-			return out, true
+			return uriData(uri), true
 		}
 	}
 	out, _ := json.Marshal(string(data))

@@ -298,10 +298,15 @@ func resourceNotFound(uri string) error {
 		msg += ": a URI of " + strconv.Itoa(len(uri)) + " bytes"
 		uri = surface.Truncate(uri, maxEchoedURI)
 	}
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: msg, Data: uriData(uri)}
+}
+
+// uriData is the data of a resource-not-found error: {"uri": uri}.
+func uriData(uri string) json.RawMessage {
 	data, _ := json.Marshal(struct {
 		URI string `json:"uri"`
 	}{uri})
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: msg, Data: data}
+	return data
 }
 
 // maxEchoedURI is the longest URI an error gives back whole.
