@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpgw/mcpgw/internal/rawio"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/upstream/oauth"
 )
@@ -177,6 +179,14 @@ func New(opts *Options) *Pool {
 	p.dial = p.dialDefault
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.httpBase = http.DefaultTransport.(*http.Transport).Clone()
+	dial := p.httpBase.DialContext
+	p.httpBase.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawio.Conn(c), nil
+	}
 	return p
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/rawio"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -49,9 +50,12 @@ type process struct {
 	stdinOnce sync.Once
 	// written counts the bytes written to stdin; unread is how many of
 	// them the child had not read when stdin was closed (-1: unknown).
-	written   atomic.Int64
-	unread    atomic.Int64
-	stdout    *os.File // our end of the child's stdout; closed by wait
+	written atomic.Int64
+	unread  atomic.Int64
+	stdout  *os.File // our end of the child's stdout; closed by wait
+	// in and out are stdin's writes and stdout's reads (rawio).
+	in        io.Writer
+	out       io.Reader
 	stdoutEOF chan struct{}
 	eofOnce   sync.Once
 	stderr    lineRing
@@ -123,6 +127,8 @@ func (p *Pool) startProcess(srv *registry.Server, log *slog.Logger) (*process, e
 		cmd:       cmd,
 		log:       log,
 		stdin:     inW,
+		in:        rawio.File(inW),
+		out:       rawio.File(outR),
 		stdout:    outR,
 		stdoutEOF: make(chan struct{}),
 		errDone:   make(chan struct{}),
@@ -296,7 +302,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 type stdoutReader struct{ pr *process }
 
 func (r stdoutReader) Read(b []byte) (int, error) {
-	n, err := r.pr.stdout.Read(b)
+	n, err := r.pr.out.Read(b)
 	if err != nil {
 		r.pr.eofOnce.Do(func() { close(r.pr.stdoutEOF) })
 	}
@@ -313,7 +319,7 @@ func (stdoutReader) Close() error { return nil }
 type stdinWriter struct{ pr *process }
 
 func (w stdinWriter) Write(b []byte) (int, error) {
-	n, err := w.pr.stdin.Write(b)
+	n, err := w.pr.in.Write(b)
 	w.pr.written.Add(int64(n))
 	return n, err
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/rawio"
 )
 
 // maxHTTPConns bounds the HTTP connections open at once: far above what
@@ -58,7 +60,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 		<-l.sem
 		return nil, err
 	}
-	lc := &limitedConn{Conn: c, accepted: time.Now()}
+	lc := &limitedConn{Conn: rawio.Conn(c), accepted: time.Now()}
 	lc.release = func() {
 		l.mu.Lock()
 		delete(l.conns, lc)

@@ -35,6 +35,8 @@ import (
 	"unicode/utf8"
 
 	"modernc.org/quickjs"
+
+	"github.com/mcpgw/mcpgw/internal/rawio"
 )
 
 //go:embed prelude.js
@@ -297,6 +299,8 @@ func (r *run) jobs(vm *quickjs.VM) error {
 
 // arm gives the next entry into JavaScript what is left of the deadline.
 func (r *run) arm(vm *quickjs.VM) error {
+	// JavaScript may hold the CPU; other sessions still get their turns.
+	rawio.WakeMonitor()
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fdpass"
 	"github.com/mcpgw/mcpgw/internal/hangup"
 	"github.com/mcpgw/mcpgw/internal/jsonwire"
+	"github.com/mcpgw/mcpgw/internal/rawio"
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +36,7 @@ import (
 func readHandshake(conn net.Conn) (*bufio.Reader, []int, error) {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
-		return bufio.NewReader(conn), nil, nil
+		return bufio.NewReader(rawio.Conn(conn)), nil, nil
 	}
 	r, fds, err := fdpass.Reader(uc, 16<<10)
 	if err != nil {
@@ -90,7 +91,7 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, hello wire.H
 	defer table.close()
 	t.log.Debug("shim handed over its client's pipes", "session", hello.Session, "resume", hello.Resume)
 	ps := &pipedSession{conn: conn, in: in, outF: out, inFlight: map[string]bool{}, table: table}
-	var src io.Reader = in
+	var src io.Reader = rawio.File(in)
 	if hello.Resume && len(hello.Replay) > 0 {
 		var b strings.Builder
 		for _, l := range hello.Replay {
@@ -100,9 +101,9 @@ func (t *Transports) servePipes(ctx context.Context, conn net.Conn, hello wire.H
 			ps.swallowID = string(id)
 		}
 		ps.replayed = 2 // the shim has them already
-		src = io.MultiReader(strings.NewReader(b.String()), in)
+		src = io.MultiReader(strings.NewReader(b.String()), src)
 	}
-	ps.out = &lockedWriter{w: out, pass: ps.toClient}
+	ps.out = &lockedWriter{w: rawio.File(out), pass: ps.toClient}
 	// bufio's default size: ReadBytes takes longer lines in pieces, and a
 	// quiet session (most of them) holds no more than that.
 	ps.lf = &lineFilter{br: bufio.NewReader(src), c: in, w: ps.out, seen: ps.fromClient}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/fdpass"
+	"github.com/mcpgw/mcpgw/internal/rawio"
 	"github.com/mcpgw/mcpgw/internal/shim/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -58,7 +59,7 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 		// SocketHTTP).
 		if b, perr := br.Peek(1); perr == nil && b[0] != '{' {
 			_ = conn.SetReadDeadline(time.Time{})
-			if handed = t.socketHTTP.hand(&socketConn{Conn: conn, r: br}); handed {
+			if handed = t.socketHTTP.hand(&socketConn{Conn: rawio.Conn(conn), r: br}); handed {
 				return nil
 			}
 		}
@@ -87,7 +88,7 @@ func (t *Transports) ServeShim(ctx context.Context, conn net.Conn) error {
 		return t.servePipes(ctx, conn, hello, in, out)
 	}
 	fdpass.Close(fds)
-	w := &lockedWriter{w: conn}
+	w := &lockedWriter{w: rawio.Conn(conn)}
 	lf := &lineFilter{br: br, c: conn, w: w}
 	return t.hub.ServeSession(ctx, &mcp.IOTransport{Reader: lf, Writer: w}, shimSessionOptions(hello), func(ss Session) error {
 		// Fields are only ever added, optional, and ignored by daemons

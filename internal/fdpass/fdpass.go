@@ -15,6 +15,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/mcpgw/mcpgw/internal/rawio"
 )
 
 // OOBSize is room for the control message of up to four descriptors.
@@ -60,7 +62,7 @@ func Reader(conn *net.UnixConn, size int) (io.Reader, []int, error) {
 		}
 		return nil, nil, err
 	}
-	return io.MultiReader(bytes.NewReader(buf[:n]), conn), fds, nil
+	return io.MultiReader(bytes.NewReader(buf[:n]), rawio.Conn(conn)), fds, nil
 }
 
 // recv reads one message into buf, and the descriptors that came with
