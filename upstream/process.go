@@ -46,16 +46,15 @@ type process struct {
 	cmd    *exec.Cmd
 	log    *slog.Logger
 
-	stdin     *os.File // our end of the child's stdin
+	stdin     *os.File  // our end of the child's stdin
+	in        io.Writer // its writes, raw (internal/rawio)
 	stdinOnce sync.Once
 	// written counts the bytes written to stdin; unread is how many of
 	// them the child had not read when stdin was closed (-1: unknown).
-	written atomic.Int64
-	unread  atomic.Int64
-	stdout  *os.File // our end of the child's stdout; closed by wait
-	// in and out are stdin's writes and stdout's reads (rawio).
-	in        io.Writer
-	out       io.Reader
+	written   atomic.Int64
+	unread    atomic.Int64
+	stdout    *os.File  // our end of the child's stdout; closed by wait
+	out       io.Reader // its reads, raw
 	stdoutEOF chan struct{}
 	eofOnce   sync.Once
 	stderr    lineRing
